@@ -1,0 +1,12 @@
+// One function per subcommand; each lives in its own cmd_*.cpp file and registers its options
+// and its callback on the root application.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace normlab::cli {
+
+void add_version_command(CLI::App& app);
+
+
+}  // namespace normlab::cli

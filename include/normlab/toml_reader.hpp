@@ -1,0 +1,69 @@
+// Strict reading of experiment files (TOML): every key must be known and of the right type.
+//
+// A TomlSection wraps one table. Each get_* call marks its key as known; finish() rejects any
+// key that was never asked for. Errors are UsageError with "FILE:LINE: ..." so the user sees
+// the file, the line and the key, and what is allowed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace toml {
+inline namespace v3 {
+class table;
+class node;
+}  // namespace v3
+}  // namespace toml
+
+namespace normlab {
+
+class TomlSection {
+ public:
+  // `name` is how the section is shown in messages, e.g. "[train]" or "top level".
+  TomlSection(const toml::table* table, std::string file, std::string name);
+
+  bool has(const std::string& key) const;
+
+  std::string get_string(const std::string& key, const std::string& fallback);
+  double get_double(const std::string& key, double fallback);
+  int64_t get_int(const std::string& key, int64_t fallback);
+  bool get_bool(const std::string& key, bool fallback);
+  std::vector<int64_t> get_int_list(const std::string& key, const std::vector<int64_t>& fallback);
+  std::vector<double> get_double_list(const std::string& key, const std::vector<double>& fallback);
+  std::vector<std::string> get_string_list(const std::string& key,
+                                           const std::vector<std::string>& fallback);
+
+  // A string that must be one of `allowed`.
+  std::string get_choice(const std::string& key, const std::string& fallback,
+                         const std::vector<std::string>& allowed);
+
+  // A sub-table; an absent key gives an empty section. Call finish() on it too.
+  TomlSection section(const std::string& key);
+
+  // Throws UsageError naming the first key that no get_* asked for.
+  void finish() const;
+
+  // "FILE:LINE: " for a key, for messages built by callers.
+  std::string where(const std::string& key) const;
+  const std::string& file() const { return file_; }
+
+ private:
+  const toml::node* lookup(const std::string& key);
+  [[noreturn]] void type_error(const std::string& key, const char* expected) const;
+
+  const toml::table* table_;
+  std::string file_;
+  std::string name_;
+  std::set<std::string> known_;
+};
+
+// Parses a TOML file; a syntax error becomes an InputError "FILE:LINE:COL: description".
+// The returned table must outlive every TomlSection made from it.
+std::shared_ptr<toml::table> parse_toml_file(const std::filesystem::path& path);
+
+}  // namespace normlab

@@ -1,0 +1,152 @@
+#include "normlab/toml_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+
+#include "normlab/errors.hpp"
+
+namespace normlab {
+
+TomlSection::TomlSection(const toml::table* table, std::string file, std::string name)
+    : table_(table), file_(std::move(file)), name_(std::move(name)) {}
+
+bool TomlSection::has(const std::string& key) const {
+  return table_ != nullptr && table_->contains(key);
+}
+
+std::string TomlSection::where(const std::string& key) const {
+  if (table_ != nullptr) {
+    if (const toml::node* node = table_->get(key)) {
+      return fmt::format("{}:{}: ", file_, node->source().begin.line);
+    }
+    if (table_->source().begin.line > 0) {
+      return fmt::format("{}:{}: ", file_, table_->source().begin.line);
+    }
+  }
+  return file_ + ": ";
+}
+
+const toml::node* TomlSection::lookup(const std::string& key) {
+  known_.insert(key);
+  if (table_ == nullptr) return nullptr;
+  return table_->get(key);
+}
+
+void TomlSection::type_error(const std::string& key, const char* expected) const {
+  throw UsageError(fmt::format("{}key '{}' in {} must be {}", where(key), key, name_, expected));
+}
+
+std::string TomlSection::get_string(const std::string& key, const std::string& fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_string()) type_error(key, "a string");
+  return std::string(*node->value<std::string>());
+}
+
+double TomlSection::get_double(const std::string& key, double fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_number()) type_error(key, "a number");
+  return *node->value<double>();
+}
+
+int64_t TomlSection::get_int(const std::string& key, int64_t fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_integer()) type_error(key, "an integer");
+  return *node->value<int64_t>();
+}
+
+bool TomlSection::get_bool(const std::string& key, bool fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_boolean()) type_error(key, "true or false");
+  return *node->value<bool>();
+}
+
+std::vector<int64_t> TomlSection::get_int_list(const std::string& key,
+                                               const std::vector<int64_t>& fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  const toml::array* array = node->as_array();
+  if (array == nullptr) type_error(key, "an array of integers");
+  std::vector<int64_t> out;
+  for (const toml::node& item : *array) {
+    if (!item.is_integer()) type_error(key, "an array of integers");
+    out.push_back(*item.value<int64_t>());
+  }
+  return out;
+}
+
+std::vector<double> TomlSection::get_double_list(const std::string& key,
+                                                 const std::vector<double>& fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  const toml::array* array = node->as_array();
+  if (array == nullptr) type_error(key, "an array of numbers");
+  std::vector<double> out;
+  for (const toml::node& item : *array) {
+    if (!item.is_number()) type_error(key, "an array of numbers");
+    out.push_back(*item.value<double>());
+  }
+  return out;
+}
+
+std::vector<std::string> TomlSection::get_string_list(const std::string& key,
+                                                      const std::vector<std::string>& fallback) {
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return fallback;
+  const toml::array* array = node->as_array();
+  if (array == nullptr) type_error(key, "an array of strings");
+  std::vector<std::string> out;
+  for (const toml::node& item : *array) {
+    if (!item.is_string()) type_error(key, "an array of strings");
+    out.push_back(std::string(*item.value<std::string>()));
+  }
+  return out;
+}
+
+std::string TomlSection::get_choice(const std::string& key, const std::string& fallback,
+                                    const std::vector<std::string>& allowed) {
+  std::string value = get_string(key, fallback);
+  for (const std::string& a : allowed) {
+    if (a == value) return value;
+  }
+  throw UsageError(fmt::format("{}key '{}' in {} is '{}'; allowed: {}", where(key), key, name_,
+                               value, fmt::join(allowed, ", ")));
+}
+
+TomlSection TomlSection::section(const std::string& key) {
+  const toml::node* node = lookup(key);
+  std::string sub_name = name_ == "top level" ? "[" + key + "]"
+                                              : name_.substr(0, name_.size() - 1) + "." + key + "]";
+  if (node == nullptr) return TomlSection(nullptr, file_, sub_name);
+  if (!node->is_table()) type_error(key, "a table");
+  return TomlSection(node->as_table(), file_, sub_name);
+}
+
+void TomlSection::finish() const {
+  if (table_ == nullptr) return;
+  for (const auto& [key, node] : *table_) {
+    std::string k(key.str());
+    if (known_.count(k) == 0) {
+      throw UsageError(fmt::format("{}:{}: unknown key '{}' in {}; allowed: {}", file_,
+                                   node.source().begin.line, k, name_, fmt::join(known_, ", ")));
+    }
+  }
+}
+
+std::shared_ptr<toml::table> parse_toml_file(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) {
+    throw InputError(fmt::format("{}: no such file", path.string()));
+  }
+  try {
+    return std::make_shared<toml::table>(toml::parse_file(path.string()));
+  } catch (const toml::parse_error& e) {
+    throw InputError(fmt::format("{}:{}:{}: {}", path.string(), e.source().begin.line,
+                                 e.source().begin.column, e.description()));
+  }
+}
+
+}  // namespace normlab
