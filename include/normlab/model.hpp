@@ -1,0 +1,117 @@
+// The transformer: embedding, L blocks of (attention [, MLP]) sublayers under a resolved
+// normalization scheme, optional final norm, unembedding.
+//
+// Letters: B batch, T length, N = B·T rows, D width, H heads, V vocab, M = mlp_mult·D.
+// T is the scalar type: float for training, double for finite-difference checks.
+//
+// Usage:
+//   Model<float> model(config);       // parameters laid out (ParamLayout), zero
+//   model.init(seed);                 // random init as the config and scheme say
+//   const float* logits = model.forward(tokens, B, T);   // (B, T, V)
+//   model.zero_grads(); model.backward(dlogits);         // grads() has dL/dparams
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "normlab/model_config.hpp"
+#include "normlab/param_layout.hpp"
+#include "normlab/scheme.hpp"
+
+namespace normlab {
+
+// Offsets of one norm's parameters in the flat buffer; -1 when absent.
+struct NormParams {
+  bool active = false;  // the norm is applied here
+  int64_t gain = -1;
+  int64_t bias = -1;
+};
+
+// Offsets of one sublayer's parameters; -1 when absent.
+struct SublayerParams {
+  bool is_attention = true;
+  NormParams norm_in, norm_out, norm_post;
+  int64_t w_in = -1;       // attention: q|k|v (3D, D); MLP: up (M, D)
+  int64_t w_out = -1;      // attention: o (D, D);      MLP: down (D, M)
+  int64_t alpha = -1;      // nGPT interpolation step (D)
+  int64_t res_query = -1;  // AttnRes pseudo-query (D)
+  NormParams res_key_norm; // AttnRes RMSNorm on the sources (gain, D)
+};
+
+template <typename T>
+class Model {
+ public:
+  explicit Model(const ModelConfig& config);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const ResolvedScheme& scheme() const { return scheme_; }
+  const ParamLayout& layout() const { return layout_; }
+
+  std::vector<T>& params() { return params_; }
+  const std::vector<T>& params() const { return params_; }
+  std::vector<T>& grads() { return grads_; }
+  const std::vector<T>& grads() const { return grads_; }
+
+  // Draws every parameter from the seed (RNG order = layout order), then applies the
+  // scheme's side effects (nGPT unit norms).
+  void init(uint64_t seed);
+
+  // nGPT: renormalize embeddings and weight rows/columns to unit norm (no-op otherwise).
+  void apply_weight_constraints();
+
+  // Training forward over tokens (B, T), each in [0, V). Keeps every activation needed by
+  // backward(). Returns logits (B, T, V), valid until the next forward.
+  const T* forward(const int32_t* tokens, int64_t batch, int64_t len);
+
+  // Accumulates dL/dparams into grads() given dL/dlogits (B, T, V) of the last forward.
+  void backward(const T* dlogits);
+
+  void zero_grads();
+
+  // Read-only views of the last forward's activations, for probes and tests.
+  // Residual stream entering sublayer i (i = number of sublayers: the stream after the last).
+  const T* stream(int i) const;
+  // Output of sublayer i's function f before its output norm (B, T, D).
+  const T* branch_output(int i) const;
+  // Output of sublayer i after its output norm (same as branch_output without one).
+  const T* branch_output_normed(int i) const;
+  // Attention probabilities of attention sublayer i (B, H, T, T).
+  const T* attention_probs(int i) const;
+  const std::vector<SublayerParams>& sublayer_params() const { return sublayers_; }
+  int num_sublayers() const { return static_cast<int>(sublayers_.size()); }
+
+ private:
+  struct Workspace;
+
+  void build_layout();
+  void ensure_workspace(int64_t batch, int64_t len);
+  NormParams add_norm(const std::string& prefix, bool active);
+  void sublayer_forward(int i, int64_t batch, int64_t len);
+  void sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T* d_in);
+
+  ModelConfig config_;
+  ResolvedScheme scheme_;
+  ParamLayout layout_;
+  std::vector<T> params_;
+  std::vector<T> grads_;
+
+  // Offsets of every tensor, by role.
+  int64_t embed_ = -1;        // (V, D)
+  int64_t pos_ = -1;          // (max_len, D), learned positions
+  NormParams embed_norm_;
+  std::vector<SublayerParams> sublayers_;
+  NormParams final_norm_;
+  int64_t unembed_ = -1;      // (V, D); equals embed_ when tied
+  int64_t logit_scale_ = -1;  // (V), nGPT
+
+  std::unique_ptr<Workspace> ws_;
+};
+
+extern template class Model<float>;
+extern template class Model<double>;
+
+}  // namespace normlab

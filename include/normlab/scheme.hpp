@@ -1,0 +1,52 @@
+// A normalization scheme, resolved once into per-sublayer slots (DESIGN.md principle 1).
+//
+// Every sublayer (attention or MLP) of every layer runs the same code over its slots:
+//   u   = norm_in  ? N_in(x)  : x                        // x: the sublayer's input (B, T, D)
+//   y   = f(u)                                            // attention or MLP
+//   z   = norm_out ? N_out(y) : y
+//   r   = residual_scale * x + branch_scale * z          // additive update
+//   r   = x + alpha ⊙ (z − x)                            // interpolate (nGPT), alpha learnable (D)
+//   out = norm_post ? N_post(r) : r
+// A scheme is one row of resolve_scheme(); its side effects (embedding norm, final norm,
+// unit-norm weights, weight decay, init scaling) are fields of ResolvedScheme.
+#pragma once
+
+#include <vector>
+
+#include "normlab/model_config.hpp"
+
+namespace normlab {
+
+struct SublayerSlots {
+  bool norm_in = false;         // N before f (pre, peri)
+  bool norm_out = false;        // N on f's output before the add (peri, post_attn, ngpt)
+  bool norm_post = false;       // N after the residual add (post, deepnorm, ngpt)
+  double residual_scale = 1.0;  // multiplies x in the add (deepnorm: (2L)^(1/4))
+  double branch_scale = 1.0;    // multiplies z in the add (sqrt_scaling: 1/sqrt(l+1))
+  bool interpolate = false;     // nGPT: r = x + alpha ⊙ (z − x)
+};
+
+// How the sublayer inputs are formed.
+enum class ResidualMode {
+  additive,      // x of sublayer i+1 is out of sublayer i
+  attnres,       // x of sublayer i is a softmax mixture over all earlier outputs (§4)
+  block_attnres  // x of sublayer i is a softmax mixture over block sums (§4)
+};
+
+struct ResolvedScheme {
+  // One entry per sublayer in execution order: layer 0 attention, layer 0 MLP, layer 1 ...
+  std::vector<SublayerSlots> sublayers;
+  bool embed_norm = false;         // N on the token embeddings before the first block
+  bool final_norm = false;         // N before the unembedding
+  ResidualMode residual_mode = ResidualMode::additive;
+  bool unit_norm_weights = false;  // nGPT: embeddings and weight rows renormalized every step
+  bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
+  bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
+  double branch_init_scale = 1.0;  // DeepNorm: value, output and MLP init times (8L)^(-1/4)
+};
+
+// Resolves config.scheme (with config.norm, layers, mix_layers, final_norm, embed_norm).
+// The config must be valid (see validate()).
+ResolvedScheme resolve_scheme(const ModelConfig& config);
+
+}  // namespace normlab

@@ -1,0 +1,34 @@
+// Multi-head softmax attention over a packed q|k|v buffer, forward and backward.
+//
+// Letters: B batch, T length, D width, H heads, dh = D / H head dimension.
+// qkv (B, T, 3D): row t holds q (D) | k (D) | v (D); head h uses columns [h·dh, (h+1)·dh).
+//   S_ij = scale · ⟨q_i, k_j⟩,  scale = beta / sqrt(dh);  j ≤ i when causal
+//   P_ij = softmax_j(S_ij),     o_i = Σ_j P_ij v_j
+// Backward (per head):
+//   dP_ij = ⟨do_i, v_j⟩,  dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik)
+//   dq_i = scale Σ_j dS_ij k_j,  dk_j = scale Σ_i dS_ij q_i,  dv_j = Σ_i P_ij do_i
+#pragma once
+
+#include <cstdint>
+
+namespace normlab {
+
+struct AttentionShape {
+  int64_t batch;  // B
+  int64_t len;    // T
+  int width;      // D
+  int heads;      // H
+  bool causal;
+  double scale;   // beta / sqrt(dh)
+};
+
+// o (B, T, D) overwritten; probs (B, H, T, T) overwritten (masked entries are 0).
+template <typename T>
+void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs);
+
+// dqkv (B, T, 3D) overwritten with the gradient of q, k and v.
+template <typename T>
+void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
+                        T* dqkv);
+
+}  // namespace normlab

@@ -1,0 +1,61 @@
+#include "core/kernels/cross_entropy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/parallel.hpp"
+
+namespace normlab {
+
+template <typename T>
+double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogits, int64_t N,
+                     int V) {
+  double total_weight = 0;
+  for (int64_t n = 0; n < N; ++n) total_weight += weight[n];
+  const int64_t shards = shard_count(N);
+  thread_local std::vector<double> partial;
+  partial.assign(shards, 0.0);
+  double* partial_base = partial.data();
+  const double inv_total = total_weight > 0 ? 1.0 / total_weight : 0.0;
+  parallel_for(shards, [&](int64_t s) {
+    const int64_t end = std::min(N, (s + 1) * kRowShard);
+    double shard_loss = 0;
+    for (int64_t n = s * kRowShard; n < end; ++n) {
+      const T* z = logits + n * V;
+      const T* p = target + n * V;
+      const T w = weight[n];
+      T* dz = dlogits != nullptr ? dlogits + n * V : nullptr;
+      if (w == T(0)) {
+        if (dz != nullptr) std::fill(dz, dz + V, T(0));
+        continue;
+      }
+      T zmax = z[0];
+      for (int v = 1; v < V; ++v) zmax = std::max(zmax, z[v]);
+      T sum = 0;
+      for (int v = 0; v < V; ++v) sum += std::exp(z[v] - zmax);
+      const T lse = zmax + std::log(sum);
+      T psum = 0, pz = 0;
+      for (int v = 0; v < V; ++v) {
+        psum += p[v];
+        pz += p[v] * z[v];
+      }
+      shard_loss += static_cast<double>(w) * static_cast<double>(lse * psum - pz);
+      if (dz != nullptr) {
+        const T scale = w * T(inv_total);
+        for (int v = 0; v < V; ++v) dz[v] = (std::exp(z[v] - lse) * psum - p[v]) * scale;
+      }
+    }
+    partial_base[s] = shard_loss;
+  });
+  double loss = 0;
+  for (int64_t s = 0; s < shards; ++s) loss += partial_base[s];
+  return loss * inv_total;
+}
+
+template double cross_entropy<float>(const float*, const float*, const float*, float*, int64_t,
+                                     int);
+template double cross_entropy<double>(const double*, const double*, const double*, double*,
+                                      int64_t, int);
+
+}  // namespace normlab

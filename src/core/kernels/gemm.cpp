@@ -1,0 +1,69 @@
+#include "core/kernels/gemm.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "core/parallel.hpp"
+
+namespace normlab {
+
+template <>
+void gemm<float>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                 const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+                 int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <>
+void gemm<double>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+                  const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
+                  double* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+              trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <typename T>
+void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
+                  const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  const int64_t shards = shard_count(M);
+  parallel_for(shards, [&](int64_t s) {
+    const int64_t m0 = s * kRowShard;
+    const int64_t rows = std::min(kRowShard, M - m0);
+    // Row m of op(A) starts at A + m*lda (no transpose) or at column m of A (transpose).
+    const T* a = trans_a ? A + m0 : A + m0 * lda;
+    gemm<T>(trans_a, trans_b, rows, N, K, alpha, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
+  });
+}
+
+template <typename T>
+void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
+                    int64_t ldy) {
+  gemm_sharded<T>(false, true, M, N, K, T(1), X, ldx, W, K, T(0), Y, ldy);
+}
+
+template <typename T>
+void linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
+                     int64_t N, int64_t ldx, int64_t ldy) {
+  if (dX != nullptr) gemm_sharded<T>(false, false, M, K, N, T(1), dY, ldy, W, K, T(1), dX, ldx);
+  // dW (N, K) = dY^T (N, M) X (M, K): sharded over the N rows of dW, each reduces over all M.
+  gemm_sharded<T>(true, false, N, K, M, T(1), dY, ldy, X, ldx, T(1), dW, K);
+}
+
+template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*,
+                                  int64_t, const float*, int64_t, float, float*, int64_t);
+template void gemm_sharded<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*,
+                                   int64_t, const double*, int64_t, double, double*, int64_t);
+template void linear_forward<float>(const float*, const float*, float*, int64_t, int64_t, int64_t,
+                                    int64_t, int64_t);
+template void linear_forward<double>(const double*, const double*, double*, int64_t, int64_t,
+                                     int64_t, int64_t, int64_t);
+template void linear_backward<float>(const float*, const float*, const float*, float*, float*,
+                                     int64_t, int64_t, int64_t, int64_t, int64_t);
+template void linear_backward<double>(const double*, const double*, const double*, double*,
+                                      double*, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+}  // namespace normlab

@@ -1,0 +1,221 @@
+#include "normlab/model_config.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/errors.hpp"
+
+namespace normlab {
+namespace {
+
+template <typename E>
+struct Names {
+  E value;
+  const char* name;
+};
+
+constexpr Names<Scheme> kSchemes[] = {
+    {Scheme::pre, "pre"},
+    {Scheme::post, "post"},
+    {Scheme::peri, "peri"},
+    {Scheme::peri_init, "peri_init"},
+    {Scheme::post_attn, "post_attn"},
+    {Scheme::mix, "mix"},
+    {Scheme::ngpt, "ngpt"},
+    {Scheme::sqrt_scaling, "sqrt_scaling"},
+    {Scheme::deepnorm, "deepnorm"},
+    {Scheme::attnres, "attnres"},
+    {Scheme::block_attnres, "block_attnres"},
+};
+constexpr Names<NormKind> kNorms[] = {
+    {NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"},
+    {NormKind::standardize, "standardize"}, {NormKind::l2, "l2"}, {NormKind::none, "none"}};
+constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
+                                       {PosEncoding::learned, "learned"},
+                                       {PosEncoding::sinusoidal, "sinusoidal"},
+                                       {PosEncoding::rope, "rope"}};
+constexpr Names<Activation> kActivations[] = {{Activation::gelu, "gelu"},
+                                              {Activation::relu, "relu"}};
+constexpr Names<Toggle> kToggles[] = {
+    {Toggle::automatic, "auto"}, {Toggle::on, "on"}, {Toggle::off, "off"}};
+
+template <typename E, size_t N>
+std::string name_of(const Names<E> (&table)[N], E value) {
+  for (const auto& entry : table) {
+    if (entry.value == value) return entry.name;
+  }
+  return "?";
+}
+
+template <typename E, size_t N>
+std::vector<std::string> all_names(const Names<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& entry : table) out.emplace_back(entry.name);
+  return out;
+}
+
+template <typename E, size_t N>
+E parse(const Names<E> (&table)[N], const std::string& s, const char* what) {
+  for (const auto& entry : table) {
+    if (s == entry.name) return entry.value;
+  }
+  throw UsageError(
+      fmt::format("unknown {} '{}'; allowed: {}", what, s, fmt::join(all_names(table), ", ")));
+}
+
+}  // namespace
+
+std::string to_string(Scheme s) { return name_of(kSchemes, s); }
+std::string to_string(NormKind k) { return name_of(kNorms, k); }
+std::string to_string(PosEncoding p) { return name_of(kPos, p); }
+std::string to_string(Activation a) { return name_of(kActivations, a); }
+std::string to_string(Toggle t) { return name_of(kToggles, t); }
+
+Scheme parse_scheme(const std::string& s) { return parse(kSchemes, s, "scheme"); }
+NormKind parse_norm_kind(const std::string& s) { return parse(kNorms, s, "norm"); }
+PosEncoding parse_pos_encoding(const std::string& s) {
+  return parse(kPos, s, "positional encoding");
+}
+Activation parse_activation(const std::string& s) { return parse(kActivations, s, "activation"); }
+static Toggle parse_toggle(const std::string& s) { return parse(kToggles, s, "switch"); }
+
+std::vector<std::string> scheme_names() { return all_names(kSchemes); }
+std::vector<std::string> norm_kind_names() { return all_names(kNorms); }
+std::vector<std::string> pos_encoding_names() { return all_names(kPos); }
+
+std::string scheme_label(const ModelConfig& c) {
+  if (c.scheme == Scheme::mix) return fmt::format("mix({})", c.mix_layers);
+  if (c.scheme == Scheme::block_attnres) return fmt::format("block_attnres({})", c.block_size);
+  return to_string(c.scheme);
+}
+
+void validate(const ModelConfig& c) {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw UsageError(message);
+  };
+  require(c.vocab >= 2, fmt::format("vocab must be at least 2 (got {})", c.vocab));
+  require(c.width >= 1, fmt::format("width must be at least 1 (got {})", c.width));
+  require(c.heads >= 1, fmt::format("heads must be at least 1 (got {})", c.heads));
+  require(c.width % c.heads == 0,
+          fmt::format("heads must divide width: width {} is not a multiple of heads {}", c.width,
+                      c.heads));
+  require(c.layers >= 1, fmt::format("layers must be at least 1 (got {})", c.layers));
+  require(c.mlp_mult >= 1, fmt::format("mlp multiplier must be at least 1 (got {})", c.mlp_mult));
+  require(c.max_len >= 1, fmt::format("max-len must be at least 1 (got {})", c.max_len));
+  require(c.beta > 0, fmt::format("beta must be positive (got {})", c.beta));
+  require(c.norm_eps > 0, fmt::format("norm epsilon must be positive (got {})", c.norm_eps));
+  require(c.init_std > 0, fmt::format("init std must be positive (got {})", c.init_std));
+  require(c.rope_base > 1, fmt::format("rope base must be above 1 (got {})", c.rope_base));
+  if (c.pos == PosEncoding::rope) {
+    require(c.head_dim() % 2 == 0,
+            fmt::format("rope needs an even head dimension; width {} / heads {} = {}", c.width,
+                        c.heads, c.head_dim()));
+  }
+  if (c.norm == NormKind::none) {
+    require(c.scheme == Scheme::pre,
+            fmt::format("scheme {} needs a norm; --norm none is allowed only with scheme pre "
+                        "(the unnormalized baseline); allowed norms: layernorm, rmsnorm, "
+                        "standardize, l2",
+                        to_string(c.scheme)));
+    require(c.embed_norm != Toggle::on && c.final_norm != Toggle::on,
+            "--norm none cannot be combined with an embedding or final norm");
+  }
+  if (c.scheme == Scheme::mix) {
+    require(c.mix_layers >= 0 && c.mix_layers <= c.layers,
+            fmt::format("mix(k) needs 0 <= k <= layers; got k = {} with {} layers", c.mix_layers,
+                        c.layers));
+  }
+  if (c.scheme == Scheme::block_attnres) {
+    require(c.block_size >= 1,
+            fmt::format("block_attnres block size must be at least 1 (got {})", c.block_size));
+  }
+  if (c.scheme == Scheme::ngpt) {
+    require(c.ngpt_alpha_init > 0,
+            fmt::format("ngpt alpha init must be positive (got {})", c.ngpt_alpha_init));
+  }
+}
+
+nlohmann::json to_json(const ModelConfig& c) {
+  return nlohmann::json{
+      {"vocab", c.vocab},
+      {"width", c.width},
+      {"heads", c.heads},
+      {"layers", c.layers},
+      {"mlp", c.mlp},
+      {"mlp_mult", c.mlp_mult},
+      {"activation", to_string(c.activation)},
+      {"causal", c.causal},
+      {"pos", to_string(c.pos)},
+      {"max_len", c.max_len},
+      {"rope_base", c.rope_base},
+      {"beta", c.beta},
+      {"tied", c.tied},
+      {"final_norm", to_string(c.final_norm)},
+      {"embed_norm", to_string(c.embed_norm)},
+      {"scheme", to_string(c.scheme)},
+      {"norm", to_string(c.norm)},
+      {"mix_layers", c.mix_layers},
+      {"block_size", c.block_size},
+      {"norm_eps", c.norm_eps},
+      {"init_std", c.init_std},
+      {"scaled_residual_init", c.scaled_residual_init},
+      {"ngpt_alpha_init", c.ngpt_alpha_init},
+  };
+}
+
+ModelConfig model_config_from_json(const nlohmann::json& j) {
+  ModelConfig c;
+  auto field = [&](const char* key) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(key)) {
+      throw InputError(fmt::format("model config has no field '{}'", key));
+    }
+    return j.at(key);
+  };
+  try {
+    c.vocab = field("vocab").get<int>();
+    c.width = field("width").get<int>();
+    c.heads = field("heads").get<int>();
+    c.layers = field("layers").get<int>();
+    c.mlp = field("mlp").get<bool>();
+    c.mlp_mult = field("mlp_mult").get<int>();
+    c.activation = parse_activation(field("activation").get<std::string>());
+    c.causal = field("causal").get<bool>();
+    c.pos = parse_pos_encoding(field("pos").get<std::string>());
+    c.max_len = field("max_len").get<int>();
+    c.rope_base = field("rope_base").get<double>();
+    c.beta = field("beta").get<double>();
+    c.tied = field("tied").get<bool>();
+    c.final_norm = parse_toggle(field("final_norm").get<std::string>());
+    c.embed_norm = parse_toggle(field("embed_norm").get<std::string>());
+    c.scheme = parse_scheme(field("scheme").get<std::string>());
+    c.norm = parse_norm_kind(field("norm").get<std::string>());
+    c.mix_layers = field("mix_layers").get<int>();
+    c.block_size = field("block_size").get<int>();
+    c.norm_eps = field("norm_eps").get<double>();
+    c.init_std = field("init_std").get<double>();
+    c.scaled_residual_init = field("scaled_residual_init").get<bool>();
+    c.ngpt_alpha_init = field("ngpt_alpha_init").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("model config has a field of the wrong type: {}", e.what()));
+  } catch (const UsageError& e) {
+    throw InputError(fmt::format("model config: {}", e.what()));
+  }
+  try {
+    validate(c);
+  } catch (const UsageError& e) {
+    throw InputError(fmt::format("model config is invalid: {}", e.what()));
+  }
+  return c;
+}
+
+std::string describe(const ModelConfig& c) {
+  std::string out;
+  const nlohmann::json j = to_json(c);
+  for (const auto& [key, value] : j.items()) {
+    out += fmt::format("  {:<22} {}\n", key, value.dump());
+  }
+  return out;
+}
+
+}  // namespace normlab

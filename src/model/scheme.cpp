@@ -1,0 +1,92 @@
+#include "normlab/scheme.hpp"
+
+#include <cmath>
+
+namespace normlab {
+namespace {
+
+SublayerSlots pre_slots() { return {.norm_in = true}; }
+SublayerSlots post_slots() { return {.norm_post = true}; }
+
+bool resolve_toggle(Toggle t, bool automatic) {
+  if (t == Toggle::on) return true;
+  if (t == Toggle::off) return false;
+  return automatic;
+}
+
+}  // namespace
+
+ResolvedScheme resolve_scheme(const ModelConfig& c) {
+  ResolvedScheme r;
+  bool final_default = true;
+  bool embed_default = false;
+  const double L = c.layers;
+  for (int l = 0; l < c.layers; ++l) {
+    for (int s = 0; s < c.sublayers_per_layer(); ++s) {
+      const bool is_attention = s == 0;
+      SublayerSlots slots;
+      switch (c.scheme) {
+        case Scheme::pre:
+        case Scheme::attnres:
+        case Scheme::block_attnres:
+          slots = pre_slots();
+          break;
+        case Scheme::post:
+          slots = post_slots();
+          break;
+        case Scheme::peri:
+        case Scheme::peri_init:
+          slots = {.norm_in = true, .norm_out = true};
+          break;
+        case Scheme::post_attn:
+          // The vanishing-variance placement: only the attention output is normalized.
+          slots.norm_out = is_attention;
+          break;
+        case Scheme::mix:
+          slots = l < c.mix_layers ? post_slots() : pre_slots();
+          break;
+        case Scheme::ngpt:
+          slots = {.norm_out = true, .norm_post = true, .interpolate = true};
+          break;
+        case Scheme::sqrt_scaling:
+          slots = pre_slots();
+          slots.branch_scale = 1.0 / std::sqrt(l + 1.0);
+          break;
+        case Scheme::deepnorm:
+          slots = post_slots();
+          slots.residual_scale = std::pow(2.0 * L, 0.25);
+          break;
+      }
+      if (c.norm == NormKind::none) {
+        slots.norm_in = slots.norm_out = slots.norm_post = false;
+      }
+      r.sublayers.push_back(slots);
+    }
+  }
+  switch (c.scheme) {
+    case Scheme::post:
+    case Scheme::deepnorm:
+    case Scheme::ngpt:
+      final_default = false;  // the stream leaving the last block is already normalized
+      break;
+    case Scheme::peri_init:
+      embed_default = true;
+      break;
+    default:
+      break;
+  }
+  if (c.scheme == Scheme::attnres) r.residual_mode = ResidualMode::attnres;
+  if (c.scheme == Scheme::block_attnres) r.residual_mode = ResidualMode::block_attnres;
+  if (c.scheme == Scheme::ngpt) {
+    r.unit_norm_weights = true;
+    r.weight_decay = false;
+    r.logit_scale = true;
+  }
+  if (c.scheme == Scheme::deepnorm) r.branch_init_scale = std::pow(8.0 * L, -0.25);
+  const bool has_norm = c.norm != NormKind::none;
+  r.final_norm = has_norm && resolve_toggle(c.final_norm, final_default);
+  r.embed_norm = has_norm && resolve_toggle(c.embed_norm, embed_default);
+  return r;
+}
+
+}  // namespace normlab
