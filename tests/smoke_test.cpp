@@ -1,2 +1,4 @@
 #include <gtest/gtest.h>
-TEST(Smoke, Builds) { EXPECT_EQ(1 + 1, 2); }
+TEST(Smoke, Builds) {
+  EXPECT_EQ(1 + 1, 2);
+}

@@ -7,6 +7,8 @@
 namespace normlab::cli {
 
 void add_version_command(CLI::App& app);
-
+void add_init_command(CLI::App& app);
+void add_forward_command(CLI::App& app);
+void add_grads_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   normlab::cli::add_version_command(app);
+  normlab::cli::add_init_command(app);
+  normlab::cli::add_forward_command(app);
+  normlab::cli::add_grads_command(app);
 
   try {
     app.parse(argc, argv);

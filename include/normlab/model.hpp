@@ -32,11 +32,11 @@ struct NormParams {
 struct SublayerParams {
   bool is_attention = true;
   NormParams norm_in, norm_out, norm_post;
-  int64_t w_in = -1;       // attention: q|k|v (3D, D); MLP: up (M, D)
-  int64_t w_out = -1;      // attention: o (D, D);      MLP: down (D, M)
-  int64_t alpha = -1;      // nGPT interpolation step (D)
-  int64_t res_query = -1;  // AttnRes pseudo-query (D)
-  NormParams res_key_norm; // AttnRes RMSNorm on the sources (gain, D)
+  int64_t w_in = -1;        // attention: q|k|v (3D, D); MLP: up (M, D)
+  int64_t w_out = -1;       // attention: o (D, D);      MLP: down (D, M)
+  int64_t alpha = -1;       // nGPT interpolation step (D)
+  int64_t res_query = -1;   // AttnRes pseudo-query (D)
+  NormParams res_key_norm;  // AttnRes RMSNorm on the sources (gain, D)
 };
 
 template <typename T>
@@ -100,8 +100,8 @@ class Model {
   std::vector<T> grads_;
 
   // Offsets of every tensor, by role.
-  int64_t embed_ = -1;        // (V, D)
-  int64_t pos_ = -1;          // (max_len, D), learned positions
+  int64_t embed_ = -1;  // (V, D)
+  int64_t pos_ = -1;    // (max_len, D), learned positions
   NormParams embed_norm_;
   std::vector<SublayerParams> sublayers_;
   NormParams final_norm_;

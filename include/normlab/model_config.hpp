@@ -41,27 +41,27 @@ enum class Activation { gelu, relu };
 enum class Toggle { automatic, on, off };
 
 struct ModelConfig {
-  int vocab = 16;             // V: vocabulary size
-  int width = 32;             // D: model width (embedding and value dimension)
-  int heads = 1;              // H: attention heads; must divide D
-  int layers = 2;             // L: number of blocks
-  bool mlp = true;            // an MLP sublayer after attention in every block
-  int mlp_mult = 4;           // MLP hidden width = mlp_mult * D
+  int vocab = 16;                            // V: vocabulary size
+  int width = 32;                            // D: model width (embedding and value dimension)
+  int heads = 1;                             // H: attention heads; must divide D
+  int layers = 2;                            // L: number of blocks
+  bool mlp = true;                           // an MLP sublayer after attention in every block
+  int mlp_mult = 4;                          // MLP hidden width = mlp_mult * D
   Activation activation = Activation::gelu;  // MLP nonlinearity (GELU is the exact erf form)
-  bool causal = true;         // causal mask; false = bidirectional attention
-  PosEncoding pos = PosEncoding::none;  // positional encoding
-  int max_len = 1024;         // longest sequence for learned absolute positions
-  double rope_base = 10000.0; // RoPE frequency base
-  double beta = 1.0;          // attention temperature: logits scaled by beta / sqrt(D / H)
-  bool tied = false;          // unembedding shares the token embedding matrix
+  bool causal = true;                        // causal mask; false = bidirectional attention
+  PosEncoding pos = PosEncoding::none;       // positional encoding
+  int max_len = 1024;                        // longest sequence for learned absolute positions
+  double rope_base = 10000.0;                // RoPE frequency base
+  double beta = 1.0;  // attention temperature: logits scaled by beta / sqrt(D / H)
+  bool tied = false;  // unembedding shares the token embedding matrix
   Toggle final_norm = Toggle::automatic;  // norm before unembedding (auto: per scheme)
   Toggle embed_norm = Toggle::automatic;  // norm on token embeddings (auto: on for peri_init)
   Scheme scheme = Scheme::pre;
   NormKind norm = NormKind::rmsnorm;
-  int mix_layers = 1;         // k of mix(k): layers l < k are post, the rest pre
-  int block_size = 2;         // S of block_attnres: sublayers per block
-  double norm_eps = 1e-5;     // epsilon inside every norm's square root
-  double init_std = 0.02;     // std of the normal init of embeddings and weight matrices
+  int mix_layers = 1;                // k of mix(k): layers l < k are post, the rest pre
+  int block_size = 2;                // S of block_attnres: sublayers per block
+  double norm_eps = 1e-5;            // epsilon inside every norm's square root
+  double init_std = 0.02;            // std of the normal init of embeddings and weight matrices
   bool scaled_residual_init = true;  // attention-out and MLP-down init std / sqrt(2L) (GPT-2)
   double ngpt_alpha_init = 0.05;     // initial per-feature step alpha of nGPT
 

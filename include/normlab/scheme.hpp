@@ -36,8 +36,8 @@ enum class ResidualMode {
 struct ResolvedScheme {
   // One entry per sublayer in execution order: layer 0 attention, layer 0 MLP, layer 1 ...
   std::vector<SublayerSlots> sublayers;
-  bool embed_norm = false;         // N on the token embeddings before the first block
-  bool final_norm = false;         // N before the unembedding
+  bool embed_norm = false;  // N on the token embeddings before the first block
+  bool final_norm = false;  // N before the unembedding
   ResidualMode residual_mode = ResidualMode::additive;
   bool unit_norm_weights = false;  // nGPT: embeddings and weight rows renormalized every step
   bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)

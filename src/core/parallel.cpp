@@ -15,6 +15,8 @@ void set_num_threads(int n) {
   openblas_set_num_threads(1);
 }
 
-int num_threads() { return g_threads; }
+int num_threads() {
+  return g_threads;
+}
 
 }  // namespace normlab

@@ -119,8 +119,8 @@ std::string TomlSection::get_choice(const std::string& key, const std::string& f
 
 TomlSection TomlSection::section(const std::string& key) {
   const toml::node* node = lookup(key);
-  std::string sub_name = name_ == "top level" ? "[" + key + "]"
-                                              : name_.substr(0, name_.size() - 1) + "." + key + "]";
+  std::string sub_name =
+      name_ == "top level" ? "[" + key + "]" : name_.substr(0, name_.size() - 1) + "." + key + "]";
   if (node == nullptr) return TomlSection(nullptr, file_, sub_name);
   if (!node->is_table()) type_error(key, "a table");
   return TomlSection(node->as_table(), file_, sub_name);

@@ -21,11 +21,11 @@ namespace normlab {
 template <typename T>
 struct Model<T>::Workspace {
   int64_t batch = 0, len = 0;
-  std::vector<int32_t> tokens;           // (N)
-  std::vector<T> embed_raw;              // (N, D) embeddings before the embedding norm
-  std::vector<T> embed_mean, embed_rstd; // (N)
-  std::vector<T> sinusoid;               // (T, D) sinusoidal positions
-  std::vector<std::vector<T>> stream;    // S + 1 buffers (N, D): input of each sublayer
+  std::vector<int32_t> tokens;            // (N)
+  std::vector<T> embed_raw;               // (N, D) embeddings before the embedding norm
+  std::vector<T> embed_mean, embed_rstd;  // (N)
+  std::vector<T> sinusoid;                // (T, D) sinusoidal positions
+  std::vector<std::vector<T>> stream;     // S + 1 buffers (N, D): input of each sublayer
 
   struct Sub {
     std::vector<T> u, in_mean, in_rstd;      // (N, D) normed input, (N) stats
@@ -70,9 +70,8 @@ T* param_ptr(std::vector<T>& p, int64_t offset) {
 // Runs fn(begin, end) over row shards of [0, rows) in parallel.
 template <typename F>
 void for_rows(int64_t rows, F&& fn) {
-  parallel_for(shard_count(rows), [&](int64_t s) {
-    fn(s * kRowShard, std::min(rows, (s + 1) * kRowShard));
-  });
+  parallel_for(shard_count(rows),
+               [&](int64_t s) { fn(s * kRowShard, std::min(rows, (s + 1) * kRowShard)); });
 }
 
 }  // namespace
@@ -100,16 +99,12 @@ NormParams Model<T>::add_norm(const std::string& prefix, bool active) {
   if (!active) return n;
   const int64_t D = config_.width;
   if (norm_has_gain(config_.norm)) {
-    n.gain = layout_.add({.name = prefix + ".weight",
-                          .shape = {D},
-                          .init = InitKind::constant,
-                          .init_value = 1.0});
+    n.gain = layout_.add(
+        {.name = prefix + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
   }
   if (norm_has_bias(config_.norm)) {
-    n.bias = layout_.add({.name = prefix + ".bias",
-                          .shape = {D},
-                          .init = InitKind::constant,
-                          .init_value = 0.0});
+    n.bias = layout_.add(
+        {.name = prefix + ".bias", .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
   }
   return n;
 }
@@ -318,8 +313,8 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   }
   resize(w.logits_raw, N * V);
   if (scheme_.logit_scale) resize(w.logits, N * V);
-  for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o,
-                  &w.d_final}) {
+  for (auto* v :
+       {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o, &w.d_final}) {
     resize(*v, N * D);
   }
   resize(w.d_qkv, N * 3 * D);
@@ -334,9 +329,10 @@ template <typename T>
 const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len) {
   const ModelConfig& c = config_;
   if (batch < 1 || len < 1) {
-    throw UsageError(fmt::format("forward needs at least one sequence of length at least 1 "
-                                 "(got batch {}, length {})",
-                                 batch, len));
+    throw UsageError(
+        fmt::format("forward needs at least one sequence of length at least 1 "
+                    "(got batch {}, length {})",
+                    batch, len));
   }
   if (c.pos == PosEncoding::learned && len > c.max_len) {
     throw UsageError(fmt::format("sequence length {} exceeds max-len {} of the learned positions",
@@ -419,8 +415,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
     if (c.pos == PosEncoding::rope) {
       rope_apply(sub.qkv.data(), batch, len, D, c.heads, c.rope_base, false);
     }
-    const AttentionShape shape{batch, len, D, c.heads, c.causal,
-                               c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+    const AttentionShape shape{
+        batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
     attention_forward(shape, sub.qkv.data(), sub.attn_o.data(), sub.probs.data());
     linear_forward(sub.attn_o.data(), params_.data() + p.w_out, sub.y.data(), N, D, D, D, D);
   } else {
@@ -451,8 +447,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   });
   if (slots.norm_post) {
     norm_forward(c.norm, r, param_ptr(params_, p.norm_post.gain),
-                 param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(),
-                 sub.post_mean.data(), sub.post_rstd.data(), N, D, c.norm_eps);
+                 param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
+                 sub.post_rstd.data(), N, D, c.norm_eps);
   }
 }
 
@@ -587,10 +583,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T*
     std::fill(w.d_attn_o.begin(), w.d_attn_o.end(), T(0));
     linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, N, D, D, D, D);
-    const AttentionShape shape{batch, len, D, c.heads, c.causal,
-                               c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
-    attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(),
-                       w.d_qkv.data());
+    const AttentionShape shape{
+        batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+    attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
     if (c.pos == PosEncoding::rope) {
       rope_apply(w.d_qkv.data(), batch, len, D, c.heads, c.rope_base, true);
     }

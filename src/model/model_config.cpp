@@ -28,9 +28,11 @@ constexpr Names<Scheme> kSchemes[] = {
     {Scheme::attnres, "attnres"},
     {Scheme::block_attnres, "block_attnres"},
 };
-constexpr Names<NormKind> kNorms[] = {
-    {NormKind::layernorm, "layernorm"}, {NormKind::rmsnorm, "rmsnorm"},
-    {NormKind::standardize, "standardize"}, {NormKind::l2, "l2"}, {NormKind::none, "none"}};
+constexpr Names<NormKind> kNorms[] = {{NormKind::layernorm, "layernorm"},
+                                      {NormKind::rmsnorm, "rmsnorm"},
+                                      {NormKind::standardize, "standardize"},
+                                      {NormKind::l2, "l2"},
+                                      {NormKind::none, "none"}};
 constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
                                        {PosEncoding::learned, "learned"},
                                        {PosEncoding::sinusoidal, "sinusoidal"},
@@ -66,23 +68,47 @@ E parse(const Names<E> (&table)[N], const std::string& s, const char* what) {
 
 }  // namespace
 
-std::string to_string(Scheme s) { return name_of(kSchemes, s); }
-std::string to_string(NormKind k) { return name_of(kNorms, k); }
-std::string to_string(PosEncoding p) { return name_of(kPos, p); }
-std::string to_string(Activation a) { return name_of(kActivations, a); }
-std::string to_string(Toggle t) { return name_of(kToggles, t); }
+std::string to_string(Scheme s) {
+  return name_of(kSchemes, s);
+}
+std::string to_string(NormKind k) {
+  return name_of(kNorms, k);
+}
+std::string to_string(PosEncoding p) {
+  return name_of(kPos, p);
+}
+std::string to_string(Activation a) {
+  return name_of(kActivations, a);
+}
+std::string to_string(Toggle t) {
+  return name_of(kToggles, t);
+}
 
-Scheme parse_scheme(const std::string& s) { return parse(kSchemes, s, "scheme"); }
-NormKind parse_norm_kind(const std::string& s) { return parse(kNorms, s, "norm"); }
+Scheme parse_scheme(const std::string& s) {
+  return parse(kSchemes, s, "scheme");
+}
+NormKind parse_norm_kind(const std::string& s) {
+  return parse(kNorms, s, "norm");
+}
 PosEncoding parse_pos_encoding(const std::string& s) {
   return parse(kPos, s, "positional encoding");
 }
-Activation parse_activation(const std::string& s) { return parse(kActivations, s, "activation"); }
-static Toggle parse_toggle(const std::string& s) { return parse(kToggles, s, "switch"); }
+Activation parse_activation(const std::string& s) {
+  return parse(kActivations, s, "activation");
+}
+static Toggle parse_toggle(const std::string& s) {
+  return parse(kToggles, s, "switch");
+}
 
-std::vector<std::string> scheme_names() { return all_names(kSchemes); }
-std::vector<std::string> norm_kind_names() { return all_names(kNorms); }
-std::vector<std::string> pos_encoding_names() { return all_names(kPos); }
+std::vector<std::string> scheme_names() {
+  return all_names(kSchemes);
+}
+std::vector<std::string> norm_kind_names() {
+  return all_names(kNorms);
+}
+std::vector<std::string> pos_encoding_names() {
+  return all_names(kPos);
+}
 
 std::string scheme_label(const ModelConfig& c) {
   if (c.scheme == Scheme::mix) return fmt::format("mix({})", c.mix_layers);

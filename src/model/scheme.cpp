@@ -5,8 +5,12 @@
 namespace normlab {
 namespace {
 
-SublayerSlots pre_slots() { return {.norm_in = true}; }
-SublayerSlots post_slots() { return {.norm_post = true}; }
+SublayerSlots pre_slots() {
+  return {.norm_in = true};
+}
+SublayerSlots post_slots() {
+  return {.norm_post = true};
+}
 
 bool resolve_toggle(Toggle t, bool automatic) {
   if (t == Toggle::on) return true;

@@ -85,8 +85,8 @@ std::vector<Case> all_valid_cases() {
   std::vector<Case> cases;
   for (Scheme s : {Scheme::pre, Scheme::post, Scheme::peri, Scheme::peri_init, Scheme::post_attn,
                    Scheme::mix, Scheme::ngpt, Scheme::sqrt_scaling, Scheme::deepnorm}) {
-    for (NormKind k : {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize,
-                       NormKind::l2, NormKind::none}) {
+    for (NormKind k : {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize, NormKind::l2,
+                       NormKind::none}) {
       if (k == NormKind::none && s != Scheme::pre) continue;
       cases.push_back({s, k});
     }
@@ -122,8 +122,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return to_string(info.param.scheme) + "_" + to_string(info.param.norm);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllSchemesAllNorms, ModelGradCheck,
-                         ::testing::ValuesIn(all_valid_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(AllSchemesAllNorms, ModelGradCheck, ::testing::ValuesIn(all_valid_cases()),
+                         case_name);
 
 }  // namespace
 }  // namespace normlab

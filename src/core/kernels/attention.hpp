@@ -19,7 +19,7 @@ struct AttentionShape {
   int width;      // D
   int heads;      // H
   bool causal;
-  double scale;   // beta / sqrt(dh)
+  double scale;  // beta / sqrt(dh)
 };
 
 // o (B, T, D) overwritten; probs (B, H, T, T) overwritten (masked entries are 0).

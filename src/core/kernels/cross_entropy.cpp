@@ -55,7 +55,7 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
 
 template double cross_entropy<float>(const float*, const float*, const float*, float*, int64_t,
                                      int);
-template double cross_entropy<double>(const double*, const double*, const double*, double*,
-                                      int64_t, int);
+template double cross_entropy<double>(const double*, const double*, const double*, double*, int64_t,
+                                      int);
 
 }  // namespace normlab

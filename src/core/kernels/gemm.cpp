@@ -27,8 +27,8 @@ void gemm<double>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, d
 }
 
 template <typename T>
-void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
-                  const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
   const int64_t shards = shard_count(M);
   parallel_for(shards, [&](int64_t s) {
     const int64_t m0 = s * kRowShard;
@@ -63,7 +63,7 @@ template void linear_forward<double>(const double*, const double*, double*, int6
                                      int64_t, int64_t, int64_t);
 template void linear_backward<float>(const float*, const float*, const float*, float*, float*,
                                      int64_t, int64_t, int64_t, int64_t, int64_t);
-template void linear_backward<double>(const double*, const double*, const double*, double*,
-                                      double*, int64_t, int64_t, int64_t, int64_t, int64_t);
+template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
+                                      int64_t, int64_t, int64_t, int64_t, int64_t);
 
 }  // namespace normlab

@@ -15,16 +15,16 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 
 // As gemm, with the rows of C split into shards of kRowShard run in parallel.
 template <typename T>
-void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha,
-                  const T* A, int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
 
 // Linear layer, W stored (N, K) as (out, in):
 //   forward:  Y (M, N) = X (M, K) W^T            (overwrites Y)
 //   backward: dX (M, K) += dY (M, N) W            (if dX is not null)
 //             dW (N, K) += dY^T X
 template <typename T>
-void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N,
-                    int64_t ldx, int64_t ldy);
+void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
+                    int64_t ldy);
 template <typename T>
 void linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
                      int64_t N, int64_t ldx, int64_t ldy);

@@ -9,12 +9,18 @@
 namespace normlab {
 namespace {
 
-bool centered(NormKind k) { return k == NormKind::layernorm || k == NormKind::standardize; }
+bool centered(NormKind k) {
+  return k == NormKind::layernorm || k == NormKind::standardize;
+}
 
 }  // namespace
 
-bool norm_has_gain(NormKind k) { return k == NormKind::layernorm || k == NormKind::rmsnorm; }
-bool norm_has_bias(NormKind k) { return k == NormKind::layernorm; }
+bool norm_has_gain(NormKind k) {
+  return k == NormKind::layernorm || k == NormKind::rmsnorm;
+}
+bool norm_has_bias(NormKind k) {
+  return k == NormKind::layernorm;
+}
 
 template <typename T>
 void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y, T* mean, T* rstd,
@@ -107,9 +113,8 @@ template void norm_forward<float>(NormKind, const float*, const float*, const fl
                                   float*, float*, int64_t, int, double);
 template void norm_forward<double>(NormKind, const double*, const double*, const double*, double*,
                                    double*, double*, int64_t, int, double);
-template void norm_backward<float>(NormKind, const float*, const float*, const float*,
-                                   const float*, const float*, float*, float*, float*, int64_t,
-                                   int);
+template void norm_backward<float>(NormKind, const float*, const float*, const float*, const float*,
+                                   const float*, float*, float*, float*, int64_t, int);
 template void norm_backward<double>(NormKind, const double*, const double*, const double*,
                                     const double*, const double*, double*, double*, double*,
                                     int64_t, int);

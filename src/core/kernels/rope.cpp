@@ -7,8 +7,8 @@
 namespace normlab {
 
 template <typename T>
-void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base,
-                bool inverse, int64_t offset) {
+void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base, bool inverse,
+                int64_t offset) {
   const int dh = width / heads;
   const int pairs = dh / 2;
   const int64_t rows = batch * len;

@@ -11,7 +11,7 @@ namespace normlab {
 // Rotates q and k in place. inverse = true rotates by −θ (the backward pass).
 // offset: position of the first row (for evaluating a slice of a longer sequence).
 template <typename T>
-void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base,
-                bool inverse, int64_t offset = 0);
+void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base, bool inverse,
+                int64_t offset = 0);
 
 }  // namespace normlab

@@ -1,0 +1,38 @@
+#include "token_list.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "normlab/errors.hpp"
+
+namespace normlab::cli {
+
+std::vector<int32_t> parse_token_list(const std::string& text) {
+  std::vector<int32_t> tokens;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == ' ' || text[i] == ',' || text[i] == '\t' || text[i] == '\n') {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != ',' && text[j] != '\t' &&
+           text[j] != '\n') {
+      ++j;
+    }
+    const std::string item = text.substr(i, j - i);
+    int32_t value = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec != std::errc() || ptr != item.data() + item.size() || value < 0) {
+      throw UsageError(
+          fmt::format("--tokens: '{}' is not a token id (a non-negative integer)", item));
+    }
+    tokens.push_back(value);
+    i = j;
+  }
+  if (tokens.empty()) throw UsageError("--tokens: no tokens given");
+  return tokens;
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,27 @@
+// One optimizer step: forward, cross-entropy, backward, AdamW, the scheme's weight
+// constraints (nGPT unit norms).
+#pragma once
+
+#include <vector>
+
+#include "normlab/adamw.hpp"
+#include "normlab/batch.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+struct StepResult {
+  double loss = 0;       // mean cross-entropy over scored positions
+  double grad_norm = 0;  // global gradient norm before clipping
+};
+
+// Forward and backward only: fills model.grads() (zeroed first) and returns the loss.
+// `dlogits` is scratch, resized as needed.
+double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits);
+
+// A full step with learning rate `lr`. If the loss is not finite, nothing is updated and
+// the returned loss is that non-finite value.
+StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch, double lr,
+                      std::vector<float>& dlogits);
+
+}  // namespace normlab

@@ -1,0 +1,57 @@
+#include "normlab/adamw.hpp"
+
+#include <cmath>
+
+namespace normlab {
+
+AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& config, bool allow_weight_decay)
+    : config_(config),
+      m_(layout.total(), 0.0f),
+      v_(layout.total(), 0.0f),
+      decay_(layout.total(), 0.0f) {
+  if (!allow_weight_decay) return;
+  for (const TensorSpec& t : layout.tensors()) {
+    if (!t.decay) continue;
+    for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
+      decay_[i] = static_cast<float>(config.weight_decay);
+    }
+  }
+}
+
+double global_norm(const std::vector<float>& g) {
+  double ss = 0;
+  for (float x : g) ss += static_cast<double>(x) * x;
+  return std::sqrt(ss);
+}
+
+double AdamW::step(std::vector<float>& params, const std::vector<float>& grads, double lr) {
+  const double norm = global_norm(grads);
+  float clip = 1.0f;
+  if (config_.clip_norm > 0 && norm > config_.clip_norm) {
+    clip = static_cast<float>(config_.clip_norm / (norm + 1e-6));
+  }
+  ++t_;
+  const float b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
+  const double bc1 = 1.0 - std::pow(config_.beta1, static_cast<double>(t_));
+  const double bc2 = 1.0 - std::pow(config_.beta2, static_cast<double>(t_));
+  const float step_size = static_cast<float>(lr / bc1);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  const float eps = static_cast<float>(config_.eps);
+  const float lr_f = static_cast<float>(lr);
+  const int64_t n = static_cast<int64_t>(params.size());
+  float* p = params.data();
+  const float* g = grads.data();
+  float* m = m_.data();
+  float* v = v_.data();
+  const float* wd = decay_.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const float gi = g[i] * clip;
+    p[i] *= 1.0f - lr_f * wd[i];
+    m[i] = b1 * m[i] + (1.0f - b1) * gi;
+    v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+    p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+  }
+  return norm;
+}
+
+}  // namespace normlab
