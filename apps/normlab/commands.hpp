@@ -10,5 +10,7 @@ void add_version_command(CLI::App& app);
 void add_init_command(CLI::App& app);
 void add_forward_command(CLI::App& app);
 void add_grads_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_train_steps_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   normlab::cli::add_init_command(app);
   normlab::cli::add_forward_command(app);
   normlab::cli::add_grads_command(app);
+  normlab::cli::add_train_steps_command(app);
+  normlab::cli::add_bench_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,30 @@
+// Training-throughput benchmark: timed steps of forward, cross-entropy, backward and AdamW,
+// next to this CPU's single-core SGEMM peak measured with OpenBLAS in the same run.
+#pragma once
+
+#include <cstdint>
+
+#include "normlab/bench_presets.hpp"
+
+namespace normlab {
+
+struct TrainBenchResult {
+  int64_t steps = 0;
+  double seconds = 0;
+  double steps_per_s = 0;
+  double tokens_per_s = 0;
+  double flops_per_step = 0;
+  double gflops = 0;             // model GFLOP/s (normlab/flops.hpp)
+  double sgemm_peak_gflops = 0;  // OpenBLAS, one thread, 2048³ product, best of 3
+  double fraction_of_peak = 0;   // gflops / sgemm_peak_gflops
+};
+
+// Runs `warmup` untimed steps, then timed steps until both `min_steps` and `min_seconds`
+// are reached.
+TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
+                                 int64_t min_steps, double min_seconds);
+
+// GFLOP/s of a single-threaded OpenBLAS SGEMM of n×n×n, best of `repeats`.
+double measure_sgemm_peak(int n = 2048, int repeats = 3);
+
+}  // namespace normlab

@@ -1,0 +1,72 @@
+#include "normlab/train_bench.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "core/parallel.hpp"
+#include "normlab/adamw.hpp"
+#include "normlab/batch.hpp"
+#include "normlab/flops.hpp"
+#include "normlab/model.hpp"
+#include "normlab/train_step.hpp"
+
+namespace normlab {
+
+double measure_sgemm_peak(int n, int repeats) {
+  openblas_set_num_threads(1);
+  std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), c(a.size());
+  Rng rng(1);
+  for (float& x : a) x = static_cast<float>(rng.normal());
+  for (float& x : b) x = static_cast<float>(rng.normal());
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                n, 0.0f, c.data(), n);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, 2.0 * n * n * static_cast<double>(n) / s / 1e9);
+  }
+  return best;
+}
+
+TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
+                                 int64_t min_steps, double min_seconds) {
+  set_num_threads(threads);
+  Model<float> model(preset.model);
+  model.init(0);
+  AdamW optimizer(model.layout(), AdamWConfig{}, model.scheme().weight_decay);
+  Rng rng(1);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 8; ++i) {
+    batches.push_back(
+        random_next_token_batch(preset.model.vocab, preset.batch, preset.len, rng));
+  }
+  std::vector<float> dlogits;
+  int64_t step = 0;
+  for (; step < warmup; ++step) {
+    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
+  }
+  TrainBenchResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  while (r.steps < min_steps || elapsed < min_seconds) {
+    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
+    ++step;
+    ++r.steps;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  r.seconds = elapsed;
+  r.steps_per_s = r.steps / elapsed;
+  r.tokens_per_s = r.steps_per_s * preset.batch * preset.len;
+  r.flops_per_step =
+      train_step_flops(preset.model, preset.batch, preset.len, model.layout().total());
+  r.gflops = r.steps_per_s * r.flops_per_step / 1e9;
+  r.sgemm_peak_gflops = measure_sgemm_peak();
+  r.fraction_of_peak = r.gflops / r.sgemm_peak_gflops;
+  return r;
+}
+
+}  // namespace normlab
