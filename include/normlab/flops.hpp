@@ -16,7 +16,6 @@ namespace normlab {
 double forward_flops(const ModelConfig& config, int64_t batch, int64_t len);
 
 // Forward + backward + optimizer FLOPs of one training step.
-double train_step_flops(const ModelConfig& config, int64_t batch, int64_t len,
-                        int64_t parameters);
+double train_step_flops(const ModelConfig& config, int64_t batch, int64_t len, int64_t parameters);
 
 }  // namespace normlab

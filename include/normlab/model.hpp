@@ -63,9 +63,10 @@ class Model {
   // nGPT: renormalize embeddings and weight rows/columns to unit norm (no-op otherwise).
   void apply_weight_constraints();
 
-  // Training forward over tokens (B, T), each in [0, V). Keeps every activation needed by
-  // backward(). Returns logits (B, T, V), valid until the next forward.
-  const T* forward(const int32_t* tokens, int64_t batch, int64_t len);
+  // Training forward over tokens (B, T, F), each in [0, V) or kNoToken (-1) for an empty
+  // field; a position's embedding is the sum of its fields' rows. Keeps every activation
+  // needed by backward(). Returns logits (B, T, V), valid until the next forward.
+  const T* forward(const int32_t* tokens, int64_t batch, int64_t len, int fields = 1);
 
   // Accumulates dL/dparams into grads() given dL/dlogits (B, T, V) of the last forward.
   void backward(const T* dlogits);

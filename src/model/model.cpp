@@ -21,7 +21,8 @@ namespace normlab {
 template <typename T>
 struct Model<T>::Workspace {
   int64_t batch = 0, len = 0;
-  std::vector<int32_t> tokens;            // (N)
+  int fields = 1;
+  std::vector<int32_t> tokens;            // (N, F)
   std::vector<T> embed_raw;               // (N, D) embeddings before the embedding norm
   std::vector<T> embed_mean, embed_rstd;  // (N)
   std::vector<T> sinusoid;                // (T, D) sinusoidal positions
@@ -258,7 +259,6 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   const int64_t N = batch * len, D = c.width, M = c.mlp_hidden(), V = c.vocab;
   w.batch = batch;
   w.len = len;
-  resize(w.tokens, N);
   if (scheme_.embed_norm) {
     resize(w.embed_raw, N * D);
     resize(w.embed_mean, N);
@@ -326,7 +326,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
 }
 
 template <typename T>
-const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len) {
+const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields) {
   const ModelConfig& c = config_;
   if (batch < 1 || len < 1) {
     throw UsageError(
@@ -339,16 +339,18 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len) {
                                  len, c.max_len));
   }
   const int64_t N = batch * len;
-  for (int64_t n = 0; n < N; ++n) {
-    if (tokens[n] < 0 || tokens[n] >= c.vocab) {
+  if (fields < 1) throw UsageError("forward needs at least one token field");
+  for (int64_t k = 0; k < N * fields; ++k) {
+    if ((tokens[k] < 0 && tokens[k] != -1) || tokens[k] >= c.vocab) {
       throw UsageError(fmt::format("token {} at position {} is outside the vocabulary [0, {})",
-                                   tokens[n], n, c.vocab));
+                                   tokens[k], k / fields, c.vocab));
     }
   }
   ensure_workspace(batch, len);
   Workspace& w = *ws_;
   const int D = c.width;
-  std::copy(tokens, tokens + N, w.tokens.begin());
+  w.fields = fields;
+  w.tokens.assign(tokens, tokens + N * fields);
 
   // Embedding (+ positions) (N, D), then the optional embedding norm.
   T* e = scheme_.embed_norm ? w.embed_raw.data() : w.stream[0].data();
@@ -356,10 +358,17 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len) {
   const T* P = param_ptr(params_, pos_);
   for_rows(N, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
-      const T* row = E + static_cast<int64_t>(tokens[n]) * D;
       const int64_t t = n % len;
+      T* out = e + n * D;
+      std::fill(out, out + D, T(0));
+      for (int f = 0; f < fields; ++f) {
+        const int32_t tok = tokens[n * fields + f];
+        if (tok < 0) continue;
+        const T* row = E + static_cast<int64_t>(tok) * D;
+        for (int d = 0; d < D; ++d) out[d] += row[d];
+      }
       for (int d = 0; d < D; ++d) {
-        T v = row[d];
+        T v = out[d];
         if (P != nullptr) v += P[t * D + d];
         if (!w.sinusoid.empty()) v += w.sinusoid[t * D + d];
         e[n * D + d] = v;
@@ -510,8 +519,12 @@ void Model<T>::backward(const T* dlogits) {
   T* dE = grads_.data() + embed_;
   T* dP = param_ptr(grads_, pos_);
   for (int64_t n = 0; n < N; ++n) {
-    T* row = dE + static_cast<int64_t>(w.tokens[n]) * D;
-    for (int d = 0; d < D; ++d) row[d] += de[n * D + d];
+    for (int f = 0; f < w.fields; ++f) {
+      const int32_t tok = w.tokens[n * w.fields + f];
+      if (tok < 0) continue;
+      T* row = dE + static_cast<int64_t>(tok) * D;
+      for (int d = 0; d < D; ++d) row[d] += de[n * D + d];
+    }
     if (dP != nullptr) {
       T* prow = dP + (n % w.len) * D;
       for (int d = 0; d < D; ++d) prow[d] += de[n * D + d];

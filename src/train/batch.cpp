@@ -4,11 +4,12 @@
 
 namespace normlab {
 
-void Batch::resize(int64_t b, int64_t t, int v) {
+void Batch::resize(int64_t b, int64_t t, int v, int f) {
   batch = b;
   len = t;
   vocab = v;
-  tokens.assign(b * t, 0);
+  fields = f;
+  tokens.assign(b * t * f, kNoToken);
   target.assign(b * t * v, 0.0f);
   weight.assign(b * t, 0.0f);
 }

@@ -9,7 +9,7 @@ namespace normlab {
 double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits) {
   const int64_t N = batch.batch * batch.len;
   dlogits.resize(N * batch.vocab);
-  const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len);
+  const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields);
   const double loss = cross_entropy(logits, batch.target.data(), batch.weight.data(),
                                     dlogits.data(), N, batch.vocab);
   model.zero_grads();
