@@ -68,6 +68,13 @@ class Model {
   // needed by backward(). Returns logits (B, T, V), valid until the next forward.
   const T* forward(const int32_t* tokens, int64_t batch, int64_t len, int fields = 1);
 
+  // Inference forward at any length with O(N·D) memory: attention streams over keys
+  // (core/kernels/attention_stream.hpp), nothing is kept for backward, and the last layer
+  // computes only the listed rows. rows: R ascending row indices n = b·T + t.
+  // Returns logits (R, V) in the order of `rows`, valid until the next call.
+  const T* forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                        const std::vector<int64_t>& rows);
+
   // Accumulates dL/dparams into grads() given dL/dlogits (B, T, V) of the last forward.
   void backward(const T* dlogits);
 
@@ -87,9 +94,14 @@ class Model {
 
  private:
   struct Workspace;
+  struct EvalWorkspace;
 
   void build_layout();
   void ensure_workspace(int64_t batch, int64_t len);
+  void check_tokens(const int32_t* tokens, int64_t batch, int64_t len, int fields) const;
+  // Embeddings (+ positions) of N = batch·len rows into out (N, D).
+  void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
+             T* out) const;
   NormParams add_norm(const std::string& prefix, bool active);
   void sublayer_forward(int i, int64_t batch, int64_t len);
   void sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T* d_in);
@@ -110,6 +122,7 @@ class Model {
   int64_t logit_scale_ = -1;  // (V), nGPT
 
   std::unique_ptr<Workspace> ws_;
+  std::unique_ptr<EvalWorkspace> eval_;
 };
 
 extern template class Model<float>;

@@ -8,6 +8,7 @@
 
 #include "core/kernels/activation.hpp"
 #include "core/kernels/attention.hpp"
+#include "core/kernels/attention_stream.hpp"
 #include "core/kernels/gemm.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
@@ -68,11 +69,41 @@ T* param_ptr(std::vector<T>& p, int64_t offset) {
   return offset < 0 ? nullptr : p.data() + offset;
 }
 
+// PE[t, 2i] = sin(t / 10000^(2i/D)), PE[t, 2i+1] = cos(t / 10000^(2i/D)); out (T, D).
+template <typename T>
+void fill_sinusoid(int64_t len, int D, T* out) {
+  for (int64_t t = 0; t < len; ++t) {
+    for (int d = 0; d < D; ++d) {
+      const double freq = std::pow(10000.0, -static_cast<double>(d - d % 2) / D);
+      out[t * D + d] = T(d % 2 == 0 ? std::sin(t * freq) : std::cos(t * freq));
+    }
+  }
+}
+
+// r = a·x + b·z, or nGPT's r = x + α ⊙ (z − x) when alpha (D) is given; rows × D.
+template <typename T>
+void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows,
+                      int D);
+
 // Runs fn(begin, end) over row shards of [0, rows) in parallel.
 template <typename F>
 void for_rows(int64_t rows, F&& fn) {
   parallel_for(shard_count(rows),
                [&](int64_t s) { fn(s * kRowShard, std::min(rows, (s + 1) * kRowShard)); });
+}
+
+template <typename T>
+void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows,
+                      int D) {
+  for_rows(rows, [&](int64_t n0, int64_t n1) {
+    for (int64_t k = n0 * D; k < n1 * D; ++k) {
+      if (alpha != nullptr) {
+        r[k] = x[k] + alpha[k % D] * (z[k] - x[k]);
+      } else {
+        r[k] = a * x[k] + b * z[k];
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -265,14 +296,8 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     resize(w.embed_rstd, N);
   }
   if (c.pos == PosEncoding::sinusoidal) {
-    // PE[t, 2i] = sin(t / 10000^(2i/D)), PE[t, 2i+1] = cos(t / 10000^(2i/D))
     resize(w.sinusoid, len * D);
-    for (int64_t t = 0; t < len; ++t) {
-      for (int64_t d = 0; d < D; ++d) {
-        const double freq = std::pow(10000.0, -static_cast<double>(d - d % 2) / D);
-        w.sinusoid[t * D + d] = T(d % 2 == 0 ? std::sin(t * freq) : std::cos(t * freq));
-      }
-    }
+    fill_sinusoid(len, static_cast<int>(D), w.sinusoid.data());
   }
   const int S = num_sublayers();
   w.stream.resize(S + 1);
@@ -326,37 +351,33 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
 }
 
 template <typename T>
-const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields) {
+void Model<T>::check_tokens(const int32_t* tokens, int64_t batch, int64_t len, int fields) const {
   const ModelConfig& c = config_;
   if (batch < 1 || len < 1) {
-    throw UsageError(
-        fmt::format("forward needs at least one sequence of length at least 1 "
-                    "(got batch {}, length {})",
-                    batch, len));
+    throw UsageError(fmt::format("forward needs at least one sequence of length at least 1 "
+                                 "(got batch {}, length {})",
+                                 batch, len));
   }
   if (c.pos == PosEncoding::learned && len > c.max_len) {
     throw UsageError(fmt::format("sequence length {} exceeds max-len {} of the learned positions",
                                  len, c.max_len));
   }
-  const int64_t N = batch * len;
   if (fields < 1) throw UsageError("forward needs at least one token field");
-  for (int64_t k = 0; k < N * fields; ++k) {
+  for (int64_t k = 0; k < batch * len * fields; ++k) {
     if ((tokens[k] < 0 && tokens[k] != -1) || tokens[k] >= c.vocab) {
       throw UsageError(fmt::format("token {} at position {} is outside the vocabulary [0, {})",
                                    tokens[k], k / fields, c.vocab));
     }
   }
-  ensure_workspace(batch, len);
-  Workspace& w = *ws_;
-  const int D = c.width;
-  w.fields = fields;
-  w.tokens.assign(tokens, tokens + N * fields);
+}
 
-  // Embedding (+ positions) (N, D), then the optional embedding norm.
-  T* e = scheme_.embed_norm ? w.embed_raw.data() : w.stream[0].data();
+template <typename T>
+void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                     const T* sinusoid, T* e) const {
+  const int D = config_.width;
   const T* E = params_.data() + embed_;
   const T* P = param_ptr(params_, pos_);
-  for_rows(N, [&](int64_t n0, int64_t n1) {
+  for_rows(batch * len, [&](int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const int64_t t = n % len;
       T* out = e + n * D;
@@ -367,14 +388,30 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
         const T* row = E + static_cast<int64_t>(tok) * D;
         for (int d = 0; d < D; ++d) out[d] += row[d];
       }
-      for (int d = 0; d < D; ++d) {
-        T v = out[d];
-        if (P != nullptr) v += P[t * D + d];
-        if (!w.sinusoid.empty()) v += w.sinusoid[t * D + d];
-        e[n * D + d] = v;
+      if (P != nullptr) {
+        for (int d = 0; d < D; ++d) out[d] += P[t * D + d];
+      }
+      if (sinusoid != nullptr) {
+        for (int d = 0; d < D; ++d) out[d] += sinusoid[t * D + d];
       }
     }
   });
+}
+
+template <typename T>
+const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields) {
+  const ModelConfig& c = config_;
+  const int64_t N = batch * len;
+  check_tokens(tokens, batch, len, fields);
+  ensure_workspace(batch, len);
+  Workspace& w = *ws_;
+  const int D = c.width;
+  w.fields = fields;
+  w.tokens.assign(tokens, tokens + N * fields);
+
+  // Embedding (+ positions) (N, D), then the optional embedding norm.
+  T* e = scheme_.embed_norm ? w.embed_raw.data() : w.stream[0].data();
+  embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
     norm_forward(c.norm, e, param_ptr(params_, embed_norm_.gain),
                  param_ptr(params_, embed_norm_.bias), w.stream[0].data(), w.embed_mean.data(),
@@ -443,17 +480,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   }
 
   T* r = slots.norm_post ? sub.r.data() : w.stream[i + 1].data();
-  const T a = T(slots.residual_scale), b = T(slots.branch_scale);
-  const T* alpha = param_ptr(params_, p.alpha);
-  for_rows(N, [&](int64_t n0, int64_t n1) {
-    for (int64_t k = n0 * D; k < n1 * D; ++k) {
-      if (alpha != nullptr) {
-        r[k] = x[k] + alpha[k % D] * (z[k] - x[k]);  // nGPT: x + α ⊙ (z − x)
-      } else {
-        r[k] = a * x[k] + b * z[k];
-      }
-    }
-  });
+  residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
+                   T(slots.branch_scale), r, N, D);
   if (slots.norm_post) {
     norm_forward(c.norm, r, param_ptr(params_, p.norm_post.gain),
                  param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
@@ -645,6 +673,140 @@ const T* Model<T>::branch_output_normed(int i) const {
 template <typename T>
 const T* Model<T>::attention_probs(int i) const {
   return ws_->subs.at(i).probs.data();
+}
+
+// Buffers of forward_rows, sized for the largest N seen.
+template <typename T>
+struct Model<T>::EvalWorkspace {
+  std::vector<T> sinusoid;              // (T, D)
+  std::vector<T> embed_raw;             // (N, D)
+  std::vector<T> h, h_next;             // (N, D) the stream; R rows after the last attention
+  std::vector<T> u, y, z, r, gathered;  // (N, D)
+  std::vector<T> mean, rstd;            // (N)
+  std::vector<T> qkv;                   // (N, 3D)
+  std::vector<T> hidden_pre, hidden;    // (N, M)
+  std::vector<T> logits;                // (R, V)
+  std::vector<int64_t> all_rows;        // 0 .. N−1
+};
+
+template <typename T>
+const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                                const std::vector<int64_t>& rows) {
+  const ModelConfig& c = config_;
+  check_tokens(tokens, batch, len, fields);
+  const int64_t N = batch * len;
+  const int64_t R = static_cast<int64_t>(rows.size());
+  for (int64_t k = 0; k < R; ++k) {
+    if (rows[k] < 0 || rows[k] >= N || (k > 0 && rows[k] <= rows[k - 1])) {
+      throw std::logic_error("forward_rows: rows must be ascending indices in [0, B*T)");
+    }
+  }
+  if (!eval_) eval_ = std::make_unique<EvalWorkspace>();
+  EvalWorkspace& w = *eval_;
+  const int D = c.width;
+  const int64_t M = c.mlp_hidden(), V = c.vocab;
+  auto grow = [](std::vector<T>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+  };
+  for (auto* v : {&w.embed_raw, &w.h, &w.h_next, &w.u, &w.y, &w.z, &w.r, &w.gathered}) grow(*v, N * D);
+  grow(w.mean, N);
+  grow(w.rstd, N);
+  grow(w.qkv, N * 3 * D);
+  if (c.mlp) {
+    grow(w.hidden_pre, N * M);
+    grow(w.hidden, N * M);
+  }
+  grow(w.logits, R * V);
+  if (static_cast<int64_t>(w.all_rows.size()) < N) {
+    const int64_t old = static_cast<int64_t>(w.all_rows.size());
+    w.all_rows.resize(N);
+    for (int64_t n = old; n < N; ++n) w.all_rows[n] = n;
+  }
+  const T* sinusoid = nullptr;
+  if (c.pos == PosEncoding::sinusoidal) {
+    grow(w.sinusoid, len * D);
+    fill_sinusoid(len, D, w.sinusoid.data());
+    sinusoid = w.sinusoid.data();
+  }
+
+  auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
+    norm_forward(c.norm, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias), y,
+                 w.mean.data(), w.rstd.data(), rows_n, D, c.norm_eps);
+  };
+
+  if (scheme_.embed_norm) {
+    embed(tokens, batch, len, fields, sinusoid, w.embed_raw.data());
+    norm(embed_norm_, w.embed_raw.data(), w.h.data(), N);
+  } else {
+    embed(tokens, batch, len, fields, sinusoid, w.h.data());
+  }
+
+  int last_attention = 0;
+  for (int i = 0; i < num_sublayers(); ++i) {
+    if (sublayers_[i].is_attention) last_attention = i;
+  }
+  int64_t cur = N;  // rows in the stream: N, then R after the last attention
+  const AttentionShape shape{batch, len, D, c.heads, c.causal,
+                             c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+  for (int i = 0; i < num_sublayers(); ++i) {
+    const SublayerSlots& slots = scheme_.sublayers[i];
+    const SublayerParams& p = sublayers_[i];
+    const T* x = w.h.data();
+    const T* u = x;
+    if (slots.norm_in) {
+      norm(p.norm_in, x, w.u.data(), cur);
+      u = w.u.data();
+    }
+    int64_t out_rows = cur;
+    if (p.is_attention) {
+      linear_forward(u, params_.data() + p.w_in, w.qkv.data(), cur, D, 3 * D, D, 3 * D);
+      if (c.pos == PosEncoding::rope) {
+        rope_apply(w.qkv.data(), batch, len, D, c.heads, c.rope_base, false);
+      }
+      const bool last = i == last_attention;
+      const int64_t* wanted = last ? rows.data() : w.all_rows.data();
+      out_rows = last ? R : N;
+      attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
+      linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D,
+                     D);
+      if (last) {
+        // The residual input of the kept rows only, from here on the stream has R rows.
+        for (int64_t k = 0; k < R; ++k) {
+          std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.gathered.data() + k * D);
+        }
+        x = w.gathered.data();
+      }
+    } else {
+      linear_forward(u, params_.data() + p.w_in, w.hidden_pre.data(), cur, D, M, D, M);
+      activation_forward(c.activation, w.hidden_pre.data(), w.hidden.data(), cur * M);
+      linear_forward(w.hidden.data(), params_.data() + p.w_out, w.y.data(), cur, M, D, M, D);
+    }
+    const T* z = w.y.data();
+    if (slots.norm_out) {
+      norm(p.norm_out, w.y.data(), w.z.data(), out_rows);
+      z = w.z.data();
+    }
+    T* r = slots.norm_post ? w.r.data() : w.h_next.data();
+    residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
+                     T(slots.branch_scale), r, out_rows, D);
+    if (slots.norm_post) norm(p.norm_post, r, w.h_next.data(), out_rows);
+    std::swap(w.h, w.h_next);
+    cur = out_rows;
+  }
+
+  const T* h = w.h.data();
+  if (scheme_.final_norm) {
+    norm(final_norm_, h, w.u.data(), cur);
+    h = w.u.data();
+  }
+  linear_forward(h, params_.data() + unembed_, w.logits.data(), R, D, V, D, V);
+  if (scheme_.logit_scale) {
+    const T* s = params_.data() + logit_scale_;
+    for (int64_t k = 0; k < R; ++k) {
+      for (int64_t v = 0; v < V; ++v) w.logits[k * V + v] *= s[v];
+    }
+  }
+  return w.logits.data();
 }
 
 template class Model<float>;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/dot.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -25,20 +26,6 @@ void gather_head(const T* src, int64_t stride, int64_t rows, int dh, int dhp, T*
     for (int c = 0; c < dh; ++c) d[c] = s[c];
     for (int c = dh; c < dhp; ++c) d[c] = T(0);
   }
-}
-
-// Dot product of two padded rows (n a multiple of 16): 16 independent lanes, so the loop
-// vectorizes without reassociating any sum, then a fixed pairwise reduction of the lanes.
-template <typename T>
-T dot(const T* a, const T* b, int n) {
-  T lane[16] = {};
-  for (int c = 0; c < n; c += 16) {
-    for (int l = 0; l < 16; ++l) lane[l] += a[c + l] * b[c + l];
-  }
-  for (int w = 8; w >= 1; w /= 2) {
-    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-  }
-  return lane[0];
 }
 
 // y += a · x over n elements; restrict lets the compiler vectorize without alias checks.
@@ -83,7 +70,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
       T* p = P + i * Tn;
       T max_logit = -INFINITY;
       for (int64_t j = 0; j < jend; ++j) {
-        p[j] = dot(Q + i * dhp, K + j * dhp, dhp) * scale;
+        p[j] = dot_lanes(Q + i * dhp, K + j * dhp, dhp) * scale;
         max_logit = std::max(max_logit, p[j]);
       }
       T sum = 0;
@@ -140,7 +127,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
       T* dqi = dQ + i * dhp;
       T weighted = 0;  // Σ_j P_ij dP_ij
       for (int64_t j = 0; j < jend; ++j) {
-        dp[j] = dot(doi, V + j * dhp, dhp);
+        dp[j] = dot_lanes(doi, V + j * dhp, dhp);
         weighted += p[j] * dp[j];
       }
       for (int64_t j = 0; j < jend; ++j) {
