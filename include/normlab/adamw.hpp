@@ -29,7 +29,8 @@ class AdamW {
   AdamW(const ParamLayout& layout, const AdamWConfig& config, bool allow_weight_decay);
 
   // One update with learning rate `lr` (the schedule's value). Returns the gradient's global
-  // norm before clipping. params and grads are laid out by the layout.
+  // norm before clipping; if it is not finite, nothing is updated. params and grads are laid
+  // out by the layout.
   double step(std::vector<float>& params, const std::vector<float>& grads, double lr);
 
   const AdamWConfig& config() const { return config_; }

@@ -87,7 +87,9 @@ class Model {
   const T* branch_output(int i) const;
   // Output of sublayer i after its output norm (same as branch_output without one).
   const T* branch_output_normed(int i) const;
-  // Attention probabilities of attention sublayer i (B, H, T, T).
+  // Attention probabilities of attention sublayer i (B, H, T, Tp): row stride
+  // Tp = attention_probs_stride(T) = T rounded up to a multiple of 16; entries beyond the
+  // keys a query sees are 0.
   const T* attention_probs(int i) const;
   const std::vector<SublayerParams>& sublayer_params() const { return sublayers_; }
   int num_sublayers() const { return static_cast<int>(sublayers_.size()); }

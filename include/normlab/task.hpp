@@ -93,7 +93,7 @@ const TaskInfo& find_task(const std::string& name);  // UsageError listing the t
 // wrong types are errors with file and line). Missing parameters take their defaults.
 std::unique_ptr<Task> make_task(TomlSection& section, TaskParams* resolved = nullptr);
 // From {"name": ..., params...} as written by task_to_json.
-std::unique_ptr<Task> make_task(const nlohmann::json& j);
+std::unique_ptr<Task> make_task_from_json(const nlohmann::json& j);
 nlohmann::json task_to_json(const std::string& name, const TaskParams& params);
 
 // Typed access for task constructors (the registry has already checked the types).

@@ -19,8 +19,8 @@ struct StepResult {
 // `dlogits` is scratch, resized as needed.
 double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits);
 
-// A full step with learning rate `lr`. If the loss is not finite, nothing is updated and
-// the returned loss is that non-finite value.
+// A full step with learning rate `lr`. If the loss or the gradient norm is not finite,
+// nothing is updated and the returned loss is not finite.
 StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch, double lr,
                       std::vector<float>& dlogits);
 

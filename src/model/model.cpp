@@ -32,7 +32,7 @@ struct Model<T>::Workspace {
   struct Sub {
     std::vector<T> u, in_mean, in_rstd;      // (N, D) normed input, (N) stats
     std::vector<T> qkv;                      // (N, 3D) attention, after RoPE
-    std::vector<T> probs;                    // (B, H, T, T)
+    std::vector<T> probs;                    // (B, H, T, Tp), Tp = T rounded up to 16
     std::vector<T> attn_o;                   // (N, D) heads concatenated
     std::vector<T> hidden_pre, hidden;       // (N, M) MLP before/after activation
     std::vector<T> y;                        // (N, D) f(u)
@@ -82,8 +82,7 @@ void fill_sinusoid(int64_t len, int D, T* out) {
 
 // r = a·x + b·z, or nGPT's r = x + α ⊙ (z − x) when alpha (D) is given; rows × D.
 template <typename T>
-void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows,
-                      int D);
+void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows, int D);
 
 // Runs fn(begin, end) over row shards of [0, rows) in parallel.
 template <typename F>
@@ -93,8 +92,7 @@ void for_rows(int64_t rows, F&& fn) {
 }
 
 template <typename T>
-void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows,
-                      int D) {
+void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows, int D) {
   for_rows(rows, [&](int64_t n0, int64_t n1) {
     for (int64_t k = n0 * D; k < n1 * D; ++k) {
       if (alpha != nullptr) {
@@ -313,7 +311,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     }
     if (sublayers_[i].is_attention) {
       resize(sub.qkv, N * 3 * D);
-      resize(sub.probs, batch * c.heads * len * len);
+      resize(sub.probs, batch * c.heads * len * attention_probs_stride(len));
       resize(sub.attn_o, N * D);
     } else {
       resize(sub.hidden_pre, N * M);
@@ -354,9 +352,10 @@ template <typename T>
 void Model<T>::check_tokens(const int32_t* tokens, int64_t batch, int64_t len, int fields) const {
   const ModelConfig& c = config_;
   if (batch < 1 || len < 1) {
-    throw UsageError(fmt::format("forward needs at least one sequence of length at least 1 "
-                                 "(got batch {}, length {})",
-                                 batch, len));
+    throw UsageError(
+        fmt::format("forward needs at least one sequence of length at least 1 "
+                    "(got batch {}, length {})",
+                    batch, len));
   }
   if (c.pos == PosEncoding::learned && len > c.max_len) {
     throw UsageError(fmt::format("sequence length {} exceeds max-len {} of the learned positions",
@@ -708,7 +707,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   auto grow = [](std::vector<T>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(n);
   };
-  for (auto* v : {&w.embed_raw, &w.h, &w.h_next, &w.u, &w.y, &w.z, &w.r, &w.gathered}) grow(*v, N * D);
+  for (auto* v : {&w.embed_raw, &w.h, &w.h_next, &w.u, &w.y, &w.z, &w.r, &w.gathered})
+    grow(*v, N * D);
   grow(w.mean, N);
   grow(w.rstd, N);
   grow(w.qkv, N * 3 * D);
@@ -746,8 +746,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     if (sublayers_[i].is_attention) last_attention = i;
   }
   int64_t cur = N;  // rows in the stream: N, then R after the last attention
-  const AttentionShape shape{batch, len, D, c.heads, c.causal,
-                             c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+  const AttentionShape shape{
+      batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
   for (int i = 0; i < num_sublayers(); ++i) {
     const SublayerSlots& slots = scheme_.sublayers[i];
     const SublayerParams& p = sublayers_[i];
@@ -767,8 +767,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       const int64_t* wanted = last ? rows.data() : w.all_rows.data();
       out_rows = last ? R : N;
       attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
-      linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D,
-                     D);
+      linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D, D);
       if (last) {
         // The residual input of the kept rows only, from here on the stream has R rows.
         for (int64_t k = 0; k < R; ++k) {

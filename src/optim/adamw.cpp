@@ -26,6 +26,7 @@ double global_norm(const std::vector<float>& g) {
 
 double AdamW::step(std::vector<float>& params, const std::vector<float>& grads, double lr) {
   const double norm = global_norm(grads);
+  if (!std::isfinite(norm)) return norm;  // nothing is updated; the caller stops
   float clip = 1.0f;
   if (config_.clip_norm > 0 && norm > config_.clip_norm) {
     clip = static_cast<float>(config_.clip_norm / (norm + 1e-6));

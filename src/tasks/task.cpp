@@ -81,7 +81,7 @@ std::unique_ptr<Task> make_task(TomlSection& section, TaskParams* resolved) {
   }
 }
 
-std::unique_ptr<Task> make_task(const nlohmann::json& j) {
+std::unique_ptr<Task> make_task_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
     throw InputError("task description has no name");
   }

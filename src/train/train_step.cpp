@@ -23,6 +23,10 @@ StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch,
   r.loss = loss_and_grads(model, batch, dlogits);
   if (!std::isfinite(r.loss)) return r;
   r.grad_norm = optimizer.step(model.params(), model.grads(), lr);
+  if (!std::isfinite(r.grad_norm)) {
+    r.loss = r.grad_norm;  // report the step as non-finite; the weights were not touched
+    return r;
+  }
   model.apply_weight_constraints();
   return r;
 }

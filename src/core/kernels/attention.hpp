@@ -22,11 +22,16 @@ struct AttentionShape {
   double scale;  // beta / sqrt(dh)
 };
 
-// o (B, T, D) overwritten; probs (B, H, T, T) overwritten (masked entries are 0).
+// Row stride of the stored probabilities: T rounded up to a multiple of 16.
+int64_t attention_probs_stride(int64_t len);
+
+// o (B, T, D) overwritten; probs (B, H, T, Tp) overwritten, Tp = attention_probs_stride(T);
+// masked and padding entries are 0.
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs);
 
-// dqkv (B, T, 3D) overwritten with the gradient of q, k and v.
+// dqkv (B, T, 3D) overwritten with the gradient of q, k and v; probs as attention_forward
+// wrote them.
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
                         T* dqkv);

@@ -22,8 +22,7 @@ T* scratch(int64_t n) {
 }  // namespace
 
 template <typename T>
-void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R,
-                      T* o) {
+void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o) {
   const int64_t Tn = s.len;
   const int D = s.width;
   const int dh = D / s.heads;
@@ -67,8 +66,8 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
   });
 }
 
-template void attention_stream<float>(const AttentionShape&, const float*, const int64_t*,
-                                      int64_t, float*);
+template void attention_stream<float>(const AttentionShape&, const float*, const int64_t*, int64_t,
+                                      float*);
 template void attention_stream<double>(const AttentionShape&, const double*, const int64_t*,
                                        int64_t, double*);
 

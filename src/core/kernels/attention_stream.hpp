@@ -17,7 +17,6 @@ namespace normlab {
 // rows: R row indices n = b·T + t (ascending) whose outputs are wanted.
 // o: (R, D) outputs, heads concatenated, in the order of `rows`.
 template <typename T>
-void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R,
-                      T* o);
+void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o);
 
 }  // namespace normlab

@@ -4,9 +4,20 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
+namespace {
+
+template <typename T>
+T* row_scratch(int64_t n) {
+  thread_local std::vector<T> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+  return buffer.data();
+}
+
+}  // namespace
 
 template <typename T>
 double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogits, int64_t N,
@@ -32,18 +43,21 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
       }
       T zmax = z[0];
       for (int v = 1; v < V; ++v) zmax = std::max(zmax, z[v]);
-      T sum = 0;
-      for (int v = 0; v < V; ++v) sum += std::exp(z[v] - zmax);
-      const T lse = zmax + std::log(sum);
-      T psum = 0, pz = 0;
+      // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
+      T* e = dz != nullptr ? dz : row_scratch<T>(V);
+      for (int v = 0; v < V; ++v) e[v] = exp_approx(z[v] - zmax);
+      T sum = 0, psum = 0, pz = 0;
       for (int v = 0; v < V; ++v) {
+        sum += e[v];
         psum += p[v];
         pz += p[v] * z[v];
       }
+      const T lse = zmax + std::log(sum);
       shard_loss += static_cast<double>(w) * static_cast<double>(lse * psum - pz);
       if (dz != nullptr) {
         const T scale = w * T(inv_total);
-        for (int v = 0; v < V; ++v) dz[v] = (std::exp(z[v] - lse) * psum - p[v]) * scale;
+        const T softmax_scale = psum / sum;
+        for (int v = 0; v < V; ++v) dz[v] = (e[v] * softmax_scale - p[v]) * scale;
       }
     }
     partial_base[s] = shard_loss;

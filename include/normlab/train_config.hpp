@@ -1,0 +1,42 @@
+// How a model is trained on a task: steps, batch, lengths, schedule, AdamW, averaging,
+// checkpoints. Stored in every run's run.json.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "normlab/adamw.hpp"
+#include "normlab/averaging.hpp"
+#include "normlab/schedule.hpp"
+
+namespace normlab {
+
+class TomlSection;
+
+struct TrainConfig {
+  int64_t steps = 2000;            // optimizer steps
+  int64_t batch = 64;              // sequences per step
+  int64_t min_len = 1;             // task lengths sampled uniformly from [min_len, max_len]
+  int64_t max_len = 16;            //   (one length per batch, on the task's length grid)
+  int64_t warmup = 100;            // linear warmup steps
+  Decay decay = Decay::linear;     // decay after warmup
+  double min_lr_ratio = 0.0;       // final lr / peak lr
+  AdamWConfig adam;                // lr, betas, eps, weight decay, clip
+  AveragingConfig averaging;       // EMA / BEMA
+  uint64_t seed = 0;               // model init and data seed
+  int64_t checkpoint_every = 500;  // steps between resumable checkpoints
+  int64_t log_every = 50;          // steps between metrics.jsonl lines
+  int threads = 1;                 // threads inside the step
+};
+
+nlohmann::json to_json(const TrainConfig& c);
+TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
+
+// Reads a [train] section strictly (unknown keys are errors), starting from `base`.
+// Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, lr, beta1,
+// beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, and a sub-table
+// [train.averaging] with every, start, kappa, eta, rho, gamma.
+TrainConfig read_train_config(TomlSection& section, TrainConfig base = {});
+
+}  // namespace normlab

@@ -1,0 +1,61 @@
+// Elementwise exp and erf that the compiler can vectorize (libm's are scalar calls).
+//
+// exp_approx<float>: Cody–Waite range reduction x = n ln2 + r, |r| ≤ ln2/2, and the Cephes
+//   expf polynomial for e^r (about 1 ulp on the reduced range); inputs are clamped to
+//   [−87.3, 88.7], so very negative inputs give ~1e-38 instead of 0.
+// erf_approx<float>: Abramowitz & Stegun 7.1.26, |error| ≤ 1.5e-7.
+// The double versions are std::exp and std::erf, so finite-difference checks in double see
+// the exact functions.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace normlab {
+
+template <typename T>
+inline T exp_approx(T x) {
+  return std::exp(x);
+}
+
+template <>
+inline float exp_approx<float>(float x) {
+  x = std::min(std::max(x, -87.3f), 88.7f);
+  // n = round(x / ln2) by the 1.5·2^23 trick (exact for |x / ln2| < 2^22; vectorizes,
+  // unlike std::floor).
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = x - n * 0.693359375f;
+  r -= n * -2.12194440e-4f;
+  const float z = r * r;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * z + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+  return y * std::bit_cast<float>(bits);
+}
+
+template <typename T>
+inline T erf_approx(T x) {
+  return std::erf(x);
+}
+
+template <>
+inline float erf_approx<float>(float x) {
+  const float a = std::fabs(x);
+  const float t = 1.0f / (1.0f + 0.3275911f * a);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const float y = 1.0f - p * t * exp_approx(-a * a);
+  return x < 0 ? -y : y;
+}
+
+}  // namespace normlab

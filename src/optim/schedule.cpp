@@ -1,0 +1,41 @@
+#include "normlab/schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "normlab/errors.hpp"
+
+namespace normlab {
+
+Decay parse_decay(const std::string& s) {
+  if (s == "constant") return Decay::constant;
+  if (s == "linear") return Decay::linear;
+  if (s == "cosine") return Decay::cosine;
+  throw UsageError("unknown schedule '" + s + "'; allowed: constant, linear, cosine");
+}
+
+std::string to_string(Decay d) {
+  switch (d) {
+    case Decay::constant:
+      return "constant";
+    case Decay::linear:
+      return "linear";
+    case Decay::cosine:
+      return "cosine";
+  }
+  return "?";
+}
+
+double learning_rate(int64_t step, int64_t total_steps, int64_t warmup, double lr, Decay decay,
+                     double min_lr_ratio) {
+  if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  if (decay == Decay::constant) return lr;
+  const double span = static_cast<double>(std::max<int64_t>(1, total_steps - warmup));
+  const double p = std::clamp(static_cast<double>(step - warmup) / span, 0.0, 1.0);
+  const double r = min_lr_ratio;
+  if (decay == Decay::linear) return lr * (r + (1 - r) * (1 - p));
+  return lr * (r + (1 - r) * 0.5 * (1 + std::cos(std::numbers::pi * p)));
+}
+
+}  // namespace normlab

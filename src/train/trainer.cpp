@@ -1,0 +1,337 @@
+#include "normlab/trainer.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/parallel.hpp"
+#include "normlab/adamw.hpp"
+#include "normlab/atomic_file.hpp"
+#include "normlab/averaging.hpp"
+#include "normlab/checkpoint.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/model.hpp"
+#include "normlab/task.hpp"
+#include "normlab/train_step.hpp"
+
+namespace normlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kRunFile = "run.json";
+constexpr const char* kMetricsFile = "metrics.jsonl";
+
+nlohmann::json read_json(const fs::path& path) {
+  try {
+    return nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+  }
+}
+
+void write_json(const fs::path& path, const nlohmann::json& j) {
+  write_file_atomic(path, j.dump(2) + "\n");
+}
+
+void set_status(const fs::path& run_dir, RunStatus status, const std::string& message = "") {
+  nlohmann::json j = read_json(run_dir / kRunFile);
+  j["status"] = to_string(status);
+  if (!message.empty()) j["message"] = message;
+  write_json(run_dir / kRunFile, j);
+}
+
+// Everything a resumed run needs, beside the model and optimizer tensors.
+struct TrainState {
+  int64_t step = 0;
+  uint64_t rng[4] = {0, 0, 0, 0};
+  bool averaging_started = false;
+};
+
+// The data seed differs from the init seed so that changing one never aliases the other.
+uint64_t data_seed(uint64_t seed) {
+  return seed * 0x9e3779b97f4a7c15ULL + 0x5eed;
+}
+
+fs::path checkpoint_dir(const fs::path& run) {
+  return run / "checkpoint";
+}
+
+// Writes the state into RUN/checkpoint.new, then swaps it into place.
+void save_state(const fs::path& run, const Model<float>& model, AdamW& adam, WeightAverager& avg,
+                const TrainState& st) {
+  const fs::path tmp = run / "checkpoint.new";
+  const fs::path cur = checkpoint_dir(run);
+  const fs::path old = run / "checkpoint.old";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp);
+  const ModelConfig& c = model.config();
+  save_param_file(tmp / kModelFile, c, model.layout(), model.params());
+  save_param_file(tmp / "adam_m.safetensors", c, model.layout(), adam.first_moment());
+  save_param_file(tmp / "adam_v.safetensors", c, model.layout(), adam.second_moment());
+  if (st.averaging_started) {
+    save_param_file(tmp / "theta0.safetensors", c, model.layout(), avg.theta0());
+    save_param_file(tmp / "ema.safetensors", c, model.layout(), avg.ema());
+    save_param_file(tmp / "bema.safetensors", c, model.layout(), avg.bema());
+  }
+  nlohmann::json j{{"step", st.step},
+                   {"adam_steps", adam.steps()},
+                   {"averaging_started", st.averaging_started},
+                   {"rng",
+                    {std::to_string(st.rng[0]), std::to_string(st.rng[1]),
+                     std::to_string(st.rng[2]), std::to_string(st.rng[3])}}};
+  write_json(tmp / "state.json", j);
+  fs::remove_all(old, ec);
+  if (fs::exists(cur)) fs::rename(cur, old);
+  fs::rename(tmp, cur);
+  fs::remove_all(old, ec);
+}
+
+// Loads the latest state if any; returns false when there is none.
+bool load_state(const fs::path& run, Model<float>& model, AdamW& adam, WeightAverager& avg,
+                TrainState& st) {
+  fs::path dir = checkpoint_dir(run);
+  if (!fs::exists(dir / "state.json")) dir = run / "checkpoint.old";  // killed mid-swap
+  if (!fs::exists(dir / "state.json")) return false;
+  const ModelConfig& c = model.config();
+  model.params() = load_param_file(dir / kModelFile, &c).values;
+  adam.first_moment() = load_param_file(dir / "adam_m.safetensors", &c).values;
+  adam.second_moment() = load_param_file(dir / "adam_v.safetensors", &c).values;
+  const nlohmann::json j = read_json(dir / "state.json");
+  st.step = j.at("step").get<int64_t>();
+  adam.set_steps(j.at("adam_steps").get<int64_t>());
+  st.averaging_started = j.at("averaging_started").get<bool>();
+  for (int i = 0; i < 4; ++i) st.rng[i] = std::stoull(j.at("rng").at(i).get<std::string>());
+  avg.set_started(st.averaging_started);
+  if (st.averaging_started) {
+    avg.theta0() = load_param_file(dir / "theta0.safetensors", &c).values;
+    avg.ema_mut() = load_param_file(dir / "ema.safetensors", &c).values;
+    avg.bema_mut() = load_param_file(dir / "bema.safetensors", &c).values;
+  }
+  return true;
+}
+
+// Keeps only the metrics lines of steps ≤ `step` (a resumed run rewrites the rest).
+void truncate_metrics(const fs::path& file, int64_t step) {
+  if (!fs::exists(file)) return;
+  std::ifstream in(file);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    try {
+      if (nlohmann::json::parse(line).at("step").get<int64_t>() <= step) kept += line + "\n";
+    } catch (const std::exception&) {
+      break;  // a torn last line from a killed process
+    }
+  }
+  write_file_atomic(file, kept);
+}
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
+  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600), std::fmod(s / 60, 60));
+}
+
+}  // namespace
+
+std::string to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::pending:
+      return "pending";
+    case RunStatus::running:
+      return "running";
+    case RunStatus::finished:
+      return "finished";
+    case RunStatus::diverged:
+      return "diverged";
+  }
+  return "?";
+}
+
+void prepare_run(const fs::path& run_dir, const RunSpec& spec) {
+  nlohmann::json j{{"label", spec.label},
+                   {"model", to_json(spec.model)},
+                   {"task", spec.task},
+                   {"train", to_json(spec.train)},
+                   {"status", "pending"}};
+  const fs::path file = run_dir / kRunFile;
+  if (fs::exists(file)) {
+    nlohmann::json old = read_json(file);
+    for (const char* key : {"model", "task", "train"}) {
+      if (old.value(key, nlohmann::json()) != j[key]) {
+        throw UsageError(fmt::format(
+            "{}: holds a different run ({} differs); use another output directory or remove it",
+            run_dir.string(), key));
+      }
+    }
+    return;  // the same run: keep its status and state
+  }
+  fs::create_directories(run_dir);
+  write_json(file, j);
+}
+
+RunSpec read_run_spec(const fs::path& run_dir) {
+  const fs::path file = run_dir / kRunFile;
+  if (!fs::exists(file)) {
+    throw InputError(fmt::format("{}: not a run directory (no {})", run_dir.string(), kRunFile));
+  }
+  const nlohmann::json j = read_json(file);
+  RunSpec spec;
+  try {
+    spec.label = j.value("label", "");
+    spec.model = model_config_from_json(j.at("model"));
+    spec.task = j.at("task");
+    spec.train = train_config_from_json(j.at("train"));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: {}", file.string(), e.what()));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  return spec;
+}
+
+RunStatus read_run_status(const fs::path& run_dir) {
+  const fs::path file = run_dir / kRunFile;
+  if (!fs::exists(file)) return RunStatus::pending;
+  const std::string s = read_json(file).value("status", "pending");
+  for (RunStatus r :
+       {RunStatus::pending, RunStatus::running, RunStatus::finished, RunStatus::diverged}) {
+    if (to_string(r) == s) return r;
+  }
+  return RunStatus::pending;
+}
+
+fs::path weights_file(const fs::path& final_dir, const std::string& weights) {
+  if (weights == "raw") return final_dir / kModelFile;
+  if (weights == "ema") return final_dir / "ema.safetensors";
+  if (weights == "bema") return final_dir / "bema.safetensors";
+  throw UsageError("unknown --weights '" + weights + "'; allowed: raw, ema, bema");
+}
+
+RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hooks) {
+  const RunSpec spec = read_run_spec(run_dir);
+  const TrainConfig& tc = spec.train;
+  auto task = make_task_from_json(spec.task);
+  if (task->vocab() != spec.model.vocab) {
+    throw UsageError(fmt::format("model vocab {} does not match task {} vocab {}", spec.model.vocab,
+                                 task->label(), task->vocab()));
+  }
+  // Training lengths: the task's valid lengths within [min_len, max_len].
+  const LengthRange range = task->length_range();
+  auto on_grid_up = [&](int64_t v) {
+    v = std::max(v, range.min);
+    return v + (range.step - (v - range.min) % range.step) % range.step;
+  };
+  const int64_t first = on_grid_up(tc.min_len);
+  const int64_t last = std::min(tc.max_len, range.max);
+  if (first > last) {
+    throw UsageError(fmt::format("task {} has no valid length in the training range [{}, {}]",
+                                 task->label(), tc.min_len, tc.max_len));
+  }
+  const int64_t choices = (last - first) / range.step + 1;
+
+  set_num_threads(tc.threads);
+  Model<float> model(spec.model);
+  model.init(tc.seed);
+  AdamW adam(model.layout(), tc.adam, model.scheme().weight_decay);
+  WeightAverager avg(tc.averaging, model.layout().total());
+  TrainState st;
+  Rng rng(data_seed(tc.seed));
+  const bool resumed = resume && load_state(run_dir, model, adam, avg, st);
+  if (resumed) {
+    rng.set_state(st.rng);
+  } else {
+    std::error_code ec;
+    fs::remove_all(checkpoint_dir(run_dir), ec);
+    fs::remove(run_dir / kMetricsFile, ec);
+  }
+  truncate_metrics(run_dir / kMetricsFile, st.step);
+  set_status(run_dir, RunStatus::running);
+
+  FILE* metrics = std::fopen((run_dir / kMetricsFile).c_str(), "a");
+  if (metrics == nullptr)
+    throw InputError(fmt::format("{}: cannot write", (run_dir / kMetricsFile).string()));
+  RunOutcome out;
+  std::vector<float> dlogits;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  const int64_t start_step = st.step;
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  while (st.step < tc.steps) {
+    const int64_t n = first + static_cast<int64_t>(rng.below(choices)) * range.step;
+    const Batch batch = task->make_batch(n, tc.batch, rng);
+    const double lr =
+        learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay, tc.min_lr_ratio);
+    const StepResult r = train_step(model, adam, batch, lr, dlogits);
+    if (!std::isfinite(r.loss)) {
+      out.status = RunStatus::diverged;
+      out.message = fmt::format("loss became {} at step {}; the last good checkpoint is kept",
+                                r.loss, st.step + 1);
+      break;
+    }
+    ++st.step;
+    avg.observe(st.step, model.params());
+    st.averaging_started = avg.started();
+    out.last_loss = r.loss;
+    if (st.step % tc.log_every == 0 || st.step == tc.steps) {
+      const double sps = (st.step - start_step) / std::max(elapsed(), 1e-9);
+      nlohmann::json line{{"step", st.step},          {"loss", r.loss}, {"lr", lr},
+                          {"grad_norm", r.grad_norm}, {"length", n},    {"steps_per_s", sps}};
+      std::fprintf(metrics, "%s\n", line.dump().c_str());
+      std::fflush(metrics);
+    }
+    if (hooks.progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (std::chrono::duration<double>(now - last_print).count() > 0.25 || st.step == tc.steps) {
+        last_print = now;
+        const double sps = (st.step - start_step) / std::max(elapsed(), 1e-9);
+        std::fprintf(stderr, "\r%s  step %lld/%lld  loss %.4f  %.0f steps/s  ETA %s   ",
+                     spec.label.c_str(), static_cast<long long>(st.step),
+                     static_cast<long long>(tc.steps), r.loss, sps,
+                     format_duration((tc.steps - st.step) / sps).c_str());
+        std::fflush(stderr);
+      }
+    }
+    if (st.step % tc.checkpoint_every == 0 && st.step < tc.steps) {
+      const uint64_t* s = rng.state();
+      std::copy(s, s + 4, st.rng);
+      save_state(run_dir, model, adam, avg, st);
+    }
+    if (hooks.kill_at_step > 0 && st.step == hooks.kill_at_step) {
+      std::fclose(metrics);
+      std::raise(SIGKILL);
+    }
+  }
+  std::fclose(metrics);
+  if (hooks.progress) std::fprintf(stderr, "\n");
+  out.steps = st.step;
+  out.seconds = elapsed();
+  if (out.status == RunStatus::diverged) {
+    set_status(run_dir, RunStatus::diverged, out.message);
+    return out;
+  }
+  // Final weights: raw, and the averaged ones (the raw ones if averaging never started).
+  const fs::path fin = run_dir / "final";
+  fs::create_directories(fin);
+  const ModelConfig& c = model.config();
+  save_param_file(fin / kModelFile, c, model.layout(), model.params());
+  save_param_file(fin / "ema.safetensors", c, model.layout(),
+                  avg.started() ? avg.ema() : model.params());
+  save_param_file(fin / "bema.safetensors", c, model.layout(),
+                  avg.started() ? avg.bema() : model.params());
+  out.status = RunStatus::finished;
+  set_status(run_dir, RunStatus::finished);
+  return out;
+}
+
+}  // namespace normlab
