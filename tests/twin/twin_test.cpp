@@ -3,7 +3,7 @@
 // For every scheme and a spread of norm kinds and options: `normlab init` writes a checkpoint,
 // `normlab grads` writes normlab's logits, loss and every parameter gradient on a random batch,
 // and `twin.py --check` recomputes them with PyTorch autograd from the checkpoint alone. The
-// case passes iff every tensor's relative difference max|a − b| / max(max|a|, max|b|, 1e-6) is
+// case passes iff every tensor's relative difference max|a − b| / max(max|a|, max|b|) is
 // below 1e-4 in float32. Without python3-torch the cases are skipped, visibly.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -109,14 +109,15 @@ struct TwinCase {
 
 // Every scheme at least once; every norm kind; rope, sinusoidal and learned positions; tied;
 // bidirectional; relu; 2- and 3-layer models with MLP; several heads. Most use init std 0.3
-// so that attention is far from uniform; a few keep the default 0.02, where activations are
-// small enough that the placement of eps inside the square root changes the numbers.
+// so that attention is far from uniform; a few keep the default 0.02 or less, where activations
+// are small enough that the placement of eps inside the square root changes the numbers (for
+// l2, whose sum of squares is D times larger, that takes init std 0.005).
 const TwinCase kCases[] = {
     {"pre_rmsnorm_rope_heads2",
      "--scheme pre --norm rmsnorm --pos rope --width 16 --heads 2 "
      "--layers 2 --init-std 0.3"},
     {"pre_none", "--scheme pre --norm none --init-std 0.2"},
-    {"pre_l2_tied", "--scheme pre --norm l2 --tied --init-std 0.3"},
+    {"pre_l2_tied", "--scheme pre --norm l2 --tied --init-std 0.005"},
     {"pre_layernorm_embednorm_beta", "--scheme pre --norm layernorm --embed-norm --beta 2.5"},
     {"post_layernorm_sinusoidal", "--scheme post --norm layernorm --pos sinusoidal --init-std 0.3"},
     {"post_rmsnorm_minimal",
