@@ -16,7 +16,7 @@ Modes:
       prints one line per tensor (logits, loss, grad.NAME) with its relative difference, then
       OK or FAIL. Exit code 0 iff every tensor of every pair is below --tol, 1 if one is not,
       2 for unreadable or inconsistent inputs, 77 if PyTorch cannot be imported.
-  twin.py --bench PRESET [--steps N] [--warmup N] [--json]
+  twin.py --bench PRESET [--steps N] [--warmup N] [--repeats R] [--json]
       Training steps in eager PyTorch on one thread (forward, loss, backward, clip, AdamW) on
       random tokens with next-token targets; prints steps/s and tokens/s.
   twin.py --eval CKPT_DIR --tokens "3 1 4 1 5" [--double]
@@ -518,12 +518,18 @@ class Twin(torch.nn.Module):
         return out, z
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens (B, T) int64 -> logits (B, T, V)."""
+        """tokens (B, T) or (B, T, F) int64 -> logits (B, T, V). With F fields per position
+        the embedding is the sum of the fields' rows; -1 is an empty field (normlab's
+        multi-field batches)."""
         c = self.cfg
-        B, T = tokens.shape
+        B, T = tokens.shape[:2]
         if c["pos"] == "learned" and T > c["max_len"]:
             raise TwinError(f"sequence length {T} exceeds max-len {c['max_len']}")
-        h = self.p["embed.weight"][tokens]  # (B, T, D)
+        if tokens.dim() == 2:
+            h = self.p["embed.weight"][tokens]  # (B, T, D)
+        else:
+            present = (tokens >= 0).unsqueeze(-1).to(self.dtype)  # (B, T, F, 1)
+            h = (self.p["embed.weight"][tokens.clamp(min=0)] * present).sum(2)  # (B, T, D)
         if c["pos"] == "learned":
             h = h + self.p["pos.weight"][:T]
         elif c["pos"] == "sinusoidal":
@@ -555,6 +561,8 @@ class Twin(torch.nn.Module):
 
 def reldiff(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
     """(max|a - b| / max(max|a|, max|b|, 1e-30), max|b|), in double (see the module doc)."""
+    if tuple(a.shape) != tuple(b.shape):
+        return math.inf, math.nan  # reported as FAIL
     a = a.detach().double().reshape(-1)
     b = b.detach().double().reshape(-1)
     scale = max(float(a.abs().max()), float(b.abs().max()), 1e-30)
@@ -578,8 +586,15 @@ def check_pair(ckpt_dir: str, grads_file: str, tol: float, dtype: torch.dtype) -
         if name not in ref:
             raise TwinError(f"{grads_file}: no tensor '{name}' (is it a `normlab grads` file?)")
     tok = ref["tokens"]
-    if tok.ndim != 2 or not np.all(tok == np.round(tok)):
-        raise TwinError(f"{grads_file}: 'tokens' must be (B, T) integers")
+    if tok.ndim not in (2, 3) or not np.all(tok == np.round(tok)):
+        raise TwinError(f"{grads_file}: 'tokens' must be (B, T) or (B, T, F) integers")
+    V = model.cfg["vocab"]
+    if tok.size and (tok.min() < -1 or tok.max() >= V or (tok.ndim == 2 and tok.min() < 0)):
+        raise TwinError(f"{grads_file}: tokens outside the checkpoint's vocabulary [0, {V})")
+    bt = tok.shape[:2]
+    if ref["target"].shape != bt + (V,) or ref["weight"].shape != bt:
+        raise TwinError(f"{grads_file}: target {list(ref['target'].shape)} / weight "
+                        f"{list(ref['weight'].shape)} do not fit tokens {list(tok.shape)} and V={V}")
     tokens = torch.from_numpy(tok.astype(np.int64))
     target = torch.from_numpy(ref["target"]).to(dtype)
     weight = torch.from_numpy(ref["weight"]).to(dtype)
@@ -592,7 +607,7 @@ def check_pair(ckpt_dir: str, grads_file: str, tol: float, dtype: torch.dtype) -
     c = model.cfg
     print(f"== {ckpt_dir} vs {grads_file}: scheme {c['scheme']}, norm {c['norm']}, "
           f"L={c['layers']} D={c['width']} H={c['heads']} V={c['vocab']} pos={c['pos']}, "
-          f"B={tok.shape[0]} T={tok.shape[1]}, {str(dtype).replace('torch.', '')}")
+          f"B={tok.shape[0]} T={tok.shape[1]}{f' F={tok.shape[2]}' if tok.ndim == 3 else ''}, {str(dtype).replace('torch.', '')}")
     rows: List[Tuple[str, float, float]] = []
     rows.append(("logits", *reldiff(logits, torch.from_numpy(ref["logits"]))))
     rows.append(("loss", *reldiff(loss.reshape(1), torch.from_numpy(ref["loss"]))))
@@ -642,15 +657,15 @@ BASE_CONFIG = {
 PRESETS = {
     # The minimal model of 2510.08341: one layer, one head, attention only, D = V - 1.
     "minimal": (dict(vocab=16, width=15, layers=1, heads=1, mlp=False, pos="none",
-                     scheme="post", norm="rmsnorm", causal=True, tied=False), 64, 16, 2000),
+                     scheme="post", norm="rmsnorm", causal=True, tied=False), 64, 16, 1000),
     "small": (dict(vocab=64, width=128, heads=4, layers=4, mlp=True, mlp_mult=4,
                    activation="gelu", pos="none", scheme="pre", norm="layernorm", causal=True,
-                   tied=False), 32, 64, 100),
+                   tied=False), 32, 64, 30),
 }
 
 
-def bench(preset: str, steps: Optional[int], warmup: int, as_json: bool, dtype: torch.dtype,
-          seed: int) -> None:
+def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json: bool,
+          dtype: torch.dtype, seed: int) -> None:
     torch.set_num_threads(1)
     overrides, B, T, default_steps = PRESETS[preset]
     steps = steps or default_steps
@@ -664,10 +679,16 @@ def bench(preset: str, steps: Optional[int], warmup: int, as_json: bool, dtype: 
     params = list(model.parameters())
     V = cfg["vocab"]
 
+    # Random tokens; the target at t is the token at t + 1, the last position unscored
+    # (normlab's random_next_token_batch), i.e. ordinary next-token cross-entropy. Like
+    # `normlab bench train`, 8 batches are drawn up front and cycled, so batch generation is
+    # not timed.
+    batches = [torch.randint(0, V, (B, T), generator=gen) for _ in range(8)]
+    counter = [0]
+
     def step() -> float:
-        # Random tokens; the target at t is the token at t + 1, the last position unscored
-        # (normlab's random_next_token_batch), i.e. ordinary next-token cross-entropy.
-        tokens = torch.randint(0, V, (B, T), generator=gen)
+        tokens = batches[counter[0] % len(batches)]
+        counter[0] += 1
         logits = model(tokens)
         loss = F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -680,11 +701,17 @@ def bench(preset: str, steps: Optional[int], warmup: int, as_json: bool, dtype: 
 
     for _ in range(warmup):
         step()
-    start = time.perf_counter()
+    # `repeats` timed windows of `steps` steps each; the median window is reported (the
+    # machine may be shared, and one window can be slowed by other processes).
+    windows = []
     loss = 0.0
-    for _ in range(steps):
-        loss = step()
-    elapsed = time.perf_counter() - start
+    load_before = os.getloadavg()[0]
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            loss = step()
+        windows.append(time.perf_counter() - start)
+    elapsed = sorted(windows)[len(windows) // 2]
     result = {
         "twin": "pytorch-eager",
         "preset": preset,
@@ -696,7 +723,10 @@ def bench(preset: str, steps: Optional[int], warmup: int, as_json: bool, dtype: 
         "params": sum(p.numel() for p in params),
         "warmup_steps": warmup,
         "steps": steps,
+        "repeats": repeats,
         "seconds": elapsed,
+        "window_steps_per_s": [steps / w for w in windows],
+        "load_avg_1m": load_before,
         "steps_per_s": steps / elapsed,
         "tokens_per_s": steps * B * T / elapsed,
         "ms_per_step": 1e3 * elapsed / steps,
@@ -708,8 +738,12 @@ def bench(preset: str, steps: Optional[int], warmup: int, as_json: bool, dtype: 
     else:
         print(f"twin bench {preset}: {cfg['scheme']} {cfg['norm']}, L={cfg['layers']} "
               f"D={cfg['width']} H={cfg['heads']} V={V} MLP={'on' if cfg['mlp'] else 'off'}, "
-              f"B={B} T={T}, {result['params']} parameters, torch {torch.__version__}, 1 thread")
-        print(f"  {steps} steps after {warmup} warmup in {elapsed:.3f} s: "
+              f"B={B} T={T}, {result['params']} parameters, torch {torch.__version__}, "
+              f"{torch.get_num_threads()} thread(s)")
+        print(f"  {repeats} windows of {steps} steps after {warmup} warmup, steps/s per window: "
+              + ", ".join(f"{steps / w:.1f}" for w in windows)
+              + f" (1-min load average {load_before:.2f} on {os.cpu_count()} cores)")
+        print(f"  median window {elapsed:.3f} s: "
               f"{result['steps_per_s']:.1f} steps/s, {result['tokens_per_s']:.0f} tokens/s, "
               f"{result['ms_per_step']:.3f} ms/step, final loss {loss:.4f}")
 
@@ -732,6 +766,8 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--double", action="store_true", help="compute in float64 (default float32)")
     ap.add_argument("--steps", type=int, help="--bench: measured steps (default per preset)")
     ap.add_argument("--warmup", type=int, default=20, help="--bench: unmeasured steps first")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="--bench: timed windows of --steps steps; the median is reported")
     ap.add_argument("--seed", type=int, default=0, help="--bench: seed of init and batches")
     ap.add_argument("--json", action="store_true", help="--bench: print one JSON object")
     ap.add_argument("--tokens", help='--eval: token ids, e.g. "3 1 4 1 5"')
@@ -758,7 +794,9 @@ def main(argv: List[str]) -> int:
         if args.bench is not None:
             if args.steps is not None and args.steps < 1:
                 ap.error("--steps must be at least 1")
-            bench(args.bench, args.steps, args.warmup, args.json, dtype, args.seed)
+            if args.repeats < 1:
+                ap.error("--repeats must be at least 1")
+            bench(args.bench, args.steps, args.warmup, args.repeats, args.json, dtype, args.seed)
             return 0
         if args.tokens is None:
             ap.error("--eval needs --tokens")
