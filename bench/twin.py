@@ -40,7 +40,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 # Exit code 77 (the usual "skipped" code of test drivers) when PyTorch is absent, so that the
