@@ -1,0 +1,200 @@
+// Cross-check against the PyTorch twin (bench/twin.py, docs/twin.md).
+//
+// For every scheme and a spread of norm kinds and options: `normlab init` writes a checkpoint,
+// `normlab grads` writes normlab's logits, loss and every parameter gradient on a random batch,
+// and `twin.py --check` recomputes them with PyTorch autograd from the checkpoint alone. The
+// case passes iff every tensor's relative difference max|a − b| / max(max|a|, max|b|) is
+// below 1e-4 in float32. Without python3-torch the cases are skipped, visibly.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace normlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Debian's python3-torch is installed for the system interpreter only; the python3 first on
+// PATH may be another one without torch.
+constexpr const char* kPython = "/usr/bin/python3";
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CommandResult run(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string twin_script() {
+  return (fs::path(NORMLAB_SOURCE_DIR) / "bench" / "twin.py").string();
+}
+
+// twin.py exits with 77 when /usr/bin/python3 cannot import torch (and the shell with 127 when
+// there is no /usr/bin/python3): the cross-check cannot run, and the test says so.
+constexpr int kExitNoTorch = 77;
+constexpr int kExitNoPython = 127;
+
+#define SKIP_IF_NO_TORCH(result)                                                         \
+  if ((result).exit_code == kExitNoTorch || (result).exit_code == kExitNoPython) {       \
+    GTEST_SKIP() << "python3-torch is absent: " << kPython                               \
+                 << " cannot import torch, so the PyTorch twin cross-check did not run " \
+                 << "(install Debian's python3-torch). " << (result).output;             \
+  }
+
+// A scratch directory under the test temp dir, removed when the test ends.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name)
+      : path_(fs::path(::testing::TempDir()) /
+              ("normlab_twin_" + name + "_" + std::to_string(getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Runs `normlab init` then `normlab grads`; returns "" or the failing command's output.
+std::string make_checkpoint_and_grads(const std::string& init_args, uint64_t init_seed,
+                                      const fs::path& ckpt, const fs::path& grads, int batch,
+                                      int len, uint64_t batch_seed) {
+  const std::string bin = quote(NORMLAB_BINARY);
+  const CommandResult init = run(bin + " init " + init_args + " --seed " +
+                                 std::to_string(init_seed) + " --out " + quote(ckpt.string()));
+  if (init.exit_code != 0) return "normlab init " + init_args + " failed:\n" + init.output;
+  const CommandResult g =
+      run(bin + " grads --checkpoint " + quote(ckpt.string()) + " --batch " +
+          std::to_string(batch) + " --seq-len " + std::to_string(len) + " --seed " +
+          std::to_string(batch_seed) + " --out " + quote(grads.string()));
+  if (g.exit_code != 0) return "normlab grads failed:\n" + g.output;
+  return "";
+}
+
+CommandResult twin_check(const fs::path& ckpt, const fs::path& grads) {
+  return run(std::string(kPython) + " " + quote(twin_script()) + " --check " +
+             quote(ckpt.string()) + " " + quote(grads.string()) + " --tol 1e-4");
+}
+
+struct TwinCase {
+  const char* name;
+  const char* init_args;  // `normlab init` options
+};
+
+// Every scheme at least once; every norm kind; rope, sinusoidal and learned positions; tied;
+// bidirectional; relu; 2- and 3-layer models with MLP; several heads. Most use init std 0.3
+// so that attention is far from uniform; a few keep the default 0.02 or less, where activations
+// are small enough that the placement of eps inside the square root changes the numbers (for
+// l2, whose sum of squares is D times larger, that takes init std 0.005).
+const TwinCase kCases[] = {
+    {"pre_rmsnorm_rope_heads2",
+     "--scheme pre --norm rmsnorm --pos rope --width 16 --heads 2 "
+     "--layers 2 --init-std 0.3"},
+    {"pre_none", "--scheme pre --norm none --init-std 0.2"},
+    {"pre_l2_tied", "--scheme pre --norm l2 --tied --init-std 0.005"},
+    {"pre_layernorm_embednorm_beta", "--scheme pre --norm layernorm --embed-norm --beta 2.5"},
+    {"post_layernorm_sinusoidal", "--scheme post --norm layernorm --pos sinusoidal --init-std 0.3"},
+    {"post_rmsnorm_minimal",
+     "--scheme post --norm rmsnorm --vocab 16 --width 15 --layers 1 "
+     "--no-mlp"},
+    {"post_rmsnorm_finalnorm",
+     "--scheme post --norm rmsnorm --final-norm --no-scaled-init "
+     "--init-std 0.3"},
+    {"peri_standardize_learned",
+     "--scheme peri --norm standardize --pos learned --max-len 16 "
+     "--init-std 0.3"},
+    {"peri_init_rmsnorm_heads4",
+     "--scheme peri_init --norm rmsnorm --width 16 --heads 4 "
+     "--init-std 0.3"},
+    {"post_attn_standardize", "--scheme post_attn --norm standardize --init-std 0.3"},
+    {"post_attn_layernorm_bidirectional_rope",
+     "--scheme post_attn --norm layernorm "
+     "--bidirectional --pos rope --width 16 --heads 4 "
+     "--init-std 0.3"},
+    {"mix2_layernorm_relu",
+     "--scheme mix --mix-layers 2 --layers 3 --norm layernorm "
+     "--activation relu --init-std 0.3"},
+    {"ngpt_l2_tied", "--scheme ngpt --norm l2 --tied --init-std 0.3"},
+    {"ngpt_rmsnorm_rope", "--scheme ngpt --norm rmsnorm --pos rope --heads 2 --init-std 0.3"},
+    {"sqrt_scaling_rmsnorm", "--scheme sqrt_scaling --norm rmsnorm --layers 3 --init-std 0.3"},
+    {"sqrt_scaling_layernorm_default_init", "--scheme sqrt_scaling --norm layernorm --layers 2"},
+    {"deepnorm_layernorm", "--scheme deepnorm --norm layernorm --layers 2 --init-std 0.3"},
+};
+
+void PrintTo(const TwinCase& c, std::ostream* os) {
+  *os << c.name << " (normlab init " << c.init_args << ")";
+}
+
+class TwinCrossCheck : public ::testing::TestWithParam<TwinCase> {};
+
+TEST_P(TwinCrossCheck, LogitsAndGradientsMatchPyTorch) {
+  const TwinCase& c = GetParam();
+  ScratchDir dir(c.name);
+  const fs::path ckpt = dir.path() / "ckpt", grads = dir.path() / "grads.safetensors";
+  const std::string error = make_checkpoint_and_grads(c.init_args, 7, ckpt, grads, 3, 9, 11);
+  ASSERT_EQ(error, "");
+  const CommandResult r = twin_check(ckpt, grads);
+  SKIP_IF_NO_TORCH(r);
+  EXPECT_EQ(r.exit_code, 0) << "twin.py --check failed for normlab init " << c.init_args << ":\n"
+                            << r.output;
+  // The twin compared the logits, the loss and at least one gradient, and said OK.
+  EXPECT_NE(r.output.find("  logits "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  grad.embed.weight "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nOK\n"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
+  // The per-case numbers, for the log.
+  const size_t worst = r.output.find("worst:");
+  if (worst != std::string::npos) {
+    std::printf("%s: %s\n", c.name,
+                r.output.substr(worst, r.output.find('\n', worst) - worst).c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EverySchemeAndOption, TwinCrossCheck, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<TwinCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// Negative control: the check must fail when the gradients come from a different model
+// (same config, another init seed), so a twin that always printed OK would not pass.
+TEST(TwinCheck, FailsOnGradientsOfAnotherModel) {
+  ScratchDir dir("mismatch");
+  const fs::path a = dir.path() / "a", b = dir.path() / "b";
+  const fs::path grads = dir.path() / "grads_a.safetensors";
+  const std::string args = "--scheme pre --norm rmsnorm --layers 1 --init-std 0.3";
+  ASSERT_EQ(make_checkpoint_and_grads(args, 1, a, grads, 2, 5, 3), "");
+  ASSERT_EQ(make_checkpoint_and_grads(args, 2, b, dir.path() / "grads_b.safetensors", 2, 5, 3), "");
+  const CommandResult r = twin_check(b, grads);
+  SKIP_IF_NO_TORCH(r);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("\nFAIL\n"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace normlab
