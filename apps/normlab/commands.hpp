@@ -12,5 +12,7 @@ void add_forward_command(CLI::App& app);
 void add_grads_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_train_steps_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -1,0 +1,38 @@
+// `normlab train RUN_DIR [--resume]`: trains the run described by RUN_DIR/run.json (written
+// by `normlab run` for every scheme and seed of an experiment). With --resume, continues
+// from the run's last checkpoint and reaches the same final weights as an uninterrupted run.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/trainer.hpp"
+
+namespace normlab::cli {
+
+void add_train_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "Train one prepared run directory (see `normlab run`)");
+  auto dir = std::make_shared<std::string>();
+  auto resume = std::make_shared<bool>(false);
+  auto kill_at = std::make_shared<int64_t>(0);
+  cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
+  cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
+  cmd->add_option("--kill-at-step", *kill_at,
+                  "Testing aid: the process kills itself with SIGKILL after this step");
+  cmd->callback([=] {
+    TrainHooks hooks;
+    hooks.progress = ::isatty(2) != 0;
+    hooks.kill_at_step = *kill_at;
+    const RunOutcome r = train_run(*dir, *resume, hooks);
+    if (r.status == RunStatus::diverged) {
+      throw InputError(fmt::format("{}: {}", *dir, r.message));
+    }
+    std::printf("%s: %lld steps, last loss %.5f, %.1f s\n", dir->c_str(),
+                static_cast<long long>(r.steps), r.last_loss, r.seconds);
+  });
+}
+
+}  // namespace normlab::cli
