@@ -72,9 +72,15 @@ LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfi
   }
   out.metadata = file.metadata;
 
-  // The layout the config implies; every tensor must be in the file with its shape.
-  const Model<float> reference(out.config);
-  const ParamLayout& layout = reference.layout();
+  // The layout the config implies; every tensor must be in the file with its shape. A config
+  // this build cannot construct is a property of the file (exit 1, named), not a usage error.
+  std::unique_ptr<const Model<float>> reference;
+  try {
+    reference = std::make_unique<const Model<float>>(out.config);
+  } catch (const UsageError& e) {
+    throw fail(fmt::format("the stored model config cannot be built: {}", e.what()));
+  }
+  const ParamLayout& layout = reference->layout();
   out.values.assign(layout.total(), 0.0f);
   for (const TensorSpec& spec : layout.tensors()) {
     const SafeTensor* t = file.find(spec.name);
