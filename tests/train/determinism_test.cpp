@@ -20,8 +20,9 @@
 namespace normlab {
 namespace {
 
-constexpr int kSteps = 3;
-constexpr int64_t kBatch = 8, kLen = 128;  // N = 1024 rows: 4 shards
+constexpr int kSteps = 2;
+// N = B·T = 1024 rows: 4 row shards. Short sequences keep attention (B·T² work) cheap.
+constexpr int64_t kBatch = 32, kLen = 32;
 
 struct RunRecord {
   std::vector<double> losses, grad_norms;
@@ -39,7 +40,7 @@ RunRecord run(const SchemeCase& sc, int threads) {
   set_num_threads(threads);
   ModelConfig c;
   c.vocab = 24;
-  c.width = 32;
+  c.width = 16;
   c.heads = 2;
   c.layers = 2;
   c.mlp_mult = 2;
