@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
@@ -79,6 +81,16 @@ LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfi
     reference = std::make_unique<const Model<float>>(out.config);
   } catch (const UsageError& e) {
     throw fail(fmt::format("the stored model config cannot be built: {}", e.what()));
+  } catch (const std::bad_alloc&) {
+    throw fail(
+        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
+                    "to allocate",
+                    out.config.vocab, out.config.width, out.config.layers));
+  } catch (const std::length_error&) {
+    throw fail(
+        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
+                    "to allocate",
+                    out.config.vocab, out.config.width, out.config.layers));
   }
   const ParamLayout& layout = reference->layout();
   out.values.assign(layout.total(), 0.0f);
