@@ -228,6 +228,20 @@ TEST_F(CheckpointErrors, ConfigWithAnUnimplementedScheme) {
   expect_file_error(testing::build(f), {"attnres", "not implemented"});
 }
 
+// A config whose parameter count exceeds what a vector can hold (the layout is built by
+// allocating a model): a file error naming the file, not "std::bad_alloc". The size is chosen
+// above vector::max_size(), so it fails before allocating anything on any machine.
+TEST_F(CheckpointErrors, ConfigTooLargeToAllocate) {
+  RawFile f = raw();
+  nlohmann::json j = to_json(config_);
+  j["vocab"] = 2147483647;
+  j["width"] = 536870912;  // 2^29: vocab·width ≈ 2^60 per matrix, 1.5·2^61 values in all
+  j["heads"] = 1;
+  j["mlp"] = false;
+  f.metadata["normlab_config"] = j.dump();
+  expect_file_error(testing::build(f), {"too large to allocate", "width 536870912"});
+}
+
 // Names come from the file: a control character in one must not break the one-line rule.
 TEST_F(CheckpointErrors, TensorNameWithANewline) {
   RawFile f = raw();
