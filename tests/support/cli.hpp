@@ -80,9 +80,16 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-inline RunResult run_normlab(const std::vector<std::string>& args) {
+// `env`: extra environment for the program, e.g. {"OPENBLAS_NUM_THREADS=2"}.
+inline RunResult run_normlab(const std::vector<std::string>& args,
+                             const std::vector<std::string>& env = {}) {
   TempDir io;
-  std::string cmd = "exec " + shell_quote(NORMLAB_BINARY);
+  std::string cmd = "exec";
+  if (!env.empty()) {
+    cmd += " env";
+    for (const std::string& e : env) cmd += " " + shell_quote(e);
+  }
+  cmd += " " + shell_quote(NORMLAB_BINARY);
   for (const std::string& a : args) cmd += " " + shell_quote(a);
   cmd += " >" + shell_quote((io / "out").string()) + " 2>" + shell_quote((io / "err").string()) +
          " </dev/null";
