@@ -11,6 +11,7 @@
 #include "normlab/model.hpp"
 #include "normlab/safetensors.hpp"
 #include "normlab/train_step.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -25,10 +26,10 @@ void add_grads_command(CLI::App& app) {
   cmd->add_option("--checkpoint", *checkpoint, "Checkpoint directory")->required();
   cmd->add_option("--out", *out, "Output .safetensors file")->required();
   cmd->add_option("--batch", *batch, "Sequences B")
-      ->check(CLI::Range(1, 1 << 16))
+      ->check(integer_in(1, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--seq-len", *len, "Sequence length T")
-      ->check(CLI::Range(2, 1 << 20))
+      ->check(integer_in(2, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--seed", *seed, "Seed of the random batch")->capture_default_str();
   cmd->callback([=] {

@@ -3,11 +3,60 @@
 //   0 success, 1 runtime or input error, 2 invalid usage (bad option, value or combination).
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "normlab/errors.hpp"
+
+namespace {
+
+// Every message is one line (DESIGN.md principle 7). Parts of it come from the user's input (a
+// tensor name in a file, an option value), so control characters are shown escaped.
+std::string one_line(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void print_error(std::string_view message) {
+  std::fprintf(stderr, "normlab: %s\n", one_line(message).c_str());
+}
+
+// What to say after a command-line parse error: where the allowed options are listed, for the
+// subcommand that was being parsed.
+std::string parse_error_hint(CLI::App& app) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    const std::vector<std::string> rest = app.remaining();
+    std::string unknown;
+    if (!rest.empty()) {
+      unknown = fmt::format("unknown {} '{}'; ",
+                            rest.front().starts_with('-') ? "option" : "subcommand", rest.front());
+    }
+    return fmt::format("{}allowed subcommands: {}; run 'normlab --help' for details", unknown,
+                       fmt::join(names, ", "));
+  }
+  return fmt::format("run 'normlab {} --help' for the allowed options", chosen.front()->get_name());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"normlab: a laboratory for normalization in transformers"};
@@ -29,17 +78,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "normlab: %s\n", e.what());
-    std::fprintf(stderr, "Run with --help for the allowed options.\n");
+    print_error(fmt::format("{}; {}", e.what(), parse_error_hint(app)));
     return 2;
   } catch (const normlab::UsageError& e) {
-    std::fprintf(stderr, "normlab: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const normlab::InputError& e) {
-    std::fprintf(stderr, "normlab: %s\n", e.what());
+    print_error(e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "normlab: error: %s\n", e.what());
+    print_error(fmt::format("error: {}", e.what()));
     return 1;
   }
   return 0;

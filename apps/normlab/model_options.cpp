@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "normlab/errors.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -14,20 +15,20 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--norm", o.norm, "Norm kind (default rmsnorm; l2 for ngpt)")
       ->check(CLI::IsMember(norm_kind_names()));
   cmd->add_option("--vocab", c.vocab, "Vocabulary size V")
-      ->check(CLI::Range(2, 1 << 20))
+      ->check(integer_in(2, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--width", c.width, "Model width D")
-      ->check(CLI::Range(1, 1 << 16))
+      ->check(integer_in(1, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--heads", c.heads, "Attention heads H (must divide D)")
-      ->check(CLI::Range(1, 1 << 12))
+      ->check(integer_in(1, 1 << 12))
       ->capture_default_str();
   cmd->add_option("--layers", c.layers, "Number of blocks L")
-      ->check(CLI::Range(1, 1 << 12))
+      ->check(integer_in(1, 1 << 12))
       ->capture_default_str();
   cmd->add_flag("--mlp,!--no-mlp", c.mlp, "MLP sublayer in each block (default on)");
   cmd->add_option("--mlp-mult", c.mlp_mult, "MLP hidden width multiplier")
-      ->check(CLI::Range(1, 64))
+      ->check(integer_in(1, 64))
       ->capture_default_str();
   cmd->add_option("--activation", o.activation, "MLP activation")
       ->check(CLI::IsMember({"gelu", "relu"}))
@@ -36,17 +37,20 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
       ->check(CLI::IsMember(pos_encoding_names()))
       ->capture_default_str();
   cmd->add_option("--max-len", c.max_len, "Longest sequence for learned positions")
-      ->check(CLI::Range(1, 1 << 24))
+      ->check(integer_in(1, 1 << 24))
       ->capture_default_str();
   cmd->add_flag("--causal,!--bidirectional", c.causal,
                 "Causal (default) or bidirectional attention");
   cmd->add_option("--beta", c.beta, "Attention temperature: logits scaled by beta/sqrt(D/H)")
+      ->check(real_number())
       ->capture_default_str();
   o.mix_layers_opt =
       cmd->add_option("--mix-layers", c.mix_layers, "k of mix(k): layers l < k are post-norm")
+          ->check(integer())
           ->capture_default_str();
   o.block_size_opt =
       cmd->add_option("--block-size", c.block_size, "Sublayers per block of block_attnres")
+          ->check(integer())
           ->capture_default_str();
   cmd->add_flag("--tied,!--untied", c.tied,
                 "Tie the unembedding to the embedding (default untied)");
@@ -54,7 +58,9 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
                                     "Norm before the unembedding (default: per scheme)");
   o.embed_norm_flag = cmd->add_flag("--embed-norm,!--no-embed-norm", o.embed_norm,
                                     "Norm on the embeddings (default: on for peri_init only)");
-  cmd->add_option("--init-std", c.init_std, "Std of the normal weight init")->capture_default_str();
+  cmd->add_option("--init-std", c.init_std, "Std of the normal weight init")
+      ->check(real_number())
+      ->capture_default_str();
   cmd->add_flag("--scaled-init,!--no-scaled-init", c.scaled_residual_init,
                 "Scale output-projection init by 1/sqrt(2L) (default on)");
 }

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
@@ -72,9 +74,25 @@ LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfi
   }
   out.metadata = file.metadata;
 
-  // The layout the config implies; every tensor must be in the file with its shape.
-  const Model<float> reference(out.config);
-  const ParamLayout& layout = reference.layout();
+  // The layout the config implies; every tensor must be in the file with its shape. A config
+  // this build cannot construct is a property of the file (exit 1, named), not a usage error.
+  std::unique_ptr<const Model<float>> reference;
+  try {
+    reference = std::make_unique<const Model<float>>(out.config);
+  } catch (const UsageError& e) {
+    throw fail(fmt::format("the stored model config cannot be built: {}", e.what()));
+  } catch (const std::bad_alloc&) {
+    throw fail(
+        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
+                    "to allocate",
+                    out.config.vocab, out.config.width, out.config.layers));
+  } catch (const std::length_error&) {
+    throw fail(
+        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
+                    "to allocate",
+                    out.config.vocab, out.config.width, out.config.layers));
+  }
+  const ParamLayout& layout = reference->layout();
   out.values.assign(layout.total(), 0.0f);
   for (const TensorSpec& spec : layout.tensors()) {
     const SafeTensor* t = file.find(spec.name);

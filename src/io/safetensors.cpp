@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "normlab/atomic_file.hpp"
@@ -63,6 +65,7 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     return InputError(fmt::format("{}: {}", p, problem));
   };
   if (!std::filesystem::exists(path)) throw fail("no such file");
+  if (std::filesystem::is_directory(path)) throw fail("is a directory, not a safetensors file");
   const std::string bytes = read_file(path);
   if (bytes.size() < 8) {
     throw fail(
@@ -74,9 +77,9 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     throw fail(fmt::format("truncated: the header says {} bytes of JSON but only {} follow", n,
                            bytes.size() - 8));
   }
-  nlohmann::json header;
+  nlohmann::ordered_json header;  // ordered: tensors come back in file order
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + n);
+    header = nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + n);
   } catch (const nlohmann::json::parse_error& e) {
     throw fail(fmt::format("the header is not valid JSON ({})", e.what()));
   }
@@ -106,17 +109,28 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     }
     SafeTensor t;
     t.name = name;
-    const nlohmann::json& shape = entry["shape"];
+    const nlohmann::ordered_json& shape = entry["shape"];
     if (!shape.is_array()) throw fail(fmt::format("tensor '{}': shape is not a list", name));
-    int64_t count = 1;
     for (const auto& d : shape) {
       if (!d.is_number_integer() || d.get<int64_t>() < 0) {
         throw fail(fmt::format("tensor '{}': shape holds a value that is not a size", name));
       }
       t.shape.push_back(d.get<int64_t>());
-      count *= t.shape.back();
     }
-    const nlohmann::json& off = entry["data_offsets"];
+    // The number of values, refusing shapes whose byte size would overflow int64.
+    int64_t count = 1;
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) {
+      count = 0;
+    } else {
+      for (int64_t dim : t.shape) {
+        if (count > std::numeric_limits<int64_t>::max() / int64_t(sizeof(float)) / dim) {
+          throw fail(
+              fmt::format("tensor '{}': shape {} is too large", name, shape_string(t.shape)));
+        }
+        count *= dim;
+      }
+    }
+    const nlohmann::ordered_json& off = entry["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned()) {
       throw fail(fmt::format("tensor '{}': data_offsets is not [begin, end]", name));

@@ -1,9 +1,15 @@
 // Finite-difference check of the whole model: for every valid scheme × norm kind, a 2-layer
 // model with MLP in double precision; the analytic gradient of the cross-entropy loss against
 // central differences, per parameter tensor, relative error below 1e-6.
+//
+// ModelGradCheckVariant extends the coverage to the options the first suite keeps fixed:
+// RoPE, sinusoidal and no positions, tied unembedding, bidirectional attention, relu, 1 and 4
+// heads, no MLP, 3 layers with mix(k) for k = 0..3, embedding norm and final norm forced on and
+// off, and batches of several sequences, each under the same bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -124,6 +130,207 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(AllSchemesAllNorms, ModelGradCheck, ::testing::ValuesIn(all_valid_cases()),
                          case_name);
+
+struct Variant {
+  std::string name;
+  std::function<void(ModelConfig&)> edit;  // applied to the base config below
+  int64_t batch = 2, len = 5;
+};
+
+ModelConfig base_config() {
+  ModelConfig c;
+  c.vocab = 7;
+  c.width = 8;
+  c.heads = 2;
+  c.layers = 2;
+  c.mlp = true;
+  c.mlp_mult = 2;
+  c.init_std = 0.4;
+  c.max_len = 8;
+  return c;
+}
+
+std::vector<Variant> variants() {
+  using C = ModelConfig&;
+  std::vector<Variant> v = {
+      {"rope_pre_rmsnorm", [](C c) { c.pos = PosEncoding::rope; }},
+      {"rope_heads4_peri_layernorm",
+       [](C c) {
+         c.pos = PosEncoding::rope;
+         c.heads = 4;
+         c.scheme = Scheme::peri;
+         c.norm = NormKind::layernorm;
+       }},
+      {"rope_bidirectional_post_rmsnorm",
+       [](C c) {
+         c.pos = PosEncoding::rope;
+         c.causal = false;
+         c.scheme = Scheme::post;
+       }},
+      {"sinusoidal_pre_layernorm",
+       [](C c) {
+         c.pos = PosEncoding::sinusoidal;
+         c.norm = NormKind::layernorm;
+       }},
+      {"sinusoidal_ngpt_l2",
+       [](C c) {
+         c.pos = PosEncoding::sinusoidal;
+         c.scheme = Scheme::ngpt;
+         c.norm = NormKind::l2;
+       }},
+      {"nopos_bidirectional_pre_rmsnorm", [](C c) { c.causal = false; }},
+      {"tied_pre_rmsnorm", [](C c) { c.tied = true; }},
+      {"tied_post_layernorm",
+       [](C c) {
+         c.tied = true;
+         c.scheme = Scheme::post;
+         c.norm = NormKind::layernorm;
+       }},
+      {"tied_ngpt_l2",
+       [](C c) {
+         c.tied = true;
+         c.scheme = Scheme::ngpt;
+         c.norm = NormKind::l2;
+       }},
+      {"tied_none_baseline",
+       [](C c) {
+         c.tied = true;
+         c.norm = NormKind::none;
+       }},
+      {"bidirectional_peri_init_standardize",
+       [](C c) {
+         c.causal = false;
+         c.scheme = Scheme::peri_init;
+         c.norm = NormKind::standardize;
+       }},
+      {"relu_pre_rmsnorm", [](C c) { c.activation = Activation::relu; }},
+      {"relu_deepnorm_layernorm",
+       [](C c) {
+         c.activation = Activation::relu;
+         c.scheme = Scheme::deepnorm;
+         c.norm = NormKind::layernorm;
+       }},
+      {"heads1_pre_layernorm",
+       [](C c) {
+         c.heads = 1;
+         c.norm = NormKind::layernorm;
+       }},
+      {"heads4_post_attn_rmsnorm",
+       [](C c) {
+         c.heads = 4;
+         c.scheme = Scheme::post_attn;
+       }},
+      {"heads8_sqrt_scaling_l2",
+       [](C c) {
+         c.heads = 8;
+         c.scheme = Scheme::sqrt_scaling;
+         c.norm = NormKind::l2;
+       }},
+      {"nomlp_pre_rmsnorm", [](C c) { c.mlp = false; }},
+      {"nomlp_ngpt_l2",
+       [](C c) {
+         c.mlp = false;
+         c.scheme = Scheme::ngpt;
+       }},
+      {"embed_norm_on_pre_layernorm",
+       [](C c) {
+         c.embed_norm = Toggle::on;
+         c.norm = NormKind::layernorm;
+       }},
+      {"embed_norm_off_peri_init_rmsnorm",
+       [](C c) {
+         c.embed_norm = Toggle::off;
+         c.scheme = Scheme::peri_init;
+       }},
+      {"final_norm_off_pre_rmsnorm", [](C c) { c.final_norm = Toggle::off; }},
+      {"final_norm_on_post_layernorm",
+       [](C c) {
+         c.final_norm = Toggle::on;
+         c.scheme = Scheme::post;
+         c.norm = NormKind::layernorm;
+       }},
+      {"final_norm_on_deepnorm_rmsnorm",
+       [](C c) {
+         c.final_norm = Toggle::on;
+         c.scheme = Scheme::deepnorm;
+       }},
+      {"embed_and_final_off_peri_init_layernorm",
+       [](C c) {
+         c.embed_norm = Toggle::off;
+         c.final_norm = Toggle::off;
+         c.scheme = Scheme::peri_init;
+         c.norm = NormKind::layernorm;
+       }},
+      {"layers3_deepnorm_rmsnorm",
+       [](C c) {
+         c.layers = 3;
+         c.scheme = Scheme::deepnorm;
+       }},
+      {"layers3_sqrt_scaling_layernorm",
+       [](C c) {
+         c.layers = 3;
+         c.scheme = Scheme::sqrt_scaling;
+         c.norm = NormKind::layernorm;
+       }},
+      {"batch4_len3_learned_pre_rmsnorm", [](C c) { c.pos = PosEncoding::learned; }, 4, 3},
+      {"batch3_len7_rope_heads4_mix1",
+       [](C c) {
+         c.pos = PosEncoding::rope;
+         c.heads = 4;
+         c.scheme = Scheme::mix;
+         c.mix_layers = 1;
+       },
+       3, 7},
+      {"batch5_len1_pre_layernorm", [](C c) { c.norm = NormKind::layernorm; }, 5, 1},
+  };
+  for (int k = 0; k <= 3; ++k) {
+    for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
+      v.push_back({"layers3_mix" + std::to_string(k) + "_" + to_string(norm), [k, norm](C c) {
+                     c.layers = 3;
+                     c.scheme = Scheme::mix;
+                     c.mix_layers = k;
+                     c.norm = norm;
+                   }});
+    }
+  }
+  return v;
+}
+
+class ModelGradCheckVariant : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
+  const Variant& v = GetParam();
+  ModelConfig c = base_config();
+  v.edit(c);
+  Model<double> m(c);
+  // The option under test is in effect (not silently ignored).
+  if (c.embed_norm != Toggle::automatic) {
+    EXPECT_EQ(m.scheme().embed_norm, c.embed_norm == Toggle::on);
+  }
+  if (c.final_norm != Toggle::automatic) {
+    EXPECT_EQ(m.scheme().final_norm, c.final_norm == Toggle::on);
+  }
+  EXPECT_EQ(m.layout().find("unembed.weight") == nullptr, c.tied);
+  EXPECT_EQ(m.layout().find("pos.weight") != nullptr, c.pos == PosEncoding::learned);
+  EXPECT_EQ(m.num_sublayers(), c.layers * (c.mlp ? 2 : 1));
+  if (c.scheme == Scheme::mix) {  // mix(k): post-norm in layers l < k, pre-norm after
+    for (int i = 0; i < m.num_sublayers(); ++i) {
+      const int layer = i / c.sublayers_per_layer();
+      EXPECT_EQ(m.scheme().sublayers[i].norm_post, layer < c.mix_layers) << "sublayer " << i;
+      EXPECT_EQ(m.scheme().sublayers[i].norm_in, layer >= c.mix_layers) << "sublayer " << i;
+    }
+  }
+  m.init(11);
+  const Batch b = make_batch(c, v.batch, v.len, 5);
+  std::string worst;
+  const double err = max_relative_error(m, b, v.batch, v.len, &worst);
+  EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;
+}
+
+INSTANTIATE_TEST_SUITE_P(Options, ModelGradCheckVariant, ::testing::ValuesIn(variants()),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace normlab

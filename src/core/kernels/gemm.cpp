@@ -7,12 +7,29 @@
 #include "core/parallel.hpp"
 
 namespace normlab {
+namespace {
+
+// OpenBLAS always runs single-threaded: we parallelize around it over fixed row shards. Its
+// own threading (by default one thread per core, or OPENBLAS_NUM_THREADS) blocks a product
+// differently and changes the bits of the result, so a program that never called
+// set_num_threads() would give results that depend on the machine (DESIGN.md principle 8).
+// Done once, before the first product, whoever calls it.
+void ensure_blas_single_threaded() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
 
 template <>
 void gemm<float>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                  const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                  int64_t ldc) {
   if (M == 0 || N == 0) return;
+  ensure_blas_single_threaded();
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -22,6 +39,7 @@ void gemm<double>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, d
                   const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
                   double* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
+  ensure_blas_single_threaded();
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

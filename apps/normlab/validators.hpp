@@ -1,0 +1,58 @@
+// Option validators whose messages say what was wrong and what is allowed, in one line.
+// CLI11's own Range reports "Value 3.5 not in range 1 to 65536" for a non-integer, and a failed
+// conversion as "Could not convert: --beta = warm"; these replace them.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+namespace normlab::cli {
+
+// An integer (decimal, the whole argument) in [lo, hi].
+inline CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        const bool is_integer = ec == std::errc() && end == s.data() + s.size();
+        if (is_integer && v >= lo && v <= hi) return "";
+        return fmt::format(
+            "'{}' is {}; allowed: an integer from {} to {}", s,
+            is_integer || ec == std::errc::result_out_of_range ? "out of range" : "not an integer",
+            lo, hi);
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
+// Any value of an int option (the whole argument; range checks come later, in validate()).
+inline CLI::Validator integer() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        int v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size()) return "";
+        if (ec == std::errc::result_out_of_range) return fmt::format("'{}' is too large", s);
+        return fmt::format("'{}' is not an integer", s);
+      },
+      "");  // help already shows the type
+}
+
+// A finite real number (the whole argument).
+inline CLI::Validator real_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+        if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) return "";
+        return fmt::format("'{}' is not a number; allowed: a finite real number, e.g. 0.5", s);
+      },
+      "");
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,173 @@
+// attention_forward / attention_backward (attention.hpp) in double precision, causal and
+// bidirectional, 1 and several heads, T from 1 to 7, B = 2:
+//   - dqkv against central differences of L = Σ w ⊙ o (q, k and v parts each), and the
+//     "overwritten" contract (dqkv starts as NaN garbage);
+//   - what finite differences cannot see: o and P against a direct softmax computation,
+//     every row of P sums to 1, P is exactly 0 above the diagonal when causal and positive
+//     everywhere it is allowed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/kernels/attention.hpp"
+#include "support/gradcheck.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::numeric_gradient;
+using testing::random_normal;
+using testing::relative_error;
+using testing::weighted_sum;
+
+struct AttnCase {
+  int64_t len;
+  int width, heads;
+  bool causal;
+};
+
+std::string case_name(const ::testing::TestParamInfo<AttnCase>& info) {
+  const AttnCase& c = info.param;
+  return std::string(c.causal ? "causal" : "bidirectional") + "_T" + std::to_string(c.len) + "_D" +
+         std::to_string(c.width) + "_H" + std::to_string(c.heads);
+}
+
+std::vector<AttnCase> cases() {
+  std::vector<AttnCase> out;
+  for (bool causal : {true, false}) {
+    for (int64_t T : {1, 4, 7}) {
+      out.push_back({T, 4, 1, causal});
+      out.push_back({T, 6, 3, causal});
+      out.push_back({T, 8, 2, causal});
+    }
+  }
+  return out;
+}
+
+AttentionShape shape_of(const AttnCase& c, int64_t batch) {
+  const double beta = 1.3;
+  return {batch, c.len, c.width, c.heads, c.causal, beta / std::sqrt(double(c.width / c.heads))};
+}
+
+class Attention : public ::testing::TestWithParam<AttnCase> {};
+
+TEST_P(Attention, BackwardMatchesCentralDifferences) {
+  const AttnCase c = GetParam();
+  const int64_t B = 2, N = B * c.len, D = c.width;
+  const AttentionShape s = shape_of(c, B);
+  Rng rng(6);
+  std::vector<double> qkv = random_normal(rng, N * 3 * D);
+  const std::vector<double> w = random_normal(rng, N * D);
+  std::vector<double> o(N * D), probs(B * c.heads * c.len * c.len);
+  auto loss = [&] {
+    attention_forward(s, qkv.data(), o.data(), probs.data());
+    return weighted_sum(w, o);
+  };
+  loss();
+  std::vector<double> dqkv(N * 3 * D, std::numeric_limits<double>::quiet_NaN());
+  attention_backward(s, qkv.data(), probs.data(), w.data(), dqkv.data());
+  const std::vector<double> numeric = numeric_gradient(qkv, loss);
+  // Per part (q, k, v), each a tensor of its own.
+  const char* names[] = {"dq", "dk", "dv"};
+  for (int part = 0; part < 3; ++part) {
+    std::vector<double> a, n;
+    for (int64_t r = 0; r < N; ++r) {
+      for (int64_t d = 0; d < D; ++d) {
+        a.push_back(dqkv[r * 3 * D + part * D + d]);
+        n.push_back(numeric[r * 3 * D + part * D + d]);
+      }
+    }
+    for (double v : a) ASSERT_TRUE(std::isfinite(v)) << names[part] << " not overwritten";
+    if (c.len == 1 && part < 2) {
+      // One key: the softmax is constant 1, so q and k get exactly no gradient.
+      EXPECT_LT(testing::norm2(a), 1e-14) << names[part];
+      EXPECT_LT(testing::norm2(n), 1e-9) << names[part];
+      continue;
+    }
+    EXPECT_LT(relative_error(a, n), testing::kGradTolerance) << names[part];
+  }
+}
+
+TEST_P(Attention, ForwardMatchesDirectSoftmax) {
+  const AttnCase c = GetParam();
+  const int64_t B = 2, T = c.len, D = c.width;
+  const int H = c.heads, dh = D / H;
+  const AttentionShape s = shape_of(c, B);
+  Rng rng(7);
+  const std::vector<double> qkv = random_normal(rng, B * T * 3 * D, 1.5);
+  std::vector<double> o(B * T * D), probs(B * H * T * T, 42.0);
+  attention_forward(s, qkv.data(), o.data(), probs.data());
+  for (int64_t b = 0; b < B; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const double* P = probs.data() + (b * H + h) * T * T;
+      for (int64_t i = 0; i < T; ++i) {
+        const int64_t jend = c.causal ? i + 1 : T;
+        // Direct: logits, softmax, weighted values.
+        std::vector<double> logit(jend);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < jend; ++j) {
+          double dot = 0;
+          for (int e = 0; e < dh; ++e) {
+            dot +=
+                qkv[(b * T + i) * 3 * D + h * dh + e] * qkv[(b * T + j) * 3 * D + D + h * dh + e];
+          }
+          logit[j] = dot * s.scale;
+          mx = std::max(mx, logit[j]);
+        }
+        double z = 0;
+        for (double l : logit) z += std::exp(l - mx);
+        double row_sum = 0;
+        for (int64_t j = 0; j < T; ++j) {
+          const double p = P[i * T + j];
+          row_sum += p;
+          if (j < jend) {
+            EXPECT_NEAR(p, std::exp(logit[j] - mx) / z, 1e-14);
+            EXPECT_GT(p, 0.0);
+          } else {
+            EXPECT_EQ(p, 0.0) << "causal mask: P[" << i << "][" << j << "] above the diagonal";
+          }
+        }
+        EXPECT_NEAR(row_sum, 1.0, 1e-14) << "b " << b << " h " << h << " row " << i;
+        for (int e = 0; e < dh; ++e) {
+          double ref = 0;
+          for (int64_t j = 0; j < jend; ++j) {
+            ref += P[i * T + j] * qkv[(b * T + j) * 3 * D + 2 * D + h * dh + e];
+          }
+          EXPECT_NEAR(o[(b * T + i) * D + h * dh + e], ref, 1e-13);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Attention, ::testing::ValuesIn(cases()), case_name);
+
+// Bidirectional attention lets a query see later keys; causal does not: changing the last
+// key changes the first output only without the mask.
+TEST(AttentionMask, FirstOutputDependsOnLaterKeysOnlyWhenBidirectional) {
+  const int64_t T = 3;
+  const int D = 4;
+  Rng rng(8);
+  std::vector<double> qkv = random_normal(rng, T * 3 * D);
+  for (bool causal : {true, false}) {
+    const AttentionShape s{1, T, D, 1, causal, 0.5};
+    std::vector<double> o1(T * D), o2(T * D), p(T * T);
+    attention_forward(s, qkv.data(), o1.data(), p.data());
+    std::vector<double> changed = qkv;
+    for (int d = 0; d < 2 * D; ++d) changed[(T - 1) * 3 * D + D + d] += 1.0;  // last k and v
+    attention_forward(s, changed.data(), o2.data(), p.data());
+    double diff = 0;
+    for (int d = 0; d < D; ++d) diff += std::abs(o1[d] - o2[d]);
+    if (causal) {
+      EXPECT_EQ(diff, 0.0);
+    } else {
+      EXPECT_GT(diff, 1e-3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace normlab

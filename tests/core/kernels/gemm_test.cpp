@@ -1,0 +1,111 @@
+// linear_forward / linear_backward (gemm.hpp) in double precision:
+//   - the forward against a direct triple loop, with padded leading dimensions (ldx > K,
+//     ldy > N) whose padding must stay untouched;
+//   - dX and dW against central differences of L = Σ w ⊙ Y, and the "+=" contract (both
+//     gradients add to what the buffers held);
+//   - shapes with M > kRowShard (dX split into row shards) and N > kRowShard (dW split).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/kernels/gemm.hpp"
+#include "core/parallel.hpp"
+#include "support/gradcheck.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::numeric_gradient;
+using testing::random_normal;
+using testing::relative_error;
+
+struct LinearCase {
+  int64_t M, K, N;
+  int64_t pad_x, pad_y;  // extra columns in X (ldx = K + pad_x) and Y (ldy = N + pad_y)
+};
+
+std::string case_name(const ::testing::TestParamInfo<LinearCase>& info) {
+  const LinearCase& c = info.param;
+  return "M" + std::to_string(c.M) + "_K" + std::to_string(c.K) + "_N" + std::to_string(c.N) +
+         "_padx" + std::to_string(c.pad_x) + "_pady" + std::to_string(c.pad_y);
+}
+
+class Linear : public ::testing::TestWithParam<LinearCase> {};
+
+TEST_P(Linear, ForwardMatchesTripleLoopAndKeepsPadding) {
+  const auto [M, K, N, pad_x, pad_y] = GetParam();
+  const int64_t ldx = K + pad_x, ldy = N + pad_y;
+  Rng rng(1);
+  const std::vector<double> X = random_normal(rng, M * ldx);
+  const std::vector<double> W = random_normal(rng, N * K);
+  std::vector<double> Y(M * ldy, 123.0);  // sentinel in the padding
+  linear_forward(X.data(), W.data(), Y.data(), M, K, N, ldx, ldy);
+  double worst = 0;
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double ref = 0;
+      for (int64_t k = 0; k < K; ++k) ref += X[m * ldx + k] * W[n * K + k];
+      worst = std::max(worst, std::abs(Y[m * ldy + n] - ref));
+    }
+    for (int64_t n = N; n < ldy; ++n) ASSERT_EQ(Y[m * ldy + n], 123.0) << "padding written";
+  }
+  EXPECT_LT(worst, 1e-12);
+}
+
+TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
+  const auto [M, K, N, pad_x, pad_y] = GetParam();
+  const int64_t ldx = K + pad_x, ldy = N + pad_y;
+  Rng rng(2);
+  std::vector<double> X = random_normal(rng, M * ldx);
+  std::vector<double> W = random_normal(rng, N * K);
+  const std::vector<double> w = random_normal(rng, M * ldy);  // dY = w (strided like Y)
+  std::vector<double> Y(M * ldy);
+  auto loss = [&] {
+    linear_forward(X.data(), W.data(), Y.data(), M, K, N, ldx, ldy);
+    double L = 0;
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t n = 0; n < N; ++n) L += w[m * ldy + n] * Y[m * ldy + n];
+    }
+    return L;
+  };
+  // Both outputs start from non-zero values: the backward must add to them.
+  const std::vector<double> dX0 = random_normal(rng, M * ldx);
+  const std::vector<double> dW0 = random_normal(rng, N * K);
+  std::vector<double> dX = dX0, dW = dW0;
+  linear_backward(X.data(), W.data(), w.data(), dX.data(), dW.data(), M, K, N, ldx, ldy);
+
+  std::vector<double> analytic_x;
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t k = 0; k < K; ++k) analytic_x.push_back(dX[m * ldx + k] - dX0[m * ldx + k]);
+    for (int64_t k = K; k < ldx; ++k) ASSERT_EQ(dX[m * ldx + k], dX0[m * ldx + k]);
+  }
+  std::vector<double> numeric_x;
+  for (int64_t m = 0; m < M; ++m) {
+    const std::vector<double> row = numeric_gradient(X, loss, K, m * ldx);
+    numeric_x.insert(numeric_x.end(), row.begin(), row.end());
+  }
+  EXPECT_LT(relative_error(analytic_x, numeric_x), testing::kGradTolerance) << "dX";
+
+  std::vector<double> analytic_w(N * K);
+  for (int64_t i = 0; i < N * K; ++i) analytic_w[i] = dW[i] - dW0[i];
+  EXPECT_LT(relative_error(analytic_w, numeric_gradient(W, loss)), testing::kGradTolerance) << "dW";
+
+  // dX may be null: only dW is computed, with the same values.
+  std::vector<double> dW_only = dW0;
+  linear_backward(X.data(), W.data(), w.data(), static_cast<double*>(nullptr), dW_only.data(), M, K,
+                  N, ldx, ldy);
+  EXPECT_EQ(dW_only, dW);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
+                         ::testing::Values(LinearCase{1, 1, 1, 0, 0}, LinearCase{3, 4, 5, 0, 0},
+                                           LinearCase{4, 3, 2, 2, 3},
+                                           // dX (M rows) split into two row shards; padded strides.
+                                           LinearCase{kRowShard + 44, 3, 4, 2, 1},
+                                           // dW (N rows) split into two row shards.
+                                           LinearCase{5, 3, kRowShard + 4, 0, 0}),
+                         case_name);
+
+}  // namespace
+}  // namespace normlab

@@ -1,0 +1,270 @@
+// Every way a checkpoint can be broken, through `normlab forward --checkpoint DIR --tokens "1 2"`.
+//
+// Each case crafts one broken file (tests/support/safetensors_builder.hpp, or by cutting a
+// valid file) and asserts: exit code 1, not a crash (no signal), nothing on stdout, and exactly
+// one line on stderr that names the file and says what is wrong.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "normlab/checkpoint.hpp"
+#include "normlab/model.hpp"
+#include "support/cli.hpp"
+#include "support/safetensors_builder.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::RawFile;
+using testing::RunResult;
+using testing::TempDir;
+
+class CheckpointErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.vocab = 12;
+    config_.width = 8;
+    config_.heads = 2;
+    config_.layers = 1;
+    config_.mlp_mult = 2;
+    model_ = std::make_unique<Model<float>>(config_);
+    model_->init(5);
+    save_checkpoint(dir_ / "valid", *model_);
+    valid_ = testing::slurp(dir_ / "valid" / kModelFile);
+  }
+
+  // A fresh checkpoint directory holding `bytes` as its model file.
+  std::filesystem::path with_file(const std::string& bytes) {
+    const std::filesystem::path d = dir_ / ("case" + std::to_string(cases_++));
+    testing::write_bytes(d / kModelFile, bytes);
+    return d;
+  }
+
+  RunResult forward(const std::filesystem::path& d) {
+    return testing::run_normlab({"forward", "--checkpoint", d.string(), "--tokens", "1 2"});
+  }
+
+  // Exit 1, no signal, no stdout, one stderr line holding `names` and every keyword.
+  void expect_error(const std::filesystem::path& d, const std::string& names,
+                    const std::vector<std::string>& keywords) {
+    const RunResult r = forward(d);
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exit_code, 1) << r.describe();
+    EXPECT_EQ(r.out, "") << r.describe();
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
+    EXPECT_EQ(r.err.back(), '\n') << r.describe();
+    EXPECT_NE(r.err.find(names), std::string::npos) << "message does not name " << names << "\n"
+                                                    << r.describe();
+    for (const std::string& k : keywords) {
+      EXPECT_NE(r.err.find(k), std::string::npos) << "message lacks '" << k << "'\n"
+                                                  << r.describe();
+    }
+  }
+  void expect_file_error(const std::string& bytes, const std::vector<std::string>& keywords) {
+    const std::filesystem::path d = with_file(bytes);
+    expect_error(d, (d / kModelFile).string(), keywords);
+  }
+
+  uint64_t header_length() const {
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(valid_[i])) << (8 * i);
+    return n;
+  }
+  RawFile raw() const { return testing::raw_from_model(*model_); }
+
+  ModelConfig config_;
+  std::unique_ptr<Model<float>> model_;
+  TempDir dir_;
+  std::string valid_;
+  int cases_ = 0;
+};
+
+// The fixtures themselves are sound: the valid file and the builder's rendering of the same
+// model both load, and give the same logits.
+TEST_F(CheckpointErrors, ValidFilesLoad) {
+  const RunResult a = forward(dir_ / "valid");
+  ASSERT_TRUE(a.exited && a.exit_code == 0) << a.describe();
+  EXPECT_NE(a.out.find("\"logits\""), std::string::npos);
+  EXPECT_EQ(a.err, "");
+  const RunResult b = forward(with_file(testing::build(raw())));
+  ASSERT_TRUE(b.exited && b.exit_code == 0) << b.describe();
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST_F(CheckpointErrors, EmptyFile) {
+  expect_file_error("", {"truncated", "0 bytes"});
+}
+
+TEST_F(CheckpointErrors, TruncatedInsideTheLength) {
+  for (size_t cut : {1, 4, 7}) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    expect_file_error(valid_.substr(0, cut), {"truncated", std::to_string(cut) + " bytes"});
+  }
+}
+
+TEST_F(CheckpointErrors, TruncatedInsideTheHeader) {
+  const uint64_t n = header_length();
+  for (uint64_t cut : {uint64_t(8), 8 + n / 2, 8 + n - 1}) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    expect_file_error(valid_.substr(0, cut), {"truncated", "header"});
+  }
+}
+
+TEST_F(CheckpointErrors, TruncatedInsideTheData) {
+  const uint64_t n = header_length();
+  const uint64_t data = valid_.size() - 8 - n;
+  for (uint64_t keep : {uint64_t(0), uint64_t(3), data / 2, data - 1}) {
+    SCOPED_TRACE("data bytes kept: " + std::to_string(keep));
+    expect_file_error(valid_.substr(0, 8 + n + keep), {"truncated", "tensor '"});
+  }
+}
+
+TEST_F(CheckpointErrors, HeaderLengthBeyondTheFile) {
+  std::string bytes = valid_;
+  for (int i = 0; i < 8; ++i) bytes[i] = char(0xff);  // 2^64 − 1
+  expect_file_error(bytes, {"truncated", "18446744073709551615"});
+}
+
+TEST_F(CheckpointErrors, HeaderIsNotJson) {
+  expect_file_error(testing::assemble("this is\nnot JSON {", ""), {"not valid JSON"});
+}
+
+TEST_F(CheckpointErrors, HeaderIsNotAnObject) {
+  expect_file_error(testing::assemble("[1, 2, 3]", ""), {"not a JSON object"});
+}
+
+TEST_F(CheckpointErrors, WrongDtype) {
+  RawFile f = raw();
+  testing::RawTensor* t = f.find("embed.weight");
+  t->dtype = "F16";
+  t->bytes.resize(t->bytes.size() / 2);  // what a real F16 tensor would hold
+  expect_file_error(testing::build(f), {"embed.weight", "F16", "F32"});
+}
+
+TEST_F(CheckpointErrors, MissingTensor) {
+  RawFile f = raw();
+  f.erase("layers.0.mlp.up.weight");
+  expect_file_error(testing::build(f), {"missing tensor", "layers.0.mlp.up.weight", "[16, 8]"});
+}
+
+TEST_F(CheckpointErrors, ExtraTensor) {
+  RawFile f = raw();
+  f.tensors.push_back({"layers.1.attn.q.weight", "F32", {2}, std::string(8, '\0'), {}});
+  expect_file_error(testing::build(f), {"unexpected tensor", "layers.1.attn.q.weight"});
+}
+
+TEST_F(CheckpointErrors, WrongShape) {
+  RawFile f = raw();
+  f.find("unembed.weight")->shape = {8, 12};  // transposed: the same number of values
+  expect_file_error(testing::build(f), {"unembed.weight", "[8, 12]", "[12, 8]"});
+}
+
+TEST_F(CheckpointErrors, OffsetsThatDoNotHoldTheShape) {
+  RawFile f = raw();
+  f.find("final_norm.weight")->offsets_override = nlohmann::json::array({0, 4});
+  expect_file_error(testing::build(f), {"final_norm.weight", "data_offsets"});
+}
+
+TEST_F(CheckpointErrors, NaNInATensor) {
+  RawFile f = raw();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(f.find("layers.0.attn.k.weight")->bytes.data() + 12, &nan, sizeof nan);
+  expect_file_error(testing::build(f), {"layers.0.attn.k.weight", "NaN"});
+}
+
+TEST_F(CheckpointErrors, InfinityInATensor) {
+  RawFile f = raw();
+  const float inf = -std::numeric_limits<float>::infinity();
+  std::memcpy(f.find("embed.weight")->bytes.data(), &inf, sizeof inf);
+  expect_file_error(testing::build(f), {"embed.weight", "Inf"});
+}
+
+// The config says width 16; the tensors were written for width 8, so no shape fits.
+TEST_F(CheckpointErrors, ConfigDoesNotMatchTheTensors) {
+  RawFile f = raw();
+  ModelConfig edited = config_;
+  edited.width = 16;
+  f.metadata["normlab_config"] = to_json(edited).dump();
+  expect_file_error(testing::build(f), {"embed.weight", "[12, 8]", "[12, 16]"});
+}
+
+TEST_F(CheckpointErrors, ConfigThatIsInvalid) {
+  RawFile f = raw();
+  nlohmann::json j = to_json(config_);
+  j["heads"] = 3;  // does not divide width 8
+  f.metadata["normlab_config"] = j.dump();
+  expect_file_error(testing::build(f), {"model config", "heads must divide width"});
+}
+
+TEST_F(CheckpointErrors, ConfigWithAMissingField) {
+  RawFile f = raw();
+  nlohmann::json j = to_json(config_);
+  j.erase("layers");
+  f.metadata["normlab_config"] = j.dump();
+  expect_file_error(testing::build(f), {"model config", "'layers'"});
+}
+
+TEST_F(CheckpointErrors, ConfigThatIsNotJson) {
+  RawFile f = raw();
+  f.metadata["normlab_config"] = "{width: 8";
+  expect_file_error(testing::build(f), {"model config", "not valid JSON"});
+}
+
+TEST_F(CheckpointErrors, NoConfigAtAll) {
+  RawFile f = raw();
+  f.metadata.erase("normlab_config");
+  expect_file_error(testing::build(f), {"no model config", "normlab_config"});
+}
+
+// A config this build cannot construct is a broken file (exit 1, named), not a usage error.
+TEST_F(CheckpointErrors, ConfigWithAnUnimplementedScheme) {
+  RawFile f = raw();
+  nlohmann::json j = to_json(config_);
+  j["scheme"] = "attnres";
+  f.metadata["normlab_config"] = j.dump();
+  expect_file_error(testing::build(f), {"attnres", "not implemented"});
+}
+
+// A config whose parameter count exceeds what a vector can hold (the layout is built by
+// allocating a model): a file error naming the file, not "std::bad_alloc". The size is chosen
+// above vector::max_size(), so it fails before allocating anything on any machine.
+TEST_F(CheckpointErrors, ConfigTooLargeToAllocate) {
+  RawFile f = raw();
+  nlohmann::json j = to_json(config_);
+  j["vocab"] = 2147483647;
+  j["width"] = 536870912;  // 2^29: vocab·width ≈ 2^60 per matrix, 1.5·2^61 values in all
+  j["heads"] = 1;
+  j["mlp"] = false;
+  f.metadata["normlab_config"] = j.dump();
+  expect_file_error(testing::build(f), {"too large to allocate", "width 536870912"});
+}
+
+// Names come from the file: a control character in one must not break the one-line rule.
+TEST_F(CheckpointErrors, TensorNameWithANewline) {
+  RawFile f = raw();
+  f.tensors.push_back({"evil\nname", "F32", {1}, std::string(4, '\0'), {}});
+  expect_file_error(testing::build(f), {"unexpected tensor", "evil"});
+}
+
+TEST_F(CheckpointErrors, MissingDirectory) {
+  const std::filesystem::path d = dir_ / "does_not_exist";
+  expect_error(d, d.string(), {"no such directory"});
+}
+
+TEST_F(CheckpointErrors, DirectoryWithoutModelFile) {
+  const std::filesystem::path d = dir_ / "empty_dir";
+  std::filesystem::create_directories(d);
+  expect_error(d, (d / kModelFile).string(), {"no such file"});
+}
+
+TEST_F(CheckpointErrors, ModelFileIsADirectory) {
+  const std::filesystem::path d = dir_ / "dir_as_file";
+  std::filesystem::create_directories(d / kModelFile);
+  expect_error(d, (d / kModelFile).string(), {"is a directory"});
+}
+
+}  // namespace
+}  // namespace normlab
