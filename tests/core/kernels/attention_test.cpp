@@ -61,7 +61,7 @@ TEST_P(Attention, BackwardMatchesCentralDifferences) {
   Rng rng(6);
   std::vector<double> qkv = random_normal(rng, N * 3 * D);
   const std::vector<double> w = random_normal(rng, N * D);
-  std::vector<double> o(N * D), probs(B * c.heads * c.len * c.len);
+  std::vector<double> o(N * D), probs(B * c.heads * c.len * attention_probs_stride(c.len));
   auto loss = [&] {
     attention_forward(s, qkv.data(), o.data(), probs.data());
     return weighted_sum(w, o);
@@ -98,11 +98,12 @@ TEST_P(Attention, ForwardMatchesDirectSoftmax) {
   const AttentionShape s = shape_of(c, B);
   Rng rng(7);
   const std::vector<double> qkv = random_normal(rng, B * T * 3 * D, 1.5);
-  std::vector<double> o(B * T * D), probs(B * H * T * T, 42.0);
+  const int64_t Tp = attention_probs_stride(T);
+  std::vector<double> o(B * T * D), probs(B * H * T * Tp, 42.0);
   attention_forward(s, qkv.data(), o.data(), probs.data());
   for (int64_t b = 0; b < B; ++b) {
     for (int h = 0; h < H; ++h) {
-      const double* P = probs.data() + (b * H + h) * T * T;
+      const double* P = probs.data() + (b * H + h) * T * Tp;
       for (int64_t i = 0; i < T; ++i) {
         const int64_t jend = c.causal ? i + 1 : T;
         // Direct: logits, softmax, weighted values.
@@ -120,8 +121,9 @@ TEST_P(Attention, ForwardMatchesDirectSoftmax) {
         double z = 0;
         for (double l : logit) z += std::exp(l - mx);
         double row_sum = 0;
+        for (int64_t j = T; j < Tp; ++j) EXPECT_EQ(P[i * Tp + j], 0.0) << "padding";
         for (int64_t j = 0; j < T; ++j) {
-          const double p = P[i * T + j];
+          const double p = P[i * Tp + j];
           row_sum += p;
           if (j < jend) {
             EXPECT_NEAR(p, std::exp(logit[j] - mx) / z, 1e-14);
@@ -134,7 +136,7 @@ TEST_P(Attention, ForwardMatchesDirectSoftmax) {
         for (int e = 0; e < dh; ++e) {
           double ref = 0;
           for (int64_t j = 0; j < jend; ++j) {
-            ref += P[i * T + j] * qkv[(b * T + j) * 3 * D + 2 * D + h * dh + e];
+            ref += P[i * Tp + j] * qkv[(b * T + j) * 3 * D + 2 * D + h * dh + e];
           }
           EXPECT_NEAR(o[(b * T + i) * D + h * dh + e], ref, 1e-13);
         }
@@ -154,7 +156,7 @@ TEST(AttentionMask, FirstOutputDependsOnLaterKeysOnlyWhenBidirectional) {
   std::vector<double> qkv = random_normal(rng, T * 3 * D);
   for (bool causal : {true, false}) {
     const AttentionShape s{1, T, D, 1, causal, 0.5};
-    std::vector<double> o1(T * D), o2(T * D), p(T * T);
+    std::vector<double> o1(T * D), o2(T * D), p(T * attention_probs_stride(T));
     attention_forward(s, qkv.data(), o1.data(), p.data());
     std::vector<double> changed = qkv;
     for (int d = 0; d < 2 * D; ++d) changed[(T - 1) * 3 * D + D + d] += 1.0;  // last k and v
