@@ -3,7 +3,7 @@
 namespace normlab {
 
 std::vector<TaskInfo> all_task_infos() {
-  return {};
+  return {set_complement_info(), max_retrieval_info()};
 }
 
 }  // namespace normlab

@@ -7,6 +7,9 @@
 
 namespace normlab {
 
+TaskInfo set_complement_info();  // set_complement.cpp
+TaskInfo max_retrieval_info();   // max_retrieval.cpp
+
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();
 
