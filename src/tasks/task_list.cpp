@@ -3,7 +3,7 @@
 namespace normlab {
 
 std::vector<TaskInfo> all_task_infos() {
-  return {set_complement_info(), max_retrieval_info(), dyck_info()};
+  return {set_complement_info(), max_retrieval_info(), dyck_info(), tomita_info()};
 }
 
 }  // namespace normlab

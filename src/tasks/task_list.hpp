@@ -10,6 +10,7 @@ namespace normlab {
 TaskInfo set_complement_info();  // set_complement.cpp
 TaskInfo max_retrieval_info();   // max_retrieval.cpp
 TaskInfo dyck_info();            // dyck.cpp
+TaskInfo tomita_info();          // tomita.cpp
 
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();
