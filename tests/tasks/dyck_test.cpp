@@ -52,7 +52,8 @@ void expect_dyck_sequence(const Batch& batch, int64_t b, int k, int m, bool samp
       ASSERT_FLOAT_EQ(row[j], want) << "position " << t << " token " << j;
     }
     if (t + 1 == T) break;
-    ASSERT_NE(std::find(legal.begin(), legal.end(), next), legal.end()) << "position " << t;
+    ASSERT_TRUE(std::find(legal.begin(), legal.end(), next) != legal.end())
+        << "illegal token " << next << " at position " << t + 1;
     ASSERT_NE(next, kEos);
     depth += next < dyck::closer(k, 0) ? 1 : -1;
     ASSERT_LE(depth, m);
