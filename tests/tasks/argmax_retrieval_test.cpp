@@ -2,6 +2,7 @@
 // distribution, very long lengths, length and parameter checks, and the metric.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "task_test_util.hpp"

@@ -3,6 +3,7 @@
 // and parameter checks, and the metric.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "task_test_util.hpp"

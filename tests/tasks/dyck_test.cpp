@@ -3,6 +3,7 @@
 // DP table against the closed form, long lengths, length checks, and the metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 

@@ -3,6 +3,7 @@
 // rejection of lengths outside the range with a message naming task, length and range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include <nlohmann/json.hpp>

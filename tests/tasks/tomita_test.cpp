@@ -3,6 +3,7 @@
 // match the DFA, uniform sampling within a class, long lengths, and the metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
