@@ -42,6 +42,9 @@ class Task {
   // Tokens per position (F); the model sums their embeddings.
   virtual int fields() const { return 1; }
   virtual LengthRange length_range() const = 0;
+  // Why the range is what it is, appended to check_length's message (empty: nothing to add),
+  // e.g. "T2 = (ab)* has no accepted string of odd length".
+  virtual std::string length_rule() const { return {}; }
   // Model sequence length T for task length n.
   virtual int64_t sequence_length(int64_t n) const = 0;
 
@@ -58,8 +61,8 @@ class Task {
   // Names of the metrics score() adds, in order.
   virtual std::vector<std::string> metric_names() const = 0;
 
-  // Throws UsageError "task LABEL: length n is outside ...; allowed: ..." for a length the
-  // task cannot produce.
+  // Throws UsageError "task LABEL: length n is outside its range; allowed: ... (RULE)" for a
+  // length the task cannot produce.
   void check_length(int64_t n) const;
 
   // A batch of B sequences of task length n.

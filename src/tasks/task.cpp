@@ -12,8 +12,12 @@ namespace normlab {
 void Task::check_length(int64_t n) const {
   const LengthRange r = length_range();
   if (n < r.min || n > r.max || (n - r.min) % r.step != 0) {
-    std::string allowed = fmt::format("{} to {}", r.min, r.max);
+    // A range without a real upper bound reads "at least MIN".
+    std::string allowed = r.max == LengthRange{}.max ? fmt::format("at least {}", r.min)
+                                                     : fmt::format("{} to {}", r.min, r.max);
     if (r.step > 1) allowed += fmt::format(" in steps of {}", r.step);
+    const std::string rule = length_rule();
+    if (!rule.empty()) allowed += fmt::format(" ({})", rule);
     throw UsageError(
         fmt::format("task {}: length {} is outside its range; allowed: {}", label(), n, allowed));
   }

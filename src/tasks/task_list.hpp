@@ -7,6 +7,13 @@
 
 namespace normlab {
 
+TaskInfo set_complement_info();    // set_complement.cpp
+TaskInfo max_retrieval_info();     // max_retrieval.cpp
+TaskInfo dyck_info();              // dyck.cpp
+TaskInfo tomita_info();            // tomita.cpp
+TaskInfo argmax_retrieval_info();  // argmax_retrieval.cpp
+TaskInfo dict_lookup_info();       // dict_lookup.cpp
+
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();
 

@@ -1,0 +1,102 @@
+#include "tasks/task_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "normlab/errors.hpp"
+
+namespace normlab::task_util {
+
+int64_t int_param(const TaskParams& params, const std::string& task, const std::string& name,
+                  int64_t lo, int64_t hi) {
+  const int64_t v = param_int(params, name);
+  if (v < lo || v > hi) {
+    throw UsageError(
+        fmt::format("task {}: parameter {} = {} is outside its range; allowed: {} to {}", task,
+                    name, v, lo, hi));
+  }
+  return v;
+}
+
+namespace {
+
+struct SampleBuffers {
+  std::vector<uint32_t> perm;  // the identity between samples
+  std::vector<uint32_t> swaps;
+  bool live = false;
+};
+
+SampleBuffers& sample_buffers() {
+  thread_local SampleBuffers buffers;
+  return buffers;
+}
+
+}  // namespace
+
+DistinctSample::DistinctSample(int64_t n, int64_t k, Rng& rng) : k_(k) {
+  if (k < 0 || k > n || n > int64_t{std::numeric_limits<uint32_t>::max()}) {
+    throw std::logic_error("DistinctSample: need 0 <= k <= n < 2^32");
+  }
+  SampleBuffers& s = sample_buffers();
+  if (s.live) throw std::logic_error("DistinctSample: one live sample per thread");
+  s.live = true;
+  // Grow the identity permutation; the existing prefix is already the identity.
+  for (int64_t i = static_cast<int64_t>(s.perm.size()); i < n; ++i) {
+    s.perm.push_back(static_cast<uint32_t>(i));
+  }
+  if (static_cast<int64_t>(s.swaps.size()) < k) s.swaps.resize(k);
+  perm_ = s.perm.data();
+  swap_ = s.swaps.data();
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t j = i + static_cast<int64_t>(rng.below(static_cast<uint64_t>(n - i)));
+    std::swap(perm_[i], perm_[j]);
+    swap_[i] = static_cast<uint32_t>(j);
+  }
+}
+
+DistinctSample::~DistinctSample() {
+  for (int64_t i = k_ - 1; i >= 0; --i) std::swap(perm_[i], perm_[swap_[i]]);
+  sample_buffers().live = false;
+}
+
+int argmax(const float* x, int n) {
+  int best = 0;
+  for (int j = 1; j < n; ++j) {
+    if (x[j] > x[best]) best = j;
+  }
+  return best;
+}
+
+void softmax(const float* logits, int n, std::vector<double>& out) {
+  out.resize(n);
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int j = 0; j < n; ++j) mx = std::max(mx, static_cast<double>(logits[j]));
+  double sum = 0;
+  for (int j = 0; j < n; ++j) {
+    out[j] = std::exp(static_cast<double>(logits[j]) - mx);
+    sum += out[j];
+  }
+  for (int j = 0; j < n; ++j) out[j] /= sum;
+}
+
+double tvd(const float* logits, const double* q, int n) {
+  thread_local std::vector<double> p;
+  softmax(logits, n, p);
+  double d = 0;
+  for (int j = 0; j < n; ++j) d += std::abs(p[j] - q[j]);
+  return 0.5 * d;
+}
+
+void set_uniform(Batch& batch, int64_t row, const int32_t* tokens, int n) {
+  float* t = batch.target.data() + row * batch.vocab;
+  std::fill(t, t + batch.vocab, 0.0f);
+  const float p = 1.0f / static_cast<float>(n);
+  for (int i = 0; i < n; ++i) t[tokens[i]] = p;
+  batch.weight[row] = 1.0f;
+}
+
+}  // namespace normlab::task_util
