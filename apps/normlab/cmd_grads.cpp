@@ -44,7 +44,7 @@ void add_grads_command(CLI::App& app) {
     SafetensorsFile file;
     file.tensors.push_back(
         {"tokens", {b.batch, b.len}, std::vector<float>(b.tokens.begin(), b.tokens.end())});
-    file.tensors.push_back({"target", {b.batch, b.len, V}, b.target});
+    file.tensors.push_back({"target", {b.batch, b.len, V}, b.dense_target()});
     file.tensors.push_back({"weight", {b.batch, b.len}, b.weight});
     file.tensors.push_back(
         {"logits", {b.batch, b.len, V}, std::vector<float>(logits, logits + N * V)});

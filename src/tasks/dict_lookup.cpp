@@ -50,7 +50,7 @@ class DictLookup final : public Task {
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override {
     const int V = batch.vocab;
-    const float* target = batch.target.data() + (b * batch.len + batch.len - 1) * V;
+    const float* target = batch.target_row(b * batch.len + batch.len - 1);
     metrics.add_proportion("accuracy",
                            task_util::argmax(logits, V) == task_util::argmax(target, V));
   }

@@ -90,7 +90,7 @@ class Dyck final : public Task {
   // Target row of position `row` after a prefix at `depth` whose innermost open bracket has
   // type `top`: uniform over the legal next tokens.
   void set_legal(Batch& batch, int64_t row, int64_t depth, int top) const {
-    float* t = batch.target.data() + row * batch.vocab;
+    float* t = batch.target_row(row);
     std::fill(t, t + batch.vocab, 0.0f);
     const int count = (depth < m_ ? k_ : 0) + (depth > 0 ? 1 : 0) + (depth == 0 ? 1 : 0);
     const float p = 1.0f / static_cast<float>(count);

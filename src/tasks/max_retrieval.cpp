@@ -41,7 +41,7 @@ class MaxRetrieval final : public Task {
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override {
     const int V = batch.vocab;
-    const float* target = batch.target.data() + (b * batch.len + batch.len - 1) * V;
+    const float* target = batch.target_row(b * batch.len + batch.len - 1);
     const int answer = task_util::argmax(target, V);
     metrics.add_proportion("accuracy", task_util::argmax(logits, V) == answer);
   }

@@ -44,7 +44,7 @@ class SetComplement final : public Task {
     if (sampled_) {
       batch.set_one_hot(q, static_cast<int32_t>(sample[s + rng.below(v_ - s)] + 1));
     } else {
-      float* t = batch.target.data() + q * batch.vocab;
+      float* t = batch.target_row(q);
       std::fill(t, t + batch.vocab, 0.0f);
       const float p = 1.0f / static_cast<float>(v_ - s);
       for (int64_t i = s; i < v_; ++i) t[sample[i] + 1] = p;

@@ -92,7 +92,7 @@ double tvd(const float* logits, const double* q, int n) {
 }
 
 void set_uniform(Batch& batch, int64_t row, const int32_t* tokens, int n) {
-  float* t = batch.target.data() + row * batch.vocab;
+  float* t = batch.target_row(row);
   std::fill(t, t + batch.vocab, 0.0f);
   const float p = 1.0f / static_cast<float>(n);
   for (int i = 0; i < n; ++i) t[tokens[i]] = p;

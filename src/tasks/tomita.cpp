@@ -168,7 +168,7 @@ class Tomita final : public Task {
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override {
     const int64_t q = b * batch.len + batch.len - 1;
-    const bool positive = batch.target[q * batch.vocab + kAccept] > 0.5f;
+    const bool positive = batch.target_value(q, kAccept) > 0.5f;
     const double margin = static_cast<double>(logits[kAccept]) - logits[kReject];
     metrics.add_auc("roc_auc", margin, positive);
     // argmax over {accept, reject}; a tie goes to accept (the lower token id).

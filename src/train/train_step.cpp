@@ -10,8 +10,8 @@ double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float
   const int64_t N = batch.batch * batch.len;
   dlogits.resize(N * batch.vocab);
   const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields);
-  const double loss = cross_entropy(logits, batch.target.data(), batch.weight.data(),
-                                    dlogits.data(), N, batch.vocab);
+  const double loss = cross_entropy(logits, batch.targets.data(), batch.weight.data(),
+                                    dlogits.data(), N, batch.vocab, batch.target_slot.data());
   model.zero_grads();
   if (std::isfinite(loss)) model.backward(dlogits.data());
   return loss;

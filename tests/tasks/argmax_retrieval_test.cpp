@@ -35,7 +35,7 @@ std::vector<int64_t> check_batch(const Batch& batch, int S, int W) {
     const int64_t q = b * batch.len + n;
     EXPECT_EQ(batch.token(q, 0), 0);
     EXPECT_EQ(batch.token(q, 1), kNoToken);
-    EXPECT_EQ(batch.target[q * batch.vocab + batch.token(b * batch.len + at, 1)], 1.0f);
+    EXPECT_EQ(batch.target_value(q, batch.token(b * batch.len + at, 1)), 1.0f);
     maxima.push_back(best - 1);
   }
   return maxima;
@@ -113,7 +113,7 @@ TEST(TaskArgmaxRetrieval, MetricsOnHandMadeLogits) {
   int64_t lucky = 0;
   auto first = testing::score_all(*task, batch, [&](int64_t b, int64_t t, float* out) {
     const int32_t v = batch.token(b * batch.len, 1);
-    lucky += batch.target[(b * batch.len + t) * batch.vocab + v] == 1.0f;
+    lucky += batch.target_value((b * batch.len + t), v) == 1.0f;
     for (int j = 0; j < batch.vocab; ++j) out[j] = j == v ? 1.0f : 0.0f;
   });
   EXPECT_DOUBLE_EQ(first["accuracy"].value, lucky / 100.0);

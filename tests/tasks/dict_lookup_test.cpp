@@ -30,7 +30,7 @@ std::vector<int64_t> check_batch(const Batch& batch, int K, int W) {
       EXPECT_TRUE(keys.insert(key).second) << "repeated key " << key;
       if (key == query_key) {
         found = t;
-        EXPECT_EQ(batch.target[q * batch.vocab + value], 1.0f) << "target is not the value";
+        EXPECT_EQ(batch.target_value(q, value), 1.0f) << "target is not the value";
       }
     }
     EXPECT_GE(found, 0) << "the query key does not occur";

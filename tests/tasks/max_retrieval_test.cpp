@@ -24,7 +24,7 @@ TEST(TaskMaxRetrieval, TargetIsTheLargestInputToken) {
       }
       const int64_t q = b * batch.len + n;
       ASSERT_EQ(batch.token(q), 0);
-      ASSERT_EQ(batch.target[q * batch.vocab + best], 1.0f) << "n=" << n;
+      ASSERT_EQ(batch.target_value(q, best), 1.0f) << "n=" << n;
     }
   }
 }

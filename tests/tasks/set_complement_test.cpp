@@ -28,7 +28,7 @@ TEST(TaskSetComplement, InputsAreDistinctAndTargetIsUniformOnTheComplement) {
       ASSERT_EQ(batch.token(q), 0);
       for (int32_t j = 0; j <= v; ++j) {
         const float want = (j == 0 || input.count(j)) ? 0.0f : 1.0f / static_cast<float>(v - s);
-        ASSERT_FLOAT_EQ(batch.target[q * batch.vocab + j], want) << "s=" << s << " token " << j;
+        ASSERT_FLOAT_EQ(batch.target_value(q, j), want) << "s=" << s << " token " << j;
       }
     }
   }
@@ -73,7 +73,7 @@ TEST(TaskSetComplement, SampledTargetIsAnAbsentTokenChosenUniformly) {
     const int64_t q = b * batch.len + s;
     int32_t target = -1;
     for (int32_t j = 0; j <= v; ++j) {
-      if (batch.target[q * batch.vocab + j] == 1.0f) target = j;
+      if (batch.target_value(q, j) == 1.0f) target = j;
     }
     ASSERT_GE(target, 1);
     ASSERT_EQ(input.count(target), 0u);

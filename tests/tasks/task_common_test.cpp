@@ -50,7 +50,7 @@ TEST(TaskRegistry, JsonRoundTripKeepsTheTask) {
     TaskParams params;
     for (const TaskParamDef& def : info.params) params[def.name] = def.fallback;
     const auto a = info.make(params);
-    const auto b = make_task(task_to_json(info.name, params));
+    const auto b = make_task_from_json(task_to_json(info.name, params));
     EXPECT_EQ(a->label(), b->label());
     Rng r1(5), r2(5);
     const int64_t n = lengths_of(*a).front();
@@ -70,9 +70,10 @@ TEST(TaskCommon, SameSeedSameBatchOtherSeedOtherBatch) {
       if (n < 16) continue;
       // The sequences within a batch differ too (at short lengths they may coincide).
       const int64_t row = x.len * x.fields;
+      const std::vector<float> target = x.dense_target();
       EXPECT_FALSE(std::equal(x.tokens.begin(), x.tokens.begin() + row, x.tokens.begin() + row) &&
-                   std::equal(x.target.begin(), x.target.begin() + x.len * x.vocab,
-                              x.target.begin() + x.len * x.vocab));
+                   std::equal(target.begin(), target.begin() + x.len * x.vocab,
+                              target.begin() + x.len * x.vocab));
     }
   }
 }
@@ -99,7 +100,7 @@ TEST(TaskCommon, SampledTargetsAreWellFormed) {
       for (int64_t r = 0; r < batch.batch * batch.len; ++r) {
         if (batch.weight[r] == 0) continue;
         int ones = 0;
-        for (int j = 0; j < batch.vocab; ++j) ones += batch.target[r * batch.vocab + j] == 1.0f;
+        for (int j = 0; j < batch.vocab; ++j) ones += batch.target_value(r, j) == 1.0f;
         ASSERT_EQ(ones, 1) << "row " << r << " is not one-hot";
       }
     }

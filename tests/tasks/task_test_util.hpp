@@ -52,7 +52,7 @@ inline void expect_well_formed(const Task& task, const Batch& batch, int64_t n, 
   const int V = batch.vocab;
   const int64_t rows = batch.batch * batch.len;
   ASSERT_EQ(static_cast<int64_t>(batch.tokens.size()), rows * batch.fields);
-  ASSERT_EQ(static_cast<int64_t>(batch.target.size()), rows * V);
+  ASSERT_EQ(static_cast<int64_t>(batch.target_slot.size()), rows);
   ASSERT_EQ(static_cast<int64_t>(batch.weight.size()), rows);
   for (int64_t r = 0; r < rows; ++r) {
     ASSERT_GE(batch.token(r, 0), 0) << "row " << r;
@@ -64,7 +64,7 @@ inline void expect_well_formed(const Task& task, const Batch& batch, int64_t n, 
     ASSERT_EQ(batch.weight[r], is_scored ? 1.0f : 0.0f) << "row " << r;
     double sum = 0;
     for (int j = 0; j < V; ++j) {
-      const float p = batch.target[r * V + j];
+      const float p = batch.target_value(r, j);
       ASSERT_GE(p, 0.0f) << "row " << r;
       sum += p;
     }
@@ -73,7 +73,7 @@ inline void expect_well_formed(const Task& task, const Batch& batch, int64_t n, 
 }
 
 inline bool same_batch(const Batch& a, const Batch& b) {
-  return a.tokens == b.tokens && a.target == b.target && a.weight == b.weight;
+  return a.tokens == b.tokens && a.dense_target() == b.dense_target() && a.weight == b.weight;
 }
 
 // Scores every sequence of `batch` with logits(b, t, row) filling the V logits of the scored
@@ -100,7 +100,7 @@ inline std::map<std::string, MetricResult> score_all(
 // Logits that put `hi` on the tokens where the target row is positive and `lo` elsewhere.
 inline void logits_from_target(const Batch& batch, int64_t b, int64_t t, float* out,
                                float hi = 0.0f, float lo = -100.0f) {
-  const float* target = batch.target.data() + (b * batch.len + t) * batch.vocab;
+  const float* target = batch.target_row(b * batch.len + t);
   for (int j = 0; j < batch.vocab; ++j) out[j] = target[j] > 0 ? hi : lo;
 }
 

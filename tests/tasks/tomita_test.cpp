@@ -155,8 +155,8 @@ TEST(TaskTomita, LabelsAreBalancedAndMatchTheDfa) {
         }
         const int64_t q = b * batch.len + n;
         ASSERT_EQ(batch.token(q), tomita::kQuery);
-        const bool label = batch.target[q * batch.vocab + tomita::kAccept] == 1.0f;
-        ASSERT_EQ(label, batch.target[q * batch.vocab + tomita::kReject] == 0.0f);
+        const bool label = batch.target_value(q, tomita::kAccept) == 1.0f;
+        ASSERT_EQ(label, batch.target_value(q, tomita::kReject) == 0.0f);
         ASSERT_EQ(label, tomita::accepts(language, w)) << "T" << language << " '" << w << "'";
         positives += label;
       }
@@ -201,7 +201,7 @@ TEST(TaskTomita, LongStringsHaveTheDrawnLabel) {
     for (int64_t b = 0; b < batch.batch; ++b) {
       std::string w;
       for (int64_t t = 0; t < n; ++t) w += batch.token(b * batch.len + t) == tomita::kA ? 'a' : 'b';
-      const bool label = batch.target[(b * batch.len + n) * batch.vocab + tomita::kAccept] == 1.0f;
+      const bool label = batch.target_value((b * batch.len + n), tomita::kAccept) == 1.0f;
       ASSERT_EQ(tomita::accepts(language, w), label) << "T" << language;
       positives += label;
     }
@@ -222,7 +222,7 @@ TEST(TaskTomita, MetricsOnHandMadeLogits) {
   Rng rng(44);
   const Batch batch = task->make_batch(12, 200, rng);
   auto label = [&](int64_t b) {
-    return batch.target[(b * batch.len + batch.len - 1) * batch.vocab + tomita::kAccept] == 1.0f;
+    return batch.target_value((b * batch.len + batch.len - 1), tomita::kAccept) == 1.0f;
   };
   // Separating margins of varying size: AUC 1, accuracy 1.
   auto perfect = testing::score_all(*task, batch, [&](int64_t b, int64_t, float* out) {

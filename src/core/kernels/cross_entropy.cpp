@@ -21,7 +21,7 @@ T* row_scratch(int64_t n) {
 
 template <typename T>
 double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogits, int64_t N,
-                     int V) {
+                     int V, const int32_t* target_slot) {
   double total_weight = 0;
   for (int64_t n = 0; n < N; ++n) total_weight += weight[n];
   const int64_t shards = shard_count(N);
@@ -34,13 +34,14 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
     double shard_loss = 0;
     for (int64_t n = s * kRowShard; n < end; ++n) {
       const T* z = logits + n * V;
-      const T* p = target + n * V;
       const T w = weight[n];
+      const int64_t slot = target_slot != nullptr ? target_slot[n] : n;
       T* dz = dlogits != nullptr ? dlogits + n * V : nullptr;
-      if (w == T(0)) {
+      if (w == T(0) || slot < 0) {
         if (dz != nullptr) std::fill(dz, dz + V, T(0));
         continue;
       }
+      const T* p = target + slot * V;
       T zmax = z[0];
       for (int v = 1; v < V; ++v) zmax = std::max(zmax, z[v]);
       // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
@@ -67,9 +68,9 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
   return loss * inv_total;
 }
 
-template double cross_entropy<float>(const float*, const float*, const float*, float*, int64_t,
-                                     int);
+template double cross_entropy<float>(const float*, const float*, const float*, float*, int64_t, int,
+                                     const int32_t*);
 template double cross_entropy<double>(const double*, const double*, const double*, double*, int64_t,
-                                      int);
+                                      int, const int32_t*);
 
 }  // namespace normlab

@@ -11,8 +11,10 @@
 namespace normlab {
 
 // Returns the loss and writes dlogits (N, V) (overwritten; may be null to skip it).
+// target_slot (may be null): row n's target is target + target_slot[n]·V (−1: none, which
+// requires weight 0); when null, target is dense (N, V).
 template <typename T>
 double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogits, int64_t N,
-                     int V);
+                     int V, const int32_t* target_slot = nullptr);
 
 }  // namespace normlab

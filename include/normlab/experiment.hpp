@@ -1,0 +1,71 @@
+// Training experiments: an experiment file (TOML) names a task, a model, the schemes to
+// compare, seeds, and training and evaluation settings; `normlab run FILE.toml` trains every
+// (scheme, seed), evaluates each, and writes a results folder (docs/experiments.md):
+//
+//   OUT/experiment.json      the resolved experiment (every default filled in)
+//   OUT/runs/VARIANT__seedS/ one run directory each (trainer.hpp), with eval_WEIGHTS.csv/json
+//   OUT/results.csv          one row per scheme, seed, weights, length, metric
+//   OUT/summary.csv, .md     mean ± 95% CI across seeds per scheme, weights, length, metric
+//
+// Runs execute as child processes (`normlab train RUN --resume`), `jobs` at a time; running
+// the same file again skips finished runs and resumes interrupted ones.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/evaluator.hpp"
+#include "normlab/model_config.hpp"
+#include "normlab/train_config.hpp"
+
+namespace normlab {
+
+class TomlSection;
+
+// One compared configuration: "scheme[(k)][/norm]", e.g. "post_attn/standardize", "mix(2)".
+struct Variant {
+  std::string label;  // as written in the file
+  std::string slug;   // file-system safe form of the label
+  ModelConfig model;  // the full model of this variant
+};
+
+struct Experiment {
+  std::string name;
+  std::string file;
+  nlohmann::json task;  // {"name": ..., params}
+  std::vector<Variant> variants;
+  std::vector<uint64_t> seeds;
+  TrainConfig train;
+  EvalConfig eval;
+  std::vector<std::string> weights = {"raw"};  // raw, ema, bema
+  int jobs = 1;
+};
+
+// Parses "scheme[(k)][/norm]" onto `base`; throws UsageError saying what is allowed.
+Variant parse_variant(const std::string& text, const ModelConfig& base);
+
+// Reads a kind = "train" experiment strictly: unknown keys and wrong types are errors with
+// the file, the line and the key. Every variant, length and setting is validated here,
+// before anything runs.
+Experiment read_experiment(TomlSection& top, const std::string& file);
+
+nlohmann::json to_json(const Experiment& e);
+
+struct StudyOptions {
+  std::filesystem::path out;      // results folder
+  std::filesystem::path program;  // the normlab binary, for child processes
+  int jobs = 0;                   // overrides the file's jobs when > 0
+};
+
+// Runs (or resumes) the experiment; returns the number of runs that did not finish.
+int run_experiment(const Experiment& e, const StudyOptions& options);
+
+// Reads every run's evaluation files and writes results.csv and the summaries; returns the
+// summary table.
+std::string collect_results(const Experiment& e, const std::filesystem::path& out);
+
+}  // namespace normlab
