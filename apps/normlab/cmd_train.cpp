@@ -1,6 +1,7 @@
 // `normlab train RUN_DIR [--resume]`: trains the run described by RUN_DIR/run.json (written
-// by `normlab run` for every scheme and seed of an experiment). With --resume, continues
-// from the run's last checkpoint and reaches the same final weights as an uninterrupted run.
+// by `normlab run` for every scheme and seed of an experiment), then evaluates it if the run
+// has evaluation settings. With --resume, continues from the run's last checkpoint and
+// reaches the same final weights as an uninterrupted run.
 #include <unistd.h>
 
 #include <cstdio>
@@ -32,6 +33,7 @@ void add_train_command(CLI::App& app) {
     }
     std::printf("%s: %lld steps, last loss %.5f, %.1f s\n", dir->c_str(),
                 static_cast<long long>(r.steps), r.last_loss, r.seconds);
+    evaluate_run(*dir, hooks.progress);
   });
 }
 

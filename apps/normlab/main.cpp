@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_forward_command(app);
   normlab::cli::add_grads_command(app);
   normlab::cli::add_train_steps_command(app);
+  normlab::cli::add_run_command(app);
   normlab::cli::add_train_command(app);
   normlab::cli::add_eval_command(app);
   normlab::cli::add_bench_command(app);

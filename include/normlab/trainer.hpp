@@ -28,6 +28,7 @@ struct RunSpec {
   ModelConfig model;    // vocab must equal the task's
   nlohmann::json task;  // {"name": ..., params}
   TrainConfig train;
+  nlohmann::json eval;  // optional: {"lengths", "samples", "seed", "max_rows", "weights"}
 };
 
 enum class RunStatus { pending, running, finished, diverged };
@@ -56,6 +57,10 @@ struct TrainHooks {
 
 // Trains (or, with a checkpoint present and resume = true, continues) the run in run_dir.
 RunOutcome train_run(const std::filesystem::path& run_dir, bool resume, const TrainHooks& hooks);
+
+// Evaluates RUN/final with the run's "eval" settings, for each listed weights, writing
+// RUN/eval_WEIGHTS.csv and .json. Does nothing for a run without "eval".
+void evaluate_run(const std::filesystem::path& run_dir, bool progress);
 
 // Files in RUN/final for each choice of --weights.
 std::filesystem::path weights_file(const std::filesystem::path& final_dir,

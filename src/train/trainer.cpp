@@ -16,6 +16,7 @@
 #include "normlab/averaging.hpp"
 #include "normlab/checkpoint.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/evaluator.hpp"
 #include "normlab/model.hpp"
 #include "normlab/task.hpp"
 #include "normlab/train_step.hpp"
@@ -162,10 +163,11 @@ void prepare_run(const fs::path& run_dir, const RunSpec& spec) {
                    {"task", spec.task},
                    {"train", to_json(spec.train)},
                    {"status", "pending"}};
+  if (!spec.eval.is_null()) j["eval"] = spec.eval;
   const fs::path file = run_dir / kRunFile;
   if (fs::exists(file)) {
     nlohmann::json old = read_json(file);
-    for (const char* key : {"model", "task", "train"}) {
+    for (const char* key : {"model", "task", "train", "eval"}) {
       if (old.value(key, nlohmann::json()) != j[key]) {
         throw UsageError(fmt::format(
             "{}: holds a different run ({} differs); use another output directory or remove it",
@@ -190,6 +192,7 @@ RunSpec read_run_spec(const fs::path& run_dir) {
     spec.model = model_config_from_json(j.at("model"));
     spec.task = j.at("task");
     spec.train = train_config_from_json(j.at("train"));
+    if (j.contains("eval")) spec.eval = j.at("eval");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("{}: {}", file.string(), e.what()));
   } catch (const InputError& e) {
@@ -207,6 +210,40 @@ RunStatus read_run_status(const fs::path& run_dir) {
     if (to_string(r) == s) return r;
   }
   return RunStatus::pending;
+}
+
+void evaluate_run(const fs::path& run_dir, bool progress) {
+  const RunSpec spec = read_run_spec(run_dir);
+  if (spec.eval.is_null()) return;
+  auto task = make_task_from_json(spec.task);
+  EvalConfig config;
+  std::vector<std::string> weights;
+  try {
+    config.lengths = spec.eval.at("lengths").get<std::vector<int64_t>>();
+    config.samples = spec.eval.at("samples").get<int64_t>();
+    config.seed = spec.eval.at("seed").get<uint64_t>();
+    config.max_rows = spec.eval.at("max_rows").get<int64_t>();
+    weights = spec.eval.at("weights").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}/run.json: eval settings: {}", run_dir.string(), e.what()));
+  }
+  set_num_threads(spec.train.threads);
+  for (const std::string& w : weights) {
+    LoadedParams loaded = load_param_file(weights_file(run_dir / "final", w), &spec.model);
+    Model<float> model(loaded.config);
+    model.params() = std::move(loaded.values);
+    if (w != "raw") model.apply_weight_constraints();  // nGPT: averages leave the sphere
+    const auto results = evaluate(model, *task, config, [&](const LengthResult& r) {
+      if (progress) {
+        std::fprintf(stderr, "\r%s  eval %s length %lld: %.1f s   ", spec.label.c_str(), w.c_str(),
+                     static_cast<long long>(r.length), r.seconds);
+      }
+    });
+    write_file_atomic(run_dir / ("eval_" + w + ".csv"), eval_csv(results));
+    write_file_atomic(run_dir / ("eval_" + w + ".json"),
+                      nlohmann::json{{"weights", w}, {"results", eval_json(results)}}.dump(2));
+  }
+  if (progress) std::fprintf(stderr, "\n");
 }
 
 fs::path weights_file(const fs::path& final_dir, const std::string& weights) {

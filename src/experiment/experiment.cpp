@@ -1,0 +1,215 @@
+#include "normlab/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "normlab/errors.hpp"
+#include "normlab/task.hpp"
+#include "normlab/toml_reader.hpp"
+
+namespace normlab {
+namespace {
+
+Toggle read_toggle(TomlSection& s, const std::string& key, Toggle fallback) {
+  const std::string v = s.get_choice(key, to_string(fallback), {"auto", "on", "off"});
+  return v == "on" ? Toggle::on : v == "off" ? Toggle::off : Toggle::automatic;
+}
+
+// The [model] section: every ModelConfig field under its config name. vocab comes from
+// the task; scheme and norm come from each variant (norm here is the default).
+ModelConfig read_model_section(TomlSection& s) {
+  ModelConfig c;
+  c.width = static_cast<int>(s.get_int("width", c.width));
+  c.heads = static_cast<int>(s.get_int("heads", c.heads));
+  c.layers = static_cast<int>(s.get_int("layers", c.layers));
+  c.mlp = s.get_bool("mlp", c.mlp);
+  c.mlp_mult = static_cast<int>(s.get_int("mlp_mult", c.mlp_mult));
+  c.activation = parse_activation(s.get_choice("activation", "gelu", {"gelu", "relu"}));
+  c.causal = s.get_bool("causal", c.causal);
+  c.pos = parse_pos_encoding(s.get_choice("pos", "none", pos_encoding_names()));
+  c.max_len = static_cast<int>(s.get_int("max_len", c.max_len));
+  c.rope_base = s.get_double("rope_base", c.rope_base);
+  c.beta = s.get_double("beta", c.beta);
+  c.tied = s.get_bool("tied", c.tied);
+  c.final_norm = read_toggle(s, "final_norm", c.final_norm);
+  c.embed_norm = read_toggle(s, "embed_norm", c.embed_norm);
+  c.norm = parse_norm_kind(s.get_choice("norm", to_string(c.norm), norm_kind_names()));
+  c.mix_layers = static_cast<int>(s.get_int("mix_layers", c.mix_layers));
+  c.block_size = static_cast<int>(s.get_int("block_size", c.block_size));
+  c.norm_eps = s.get_double("norm_eps", c.norm_eps);
+  c.init_std = s.get_double("init_std", c.init_std);
+  c.scaled_residual_init = s.get_bool("scaled_init", c.scaled_residual_init);
+  c.ngpt_alpha_init = s.get_double("ngpt_alpha_init", c.ngpt_alpha_init);
+  return c;
+}
+
+std::string slug_of(const std::string& label) {
+  std::string out;
+  for (char ch : label) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+      out.push_back(ch);
+    } else if (ch == '/') {
+      out += "-";
+    } else if (ch == '(') {
+      out += "_";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Variant parse_variant(const std::string& text, const ModelConfig& base) {
+  Variant v;
+  v.label = text;
+  v.slug = slug_of(text);
+  v.model = base;
+  std::string scheme = text, norm;
+  if (const size_t slash = text.find('/'); slash != std::string::npos) {
+    scheme = text.substr(0, slash);
+    norm = text.substr(slash + 1);
+  }
+  if (const size_t open = scheme.find('('); open != std::string::npos) {
+    const size_t close = scheme.find(')', open);
+    if (close == std::string::npos || close != scheme.size() - 1) {
+      throw UsageError(fmt::format("scheme '{}': expected NAME(K), e.g. mix(2)", text));
+    }
+    const std::string arg = scheme.substr(open + 1, close - open - 1);
+    scheme = scheme.substr(0, open);
+    int k = 0;
+    try {
+      size_t used = 0;
+      k = std::stoi(arg, &used);
+      if (used != arg.size()) throw std::invalid_argument(arg);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("scheme '{}': '{}' is not an integer", text, arg));
+    }
+    if (scheme == "mix") {
+      v.model.mix_layers = k;
+    } else if (scheme == "block_attnres") {
+      v.model.block_size = k;
+    } else {
+      throw UsageError(
+          fmt::format("scheme '{}': only mix(K) and block_attnres(S) take a number", text));
+    }
+  }
+  v.model.scheme = parse_scheme(scheme);
+  if (!norm.empty()) {
+    v.model.norm = parse_norm_kind(norm);
+  } else if (v.model.scheme == Scheme::ngpt) {
+    v.model.norm = NormKind::l2;
+  }
+  validate(v.model);
+  return v;
+}
+
+Experiment read_experiment(TomlSection& top, const std::string& file) {
+  Experiment e;
+  e.file = file;
+  e.name = top.get_string("name", std::filesystem::path(file).stem().string());
+  top.get_string("description", "");
+  top.get_choice("kind", "train", {"train", "particles"});
+  const std::vector<std::string> variants = top.get_string_list("schemes", {});
+  if (variants.empty()) {
+    throw UsageError(top.where("schemes") +
+                     "schemes must list at least one scheme, e.g. [\"pre\", \"post\"]");
+  }
+  for (int64_t s : top.get_int_list("seeds", {0})) {
+    if (s < 0) throw UsageError(top.where("seeds") + "seeds must be non-negative");
+    e.seeds.push_back(static_cast<uint64_t>(s));
+  }
+  e.jobs = static_cast<int>(top.get_int("jobs", 1));
+  if (e.jobs < 1) throw UsageError(top.where("jobs") + "jobs must be at least 1");
+
+  TomlSection task_section = top.section("task");
+  TaskParams params;
+  std::unique_ptr<Task> task = make_task(task_section, &params);
+  e.task = task_to_json(task_section.get_string("name", ""), params);
+
+  TomlSection model_section = top.section("model");
+  ModelConfig base = read_model_section(model_section);
+  base.vocab = task->vocab();
+  if (model_section.has("vocab")) {
+    const int64_t vocab = model_section.get_int("vocab", base.vocab);
+    if (vocab != task->vocab()) {
+      throw UsageError(fmt::format("{}vocab {} does not match task {}, which needs {}",
+                                   model_section.where("vocab"), vocab, task->label(),
+                                   task->vocab()));
+    }
+  }
+  model_section.finish();
+  for (const std::string& text : variants) {
+    try {
+      e.variants.push_back(parse_variant(text, base));
+    } catch (const UsageError& err) {
+      throw UsageError(top.where("schemes") + err.what());
+    }
+  }
+
+  TomlSection train_section = top.section("train");
+  e.train = read_train_config(train_section);
+  train_section.finish();
+  {  // every training length must exist for the task
+    const LengthRange r = task->length_range();
+    if (e.train.max_len < r.min || e.train.min_len > r.max) {
+      throw UsageError(fmt::format("{}training lengths [{}, {}] hold no valid length of task {}",
+                                   train_section.where("lengths"), e.train.min_len, e.train.max_len,
+                                   task->label()));
+    }
+  }
+
+  TomlSection eval_section = top.section("eval");
+  e.eval.lengths = eval_section.get_int_list("lengths", e.eval.lengths);
+  e.eval.samples = eval_section.get_int("samples", e.eval.samples);
+  e.eval.seed =
+      static_cast<uint64_t>(eval_section.get_int("seed", static_cast<int64_t>(e.eval.seed)));
+  e.eval.max_rows = eval_section.get_int("max_rows", e.eval.max_rows);
+  e.weights = eval_section.get_string_list("weights", e.weights);
+  for (const std::string& w : e.weights) {
+    if (w != "raw" && w != "ema" && w != "bema") {
+      throw UsageError(fmt::format("{}weights '{}' is not one of raw, ema, bema",
+                                   eval_section.where("weights"), w));
+    }
+  }
+  if (e.eval.samples < 1)
+    throw UsageError(eval_section.where("samples") + "samples must be at least 1");
+  for (int64_t n : e.eval.lengths) {
+    try {
+      task->check_length(n);
+    } catch (const UsageError& err) {
+      throw UsageError(eval_section.where("lengths") + err.what());
+    }
+    if (base.pos == PosEncoding::learned && task->sequence_length(n) > base.max_len) {
+      throw UsageError(fmt::format(
+          "{}evaluation length {} needs sequences of {} tokens, beyond the learned positions' "
+          "max_len {}",
+          eval_section.where("lengths"), n, task->sequence_length(n), base.max_len));
+    }
+  }
+  eval_section.finish();
+  top.finish();
+  return e;
+}
+
+nlohmann::json to_json(const Experiment& e) {
+  nlohmann::json variants = nlohmann::json::array();
+  for (const Variant& v : e.variants) {
+    variants.push_back({{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}});
+  }
+  return nlohmann::json{{"name", e.name},
+                        {"file", e.file},
+                        {"task", e.task},
+                        {"variants", variants},
+                        {"seeds", e.seeds},
+                        {"train", to_json(e.train)},
+                        {"eval",
+                         {{"lengths", e.eval.lengths},
+                          {"samples", e.eval.samples},
+                          {"seed", e.eval.seed},
+                          {"max_rows", e.eval.max_rows},
+                          {"weights", e.weights}}},
+                        {"jobs", e.jobs}};
+}
+
+}  // namespace normlab

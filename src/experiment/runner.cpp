@@ -1,0 +1,145 @@
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/experiment.hpp"
+#include "normlab/trainer.hpp"
+
+extern char** environ;
+
+namespace normlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Job {
+  std::string label;
+  fs::path dir;
+};
+
+bool evaluated(const Experiment& e, const fs::path& dir) {
+  for (const std::string& w : e.weights) {
+    if (!fs::exists(dir / ("eval_" + w + ".json"))) return false;
+  }
+  return true;
+}
+
+// The last non-empty line of a file (for failure messages).
+std::string last_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+// Starts `program train DIR --resume` with stdout and stderr appended to DIR/train.log.
+pid_t spawn_run(const fs::path& program, const fs::path& dir) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string log = (dir / "train.log").string();
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  const std::string prog = program.string(), d = dir.string();
+  std::vector<std::string> args = {prog, "train", d, "--resume"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, prog.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw InputError(fmt::format("cannot start {}: {}", prog, std::strerror(rc)));
+  return pid;
+}
+
+}  // namespace
+
+int run_experiment(const Experiment& e, const StudyOptions& o) {
+  fs::create_directories(o.out / "runs");
+  write_file_atomic(o.out / "experiment.json", to_json(e).dump(2) + "\n");
+  if (fs::exists(e.file)) write_file_atomic(o.out / "experiment.toml", read_file(e.file));
+
+  const nlohmann::json eval{{"lengths", e.eval.lengths},
+                            {"samples", e.eval.samples},
+                            {"seed", e.eval.seed},
+                            {"max_rows", e.eval.max_rows},
+                            {"weights", e.weights}};
+  std::vector<Job> todo;
+  int total = 0, skipped = 0;
+  for (const Variant& v : e.variants) {
+    for (uint64_t seed : e.seeds) {
+      ++total;
+      RunSpec spec;
+      spec.label = fmt::format("{} seed {}", v.label, seed);
+      spec.model = v.model;
+      spec.task = e.task;
+      spec.train = e.train;
+      spec.train.seed = seed;
+      spec.eval = eval;
+      const fs::path dir = o.out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
+      prepare_run(dir, spec);
+      const RunStatus status = read_run_status(dir);
+      if (status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir))) {
+        ++skipped;
+        continue;
+      }
+      todo.push_back({spec.label, dir});
+    }
+  }
+  const int jobs = o.jobs > 0 ? o.jobs : e.jobs;
+  std::fprintf(stderr, "%s: %d runs (%zu to do, %d already done), %d at a time; results in %s\n",
+               e.name.c_str(), total, todo.size(), skipped, jobs, o.out.string().c_str());
+
+  std::map<pid_t, std::pair<Job, std::chrono::steady_clock::time_point>> active;
+  size_t next = 0;
+  int done = skipped, failed = 0;
+  while (next < todo.size() || !active.empty()) {
+    while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
+      const Job& job = todo[next++];
+      const pid_t pid = spawn_run(o.program, job.dir);
+      active[pid] = {job, std::chrono::steady_clock::now()};
+      std::fprintf(stderr, "[%d/%d] started  %s\n", done + static_cast<int>(active.size()), total,
+                   job.label.c_str());
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    auto it = active.find(pid);
+    if (it == active.end()) continue;
+    const Job job = it->second.first;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.second).count();
+    active.erase(it);
+    ++done;
+    const RunStatus run_status = read_run_status(job.dir);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && evaluated(e, job.dir)) {
+      std::fprintf(stderr, "[%d/%d] finished %s in %.1f s\n", done, total, job.label.c_str(),
+                   seconds);
+    } else if (run_status == RunStatus::diverged) {
+      std::fprintf(stderr, "[%d/%d] diverged %s: %s\n", done, total, job.label.c_str(),
+                   last_line(job.dir / "train.log").c_str());
+    } else {
+      ++failed;
+      const std::string why = WIFSIGNALED(status)
+                                  ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                  : fmt::format("exit code {}", WEXITSTATUS(status));
+      std::fprintf(stderr, "[%d/%d] FAILED   %s (%s): %s; see %s\n", done, total, job.label.c_str(),
+                   why.c_str(), last_line(job.dir / "train.log").c_str(),
+                   (job.dir / "train.log").string().c_str());
+    }
+  }
+  return failed;
+}
+
+}  // namespace normlab
