@@ -35,7 +35,7 @@ struct SublayerParams {
   int64_t w_in = -1;        // attention: q|k|v (3D, D); MLP: up (M, D)
   int64_t w_out = -1;       // attention: o (D, D);      MLP: down (D, M)
   int64_t alpha = -1;       // nGPT interpolation step (D)
-  int64_t res_query = -1;   // AttnRes pseudo-query (D)
+  int64_t res_query = -1;   // AttnRes pseudo-query w of this sublayer's input mixture (D)
   NormParams res_key_norm;  // AttnRes RMSNorm on the sources (gain, D)
 };
 
@@ -91,6 +91,20 @@ class Model {
   // Tp = attention_probs_stride(T) = T rounded up to a multiple of 16; entries beyond the
   // keys a query sees are 0.
   const T* attention_probs(int i) const;
+  // AttnRes (docs/attnres.md; throws std::logic_error under an additive scheme). Mixing point l
+  // is the input of sublayer l (l < S) or the final stream (l = S), S = num_sublayers().
+  // Mixture weights of point l: (N, K_l) row-major, K_l = scheme().res_sources[l].size(),
+  // column k the weight of source scheme().res_sources[l][k]; each row sums to 1.
+  const T* res_weights(int l) const;
+  // Source j (N, D): 0 the embedding stream, j ≥ 1 the record of sublayer j − 1 (its branch
+  // output z, or under block_attnres its block's partial sum up to and including it).
+  const T* res_source(int j) const;
+  // 1 / sqrt(mean(source j²) + eps) per row (N); a row's RMS is sqrt(1 / rstd² − eps).
+  const T* res_source_rstd(int j) const;
+  // Offsets of mixing point l's query and key-norm gain (D each).
+  int64_t res_query_offset(int l) const;
+  int64_t res_gain_offset(int l) const;
+
   const std::vector<SublayerParams>& sublayer_params() const { return sublayers_; }
   int num_sublayers() const { return static_cast<int>(sublayers_.size()); }
 
@@ -105,8 +119,17 @@ class Model {
   void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
              T* out) const;
   NormParams add_norm(const std::string& prefix, bool active);
+  void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void sublayer_forward(int i, int64_t batch, int64_t len);
-  void sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T* d_in);
+  // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the
+  // residual path when residual_path (additive modes; AttnRes keeps its block's partial-sum
+  // gradient in place instead, see backward()).
+  void sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
+                         bool residual_path);
+  bool attnres() const { return scheme_.residual_mode != ResidualMode::additive; }
+  // AttnRes: stream[l] = the mixture of point l; its backward adds into the block gradients.
+  void res_mix_forward_point(int l, int64_t rows);
+  void res_mix_backward_point(int l, const T* dx, int64_t rows);
 
   ModelConfig config_;
   ResolvedScheme scheme_;
@@ -119,6 +142,8 @@ class Model {
   int64_t pos_ = -1;    // (max_len, D), learned positions
   NormParams embed_norm_;
   std::vector<SublayerParams> sublayers_;
+  int64_t final_res_query_ = -1;  // AttnRes: query of the final mixture (D)
+  NormParams final_res_norm_;     // AttnRes: its key RMSNorm (gain, D)
   NormParams final_norm_;
   int64_t unembed_ = -1;      // (V, D); equals embed_ when tied
   int64_t logit_scale_ = -1;  // (V), nGPT

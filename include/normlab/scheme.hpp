@@ -7,6 +7,10 @@
 //   r   = residual_scale * x + branch_scale * z          // additive update
 //   r   = x + alpha ⊙ (z − x)                            // interpolate (nGPT), alpha learnable (D)
 //   out = norm_post ? N_post(r) : r
+// The residual mode decides where x comes from and where out goes: additively, x of sublayer
+// i + 1 is out of sublayer i; under AttnRes (REFERENCE.md §4, docs/attnres.md) x is a softmax
+// mixture over recorded sources, and out (with r = z, or the block's partial sum + z) is
+// recorded as a new source.
 // A scheme is one row of resolve_scheme(); its side effects (embedding norm, final norm,
 // unit-norm weights, weight decay, init scaling) are fields of ResolvedScheme.
 #pragma once
@@ -43,6 +47,22 @@ struct ResolvedScheme {
   bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
   bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
   double branch_init_scale = 1.0;  // DeepNorm: value, output and MLP init times (8L)^(-1/4)
+
+  // AttnRes (residual_mode attnres or block_attnres; empty otherwise). Sources: 0 is the
+  // embedding stream, j + 1 the record of sublayer j. Mixing points: l < S is the input of
+  // sublayer l, l = S the final stream (before the final norm). attnres is block_attnres with
+  // blocks of one sublayer.
+  int res_block = 0;  // sublayers per block: 1 for attnres, config.block_size for block_attnres
+  // res_continues[j]: record j+1 = record j + z_j (sublayer j is not the first of its block, so
+  // it adds to the block's partial sum); otherwise record j+1 = z_j.  (S)
+  std::vector<bool> res_continues;
+  // res_sources[l]: the ascending source ids mixing point l attends over: 0, the record ending
+  // each finished block, and the current partial sum (record l) when it is not empty.  (S + 1)
+  std::vector<std::vector<int>> res_sources;
+  // res_source_block[j]: the block of source j; 0 for the embedding, j−1 / res_block + 1 for a
+  // record. The records of one block are successive partial sums of it.  (S + 1)
+  std::vector<int> res_source_block;
+  int res_blocks = 0;  // number of blocks, the embedding's included
 };
 
 // Resolves config.scheme (with config.norm, layers, mix_layers, final_norm, embed_norm).

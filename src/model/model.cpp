@@ -9,6 +9,7 @@
 #include "core/kernels/activation.hpp"
 #include "core/kernels/attention.hpp"
 #include "core/kernels/attention_stream.hpp"
+#include "core/kernels/attnres.hpp"
 #include "core/kernels/gemm.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
@@ -43,6 +44,16 @@ struct Model<T>::Workspace {
   std::vector<T> final_h, final_mean, final_rstd;  // (N, D), (N)
   std::vector<T> logits_raw;                       // (N, V) before the nGPT logit scale
   std::vector<T> logits;                           // (N, V)
+
+  // AttnRes (docs/attnres.md). Sources are the embedding stream and the sublayer records;
+  // a record aliases its sublayer's z, or its r (the block's partial sum) when it continues.
+  std::vector<T> source0;                   // (N, D) the embedding stream, source 0
+  std::vector<const T*> sources;            // S + 1 pointers to (N, D)
+  std::vector<std::vector<T>> source_rstd;  // S + 1 × (N) 1/rms of each source
+  std::vector<std::vector<T>> mix_alpha;    // S + 1 × (N, K_l) weights of mixing point l
+  std::vector<std::vector<T>> d_block;      // res_blocks × (N, D) dL/d(block's current record)
+  std::vector<const T*> mix_src, mix_rstd;  // K_l pointers for one mixing point
+  std::vector<T*> mix_dsrc;
 
   // Backward scratch.
   std::vector<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
@@ -109,10 +120,16 @@ void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, in
 template <typename T>
 Model<T>::Model(const ModelConfig& config) : config_(config) {
   validate(config_);
-  if (config_.scheme == Scheme::attnres || config_.scheme == Scheme::block_attnres) {
-    throw UsageError("scheme " + to_string(config_.scheme) + " is not implemented yet");
-  }
   scheme_ = resolve_scheme(config_);
+  if (attnres()) {
+    // AttnRes records z (or the partial block sum + z) unscaled and unnormalized; backward()
+    // relies on it (a continuing record passes its gradient on unchanged).
+    for (const SublayerSlots& s : scheme_.sublayers) {
+      if (s.norm_post || s.interpolate || s.residual_scale != 1.0 || s.branch_scale != 1.0) {
+        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scale");
+      }
+    }
+  }
   build_layout();
   params_.assign(layout_.total(), T(0));
   grads_.assign(layout_.total(), T(0));
@@ -137,6 +154,18 @@ NormParams Model<T>::add_norm(const std::string& prefix, bool active) {
         {.name = prefix + ".bias", .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
   }
   return n;
+}
+
+// AttnRes: a mixing point's pseudo-query (init 0: uniform weights) and the gain of the RMSNorm
+// on its keys (init 1); neither decays.
+template <typename T>
+void Model<T>::add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p) {
+  const int64_t D = config_.width;
+  p.res_query =
+      layout_.add({.name = query, .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
+  p.res_key_norm.active = true;
+  p.res_key_norm.gain = layout_.add(
+      {.name = norm + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
 }
 
 template <typename T>
@@ -175,6 +204,7 @@ void Model<T>::build_layout() {
     const std::string prefix = fmt::format("layers.{}.{}", layer, attention ? "attn" : "mlp");
     SublayerParams p;
     p.is_attention = attention;
+    if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
     p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in);
     if (attention) {
       p.w_in = layout_.add({.name = prefix + ".q.weight",
@@ -218,6 +248,12 @@ void Model<T>::build_layout() {
                              .init_value = c.ngpt_alpha_init});
     }
     sublayers_.push_back(p);
+  }
+  if (attnres()) {
+    SublayerParams final_mix;
+    add_res_mix("final_res.query", "final_res.norm", final_mix);
+    final_res_query_ = final_mix.res_query;
+    final_res_norm_ = final_mix.res_key_norm;
   }
   final_norm_ = add_norm("final_norm", scheme_.final_norm);
   if (c.tied) {
@@ -328,6 +364,22 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       resize(sub.post_mean, N);
       resize(sub.post_rstd, N);
     }
+    if (attnres() && scheme_.res_continues[i]) resize(sub.r, N * D);  // the partial block sum
+  }
+  if (attnres()) {
+    resize(w.source0, N * D);
+    w.sources.assign(S + 1, nullptr);
+    w.source_rstd.resize(S + 1);
+    w.mix_alpha.resize(S + 1);
+    for (int j = 0; j <= S; ++j) {
+      resize(w.source_rstd[j], N);
+      resize(w.mix_alpha[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
+    }
+    w.d_block.resize(scheme_.res_blocks);
+    for (auto& d : w.d_block) resize(d, N * D);
+    w.mix_src.resize(S + 1);
+    w.mix_rstd.resize(S + 1);
+    w.mix_dsrc.resize(S + 1);
   }
   if (scheme_.final_norm) {
     resize(w.final_h, N * D);
@@ -408,16 +460,28 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   w.fields = fields;
   w.tokens.assign(tokens, tokens + N * fields);
 
-  // Embedding (+ positions) (N, D), then the optional embedding norm.
-  T* e = scheme_.embed_norm ? w.embed_raw.data() : w.stream[0].data();
+  // Embedding (+ positions) (N, D), then the optional embedding norm: the stream entering
+  // the first sublayer, or AttnRes's source 0.
+  T* embedded = attnres() ? w.source0.data() : w.stream[0].data();
+  T* e = scheme_.embed_norm ? w.embed_raw.data() : embedded;
   embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
     norm_forward(c.norm, e, param_ptr(params_, embed_norm_.gain),
-                 param_ptr(params_, embed_norm_.bias), w.stream[0].data(), w.embed_mean.data(),
+                 param_ptr(params_, embed_norm_.bias), embedded, w.embed_mean.data(),
                  w.embed_rstd.data(), N, D, c.norm_eps);
   }
+  if (attnres()) {
+    w.sources[0] = embedded;
+    res_rstd(embedded, w.source_rstd[0].data(), N, D, c.norm_eps);
+  }
 
-  for (int i = 0; i < num_sublayers(); ++i) sublayer_forward(i, batch, len);
+  // Each sublayer's input: additively the previous output (already in place), under AttnRes
+  // the mixture of its point; and the final stream likewise.
+  for (int i = 0; i < num_sublayers(); ++i) {
+    if (attnres()) res_mix_forward_point(i, N);
+    sublayer_forward(i, batch, len);
+  }
+  if (attnres()) res_mix_forward_point(num_sublayers(), N);
 
   const T* h = w.stream.back().data();
   if (scheme_.final_norm) {
@@ -478,6 +542,19 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
     z = sub.z.data();
   }
 
+  if (attnres()) {
+    // No residual add: z is recorded as source i + 1, added to the block's partial sum
+    // (source i) when the sublayer continues a block.
+    const T* record = z;
+    if (scheme_.res_continues[i]) {
+      residual_combine(w.sources[i], z, static_cast<const T*>(nullptr), T(1), T(1), sub.r.data(), N,
+                       D);
+      record = sub.r.data();
+    }
+    w.sources[i + 1] = record;
+    res_rstd(record, w.source_rstd[i + 1].data(), N, D, c.norm_eps);
+    return;
+  }
   T* r = slots.norm_post ? sub.r.data() : w.stream[i + 1].data();
   residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                    T(slots.branch_scale), r, N, D);
@@ -486,6 +563,48 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                  param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
                  sub.post_rstd.data(), N, D, c.norm_eps);
   }
+}
+
+template <typename T>
+int64_t Model<T>::res_query_offset(int l) const {
+  if (!attnres()) throw std::logic_error("res_query_offset: the scheme has no AttnRes");
+  return l == num_sublayers() ? final_res_query_ : sublayers_.at(l).res_query;
+}
+
+template <typename T>
+int64_t Model<T>::res_gain_offset(int l) const {
+  if (!attnres()) throw std::logic_error("res_gain_offset: the scheme has no AttnRes");
+  return l == num_sublayers() ? final_res_norm_.gain : sublayers_.at(l).res_key_norm.gain;
+}
+
+template <typename T>
+void Model<T>::res_mix_forward_point(int l, int64_t rows) {
+  Workspace& w = *ws_;
+  const std::vector<int>& ids = scheme_.res_sources[l];
+  const int K = static_cast<int>(ids.size());
+  for (int k = 0; k < K; ++k) {
+    w.mix_src[k] = w.sources[ids[k]];
+    w.mix_rstd[k] = w.source_rstd[ids[k]].data();
+  }
+  res_mix_forward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
+                  params_.data() + res_gain_offset(l), w.stream[l].data(), w.mix_alpha[l].data(),
+                  rows, config_.width);
+}
+
+template <typename T>
+void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
+  Workspace& w = *ws_;
+  const std::vector<int>& ids = scheme_.res_sources[l];
+  const int K = static_cast<int>(ids.size());
+  for (int k = 0; k < K; ++k) {
+    w.mix_src[k] = w.sources[ids[k]];
+    w.mix_rstd[k] = w.source_rstd[ids[k]].data();
+    w.mix_dsrc[k] = w.d_block[scheme_.res_source_block[ids[k]]].data();
+  }
+  res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
+                   params_.data() + res_gain_offset(l), w.mix_alpha[l].data(), dx,
+                   w.mix_dsrc.data(), grads_.data() + res_query_offset(l),
+                   grads_.data() + res_gain_offset(l), rows, config_.width);
 }
 
 template <typename T>
@@ -528,13 +647,26 @@ void Model<T>::backward(const T* dlogits) {
     std::copy(w.d_final.begin(), w.d_final.end(), d_cur);
   }
 
+  // d_cur = dL/d(stream entering the final norm). Additively that is the last sublayer's
+  // output. Under AttnRes it is the final mixture, whose backward adds into d_block: one
+  // gradient per block, holding dL/d(the block's latest record). A record that continues a
+  // block is record j + 1 = record j + z_j, so when sublayer j has read its d_out from the
+  // block's buffer the buffer is already dL/d(record j) up to the contributions of mixing
+  // point j, which its backward adds next.
+  if (attnres()) {
+    for (auto& d : w.d_block) std::fill(d.begin(), d.end(), T(0));
+    res_mix_backward_point(num_sublayers(), d_cur, N);
+  }
   for (int i = num_sublayers() - 1; i >= 0; --i) {
-    sublayer_backward(i, w.batch, w.len, d_cur, d_next);
-    std::swap(d_cur, d_next);
+    const T* d_out = attnres() ? w.d_block[scheme_.res_source_block[i + 1]].data() : d_cur;
+    sublayer_backward(i, w.batch, w.len, d_out, d_next, !attnres());
+    std::swap(d_cur, d_next);  // d_cur = dL/dx_i
+    if (attnres()) res_mix_backward_point(i, d_cur, N);
   }
 
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
   // same token may repeat, and the order of the sums must not depend on threads.
+  if (attnres()) d_cur = w.d_block[0].data();
   const T* de = d_cur;
   if (scheme_.embed_norm) {
     std::fill(d_next, d_next + N * D, T(0));
@@ -560,7 +692,8 @@ void Model<T>::backward(const T* dlogits) {
 }
 
 template <typename T>
-void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T* d_in) {
+void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
+                                 bool residual_path) {
   const ModelConfig& c = config_;
   Workspace& w = *ws_;
   auto& sub = w.subs[i];
@@ -573,13 +706,13 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T*
   const T* z = slots.norm_out ? sub.z.data() : sub.y.data();
 
   // out = N_post(r)
-  T* dr = d_out;
+  const T* dr = d_out;
   if (slots.norm_post) {
-    dr = w.d_r.data();
-    std::fill(dr, dr + N * D, T(0));
+    std::fill(w.d_r.begin(), w.d_r.end(), T(0));
     norm_backward(c.norm, sub.r.data(), param_ptr(params_, p.norm_post.gain), sub.post_mean.data(),
-                  sub.post_rstd.data(), d_out, dr, param_ptr(grads_, p.norm_post.gain),
+                  sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
                   param_ptr(grads_, p.norm_post.bias), N, D);
+    dr = w.d_r.data();
   }
 
   // r = a·x + b·z, or r = x + α ⊙ (z − x).
@@ -597,9 +730,10 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, T* d_out, T*
       }
     }
   } else {
+    const T ra = residual_path ? a : T(0);
     for_rows(N, [&](int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) {
-        d_in[k] = a * dr[k];
+        d_in[k] = ra * dr[k];
         dz[k] = b * dr[k];
       }
     });
@@ -674,6 +808,24 @@ const T* Model<T>::attention_probs(int i) const {
   return ws_->subs.at(i).probs.data();
 }
 
+template <typename T>
+const T* Model<T>::res_weights(int l) const {
+  if (!attnres()) throw std::logic_error("res_weights: the scheme has no AttnRes");
+  return ws_->mix_alpha.at(l).data();
+}
+
+template <typename T>
+const T* Model<T>::res_source(int j) const {
+  if (!attnres()) throw std::logic_error("res_source: the scheme has no AttnRes");
+  return ws_->sources.at(j);
+}
+
+template <typename T>
+const T* Model<T>::res_source_rstd(int j) const {
+  if (!attnres()) throw std::logic_error("res_source_rstd: the scheme has no AttnRes");
+  return ws_->source_rstd.at(j).data();
+}
+
 // Buffers of forward_rows, sized for the largest N seen.
 template <typename T>
 struct Model<T>::EvalWorkspace {
@@ -686,6 +838,11 @@ struct Model<T>::EvalWorkspace {
   std::vector<T> hidden_pre, hidden;    // (N, M)
   std::vector<T> logits;                // (R, V)
   std::vector<int64_t> all_rows;        // 0 .. N−1
+  // AttnRes: one buffer per block holding its latest record (partial sums are added in place,
+  // which inference may do since nothing is kept for a backward), and the records' 1/rms.
+  std::vector<std::vector<T>> block, block_rstd;  // res_blocks × (N, D), (N)
+  std::vector<T> alpha;                           // (N, S + 1) mixture weights, scratch
+  std::vector<const T*> mix_src, mix_rstd;        // K_l pointers
 };
 
 template <typename T>
@@ -734,12 +891,42 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                  w.mean.data(), w.rstd.data(), rows_n, D, c.norm_eps);
   };
 
+  const bool res = attnres();
+  const int S = num_sublayers();
+  if (res) {
+    w.block.resize(scheme_.res_blocks);
+    w.block_rstd.resize(scheme_.res_blocks);
+    for (int b = 0; b < scheme_.res_blocks; ++b) {
+      grow(w.block[b], N * D);
+      grow(w.block_rstd[b], N);
+    }
+    grow(w.alpha, N * (S + 1));
+    w.mix_src.resize(S + 1);
+    w.mix_rstd.resize(S + 1);
+  }
+  // AttnRes: the stream w.h = the mixture of point l over `rows_n` rows. Source j lives in
+  // the buffer of its block, which holds record j when point l reads it (the block's last
+  // record once finished, or record l, the current partial sum).
+  auto mix = [&](int l, int64_t rows_n) {
+    const std::vector<int>& ids = scheme_.res_sources[l];
+    const int K = static_cast<int>(ids.size());
+    for (int k = 0; k < K; ++k) {
+      const int b = scheme_.res_source_block[ids[k]];
+      w.mix_src[k] = w.block[b].data();
+      w.mix_rstd[k] = w.block_rstd[b].data();
+    }
+    res_mix_forward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
+                    params_.data() + res_gain_offset(l), w.h.data(), w.alpha.data(), rows_n, D);
+  };
+
+  T* embedded = res ? w.block[0].data() : w.h.data();
   if (scheme_.embed_norm) {
     embed(tokens, batch, len, fields, sinusoid, w.embed_raw.data());
-    norm(embed_norm_, w.embed_raw.data(), w.h.data(), N);
+    norm(embed_norm_, w.embed_raw.data(), embedded, N);
   } else {
-    embed(tokens, batch, len, fields, sinusoid, w.h.data());
+    embed(tokens, batch, len, fields, sinusoid, embedded);
   }
+  if (res) res_rstd(embedded, w.block_rstd[0].data(), N, D, c.norm_eps);
 
   int last_attention = 0;
   for (int i = 0; i < num_sublayers(); ++i) {
@@ -751,6 +938,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   for (int i = 0; i < num_sublayers(); ++i) {
     const SublayerSlots& slots = scheme_.sublayers[i];
     const SublayerParams& p = sublayers_[i];
+    if (res) mix(i, cur);
     const T* x = w.h.data();
     const T* u = x;
     if (slots.norm_in) {
@@ -768,7 +956,17 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       out_rows = last ? R : N;
       attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
       linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D, D);
-      if (last) {
+      if (last && res) {
+        // AttnRes: the sources written so far keep only the kept rows, in place (rows are
+        // ascending, so row rows[k] ≥ k is never overwritten before it is read).
+        for (int b = 0; b <= scheme_.res_source_block[i]; ++b) {
+          for (int64_t k = 0; k < R; ++k) {
+            std::copy(w.block[b].data() + rows[k] * D, w.block[b].data() + (rows[k] + 1) * D,
+                      w.block[b].data() + k * D);
+            w.block_rstd[b][k] = w.block_rstd[b][rows[k]];
+          }
+        }
+      } else if (last) {
         // The residual input of the kept rows only, from here on the stream has R rows.
         for (int64_t k = 0; k < R; ++k) {
           std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.gathered.data() + k * D);
@@ -785,6 +983,20 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       norm(p.norm_out, w.y.data(), w.z.data(), out_rows);
       z = w.z.data();
     }
+    if (res) {
+      // Record i + 1 = z, or the block's partial sum + z, in its block's buffer.
+      const int b = scheme_.res_source_block[i + 1];
+      T* record = w.block[b].data();
+      if (scheme_.res_continues[i]) {
+        residual_combine(static_cast<const T*>(record), z, static_cast<const T*>(nullptr), T(1),
+                         T(1), record, out_rows, D);
+      } else {
+        std::copy(z, z + out_rows * D, record);
+      }
+      res_rstd(static_cast<const T*>(record), w.block_rstd[b].data(), out_rows, D, c.norm_eps);
+      cur = out_rows;
+      continue;
+    }
     T* r = slots.norm_post ? w.r.data() : w.h_next.data();
     residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                      T(slots.branch_scale), r, out_rows, D);
@@ -793,6 +1005,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     cur = out_rows;
   }
 
+  if (res) mix(S, cur);
   const T* h = w.h.data();
   if (scheme_.final_norm) {
     norm(final_norm_, h, w.u.data(), cur);

@@ -18,6 +18,27 @@ bool resolve_toggle(Toggle t, bool automatic) {
   return automatic;
 }
 
+// The AttnRes plan (REFERENCE.md §4) for blocks of `block` sublayers: sublayer j's record
+// continues its block's partial sum unless j starts a block; mixing point l attends over the
+// embedding, the last record of every block finished before l, and record l (the partial sum
+// of l's own block, or the last finished block when l starts a block).
+void resolve_attnres(ResolvedScheme& r, int block) {
+  const int S = static_cast<int>(r.sublayers.size());
+  r.res_block = block;
+  r.res_continues.assign(S, false);
+  for (int j = 0; j < S; ++j) r.res_continues[j] = j % block != 0;
+  r.res_sources.assign(S + 1, {});
+  for (int l = 0; l <= S; ++l) {
+    r.res_sources[l].push_back(0);
+    for (int j = 0; j < l; ++j) {
+      if ((j + 1) % block == 0 || j == l - 1) r.res_sources[l].push_back(j + 1);
+    }
+  }
+  r.res_source_block.assign(S + 1, 0);
+  for (int j = 0; j < S; ++j) r.res_source_block[j + 1] = j / block + 1;
+  r.res_blocks = (S + block - 1) / block + 1;
+}
+
 }  // namespace
 
 ResolvedScheme resolve_scheme(const ModelConfig& c) {
@@ -81,6 +102,9 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
   }
   if (c.scheme == Scheme::attnres) r.residual_mode = ResidualMode::attnres;
   if (c.scheme == Scheme::block_attnres) r.residual_mode = ResidualMode::block_attnres;
+  if (r.residual_mode != ResidualMode::additive) {
+    resolve_attnres(r, r.residual_mode == ResidualMode::attnres ? 1 : c.block_size);
+  }
   if (c.scheme == Scheme::ngpt) {
     r.unit_norm_weights = true;
     r.weight_decay = false;

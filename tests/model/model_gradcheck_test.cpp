@@ -6,9 +6,15 @@
 // RoPE, sinusoidal and no positions, tied unembedding, bidirectional attention, relu, 1 and 4
 // heads, no MLP, 3 layers with mix(k) for k = 0..3, embedding norm and final norm forced on and
 // off, and batches of several sequences, each under the same bound.
+//
+// AttnRes (attnres, block_attnres with block sizes 1, 2, 3, 4) is in both suites. Its
+// pseudo-queries start at zero, where the key-norm gains get no gradient; the checks move every
+// query and gain to random values first, so that the mixtures are far from uniform and every
+// path carries signal.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -82,6 +88,19 @@ double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T
   return worst_err;
 }
 
+// AttnRes: random pseudo-queries (std 0.7) and key-norm gains (1 ± 0.3); no-op otherwise.
+void randomize_res_params(Model<double>& m, uint64_t seed) {
+  Rng rng(seed);
+  for (const TensorSpec& t : m.layout().tensors()) {
+    const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
+    const bool gain = t.name.ends_with("res_norm.weight");
+    if (!query && !gain) continue;
+    for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
+      m.params()[i] = query ? 0.7 * rng.normal() : 1.0 + 0.3 * rng.normal();
+    }
+  }
+}
+
 struct Case {
   Scheme scheme;
   NormKind norm;
@@ -90,7 +109,8 @@ struct Case {
 std::vector<Case> all_valid_cases() {
   std::vector<Case> cases;
   for (Scheme s : {Scheme::pre, Scheme::post, Scheme::peri, Scheme::peri_init, Scheme::post_attn,
-                   Scheme::mix, Scheme::ngpt, Scheme::sqrt_scaling, Scheme::deepnorm}) {
+                   Scheme::mix, Scheme::ngpt, Scheme::sqrt_scaling, Scheme::deepnorm,
+                   Scheme::attnres, Scheme::block_attnres}) {
     for (NormKind k : {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize, NormKind::l2,
                        NormKind::none}) {
       if (k == NormKind::none && s != Scheme::pre) continue;
@@ -118,10 +138,12 @@ TEST_P(ModelGradCheck, MatchesCentralDifferences) {
   c.max_len = 8;
   Model<double> m(c);
   m.init(11);
+  randomize_res_params(m, 13);
   const Batch b = make_batch(c, 2, 5, 5);
   std::string worst;
   const double err = max_relative_error(m, b, 2, 5, &worst);
   EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;
+  std::printf("worst %.2e (%s)\n", err, worst.c_str());
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
@@ -283,6 +305,56 @@ std::vector<Variant> variants() {
        3, 7},
       {"batch5_len1_pre_layernorm", [](C c) { c.norm = NormKind::layernorm; }, 5, 1},
   };
+  // AttnRes: every block size from 1 (= attnres) to beyond the sublayer count, with and without
+  // MLP (which changes which sublayers start a block), under several norms and options.
+  for (int s = 1; s <= 4; ++s) {
+    v.push_back({"block_attnres" + std::to_string(s) + "_layers3_rmsnorm", [s](C c) {
+                   c.layers = 3;
+                   c.scheme = Scheme::block_attnres;
+                   c.block_size = s;
+                 }});
+  }
+  v.push_back({"block_attnres2_layers3_layernorm_rope", [](C c) {
+                 c.layers = 3;
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 2;
+                 c.norm = NormKind::layernorm;
+                 c.pos = PosEncoding::rope;
+               }});
+  v.push_back({"block_attnres3_nomlp_layers3_standardize", [](C c) {
+                 c.layers = 3;
+                 c.mlp = false;
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 3;
+                 c.norm = NormKind::standardize;
+               }});
+  v.push_back({"block_attnres2_nomlp_layers3_l2_tied", [](C c) {
+                 c.layers = 3;
+                 c.mlp = false;
+                 c.tied = true;
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 2;
+                 c.norm = NormKind::l2;
+               }});
+  v.push_back({"attnres_layers3_layernorm_embed_norm", [](C c) {
+                 c.layers = 3;
+                 c.scheme = Scheme::attnres;
+                 c.norm = NormKind::layernorm;
+                 c.embed_norm = Toggle::on;
+               }});
+  v.push_back({"attnres_final_norm_off_bidirectional_rmsnorm", [](C c) {
+                 c.scheme = Scheme::attnres;
+                 c.final_norm = Toggle::off;
+                 c.causal = false;
+               }});
+  v.push_back({"block_attnres2_batch3_len7_learned_heads4",
+               [](C c) {
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 2;
+                 c.pos = PosEncoding::learned;
+                 c.heads = 4;
+               },
+               3, 7});
   for (int k = 0; k <= 3; ++k) {
     for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
       v.push_back({"layers3_mix" + std::to_string(k) + "_" + to_string(norm), [k, norm](C c) {
@@ -321,10 +393,12 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
     }
   }
   m.init(11);
+  randomize_res_params(m, 13);
   const Batch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);
   EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;
+  std::printf("worst %.2e (%s)\n", err, worst.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Options, ModelGradCheckVariant, ::testing::ValuesIn(variants()),

@@ -1,0 +1,37 @@
+// Attention Residuals (REFERENCE.md §4, docs/attnres.md): a softmax mixture over depth.
+//
+// Per row n of N, over K sources s_k (each (N, D)), with a pseudo-query w (D) and the gain g (D)
+// of an RMSNorm on the keys:
+//   r_k = 1 / sqrt(mean_d s_k[d]² + eps)                (res_rstd, computed once per source)
+//   ℓ_k = r_k · Σ_d q_d s_k[d],   q = w ⊙ g              (= w · RMSNorm_g(s_k))
+//   α   = softmax_k(ℓ),           x = Σ_k α_k s_k
+// Backward, given dx (N, D):
+//   dα_k = ⟨dx, s_k⟩,   dℓ_k = α_k (dα_k − Σ_m α_m dα_m)
+//   ds_k += α_k dx + dℓ_k r_k (q − s_k r_k ℓ_k / D)      (RMSNorm backward of dℓ_k q)
+//   dq = Σ_n Σ_k dℓ_k r_k s_k,   dw += dq ⊙ g,   dg += dq ⊙ w
+// The keys RMSNorm_g(s_k) are never stored: ℓ_k is recomputed in the backward from the sources
+// and their r_k. Parameter reductions use fixed row shards summed in order (core/parallel.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace normlab {
+
+// r (N) = 1 / sqrt(mean(s²) + eps) for each row of s (N, D).
+template <typename T>
+void res_rstd(const T* s, T* r, int64_t N, int D, double eps);
+
+// src, rstd: K pointers to (N, D) sources and their (N) r_k. x (N, D) = the mixture;
+// alpha (N, K) = the weights, row-major. x may not alias a source.
+template <typename T>
+void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
+                     T* alpha, int64_t N, int D);
+
+// dsrc: K pointers to (N, D) gradients of the sources, added to (+=); they must be distinct
+// from each other and from dx. dw, dg (D) += the parameter gradients. alpha as returned by
+// res_mix_forward for the same sources and parameters.
+template <typename T>
+void res_mix_backward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g,
+                      const T* alpha, const T* dx, T* const* dsrc, T* dw, T* dg, int64_t N, int D);
+
+}  // namespace normlab
