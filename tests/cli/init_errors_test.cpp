@@ -86,7 +86,9 @@ const std::vector<UsageCase> kCases = {
     {"unknown_positional", {"extra"}, {"extra"}},
     {"unknown_pos_encoding", {"--pos", "alibi"}, {"--pos", "alibi", "rope", "sinusoidal"}},
     {"unknown_activation", {"--activation", "swish"}, {"--activation", "swish", "gelu", "relu"}},
-    {"unimplemented_scheme", {"--scheme", "attnres"}, {"attnres", "not implemented"}},
+    {"block_size_zero",
+     {"--scheme", "block_attnres", "--block-size", "0"},
+     {"block_attnres", "block size must be at least 1", "0"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, InitUsageError, ::testing::ValuesIn(kCases),

@@ -219,13 +219,14 @@ TEST_F(CheckpointErrors, NoConfigAtAll) {
   expect_file_error(testing::build(f), {"no model config", "normlab_config"});
 }
 
-// A config this build cannot construct is a broken file (exit 1, named), not a usage error.
-TEST_F(CheckpointErrors, ConfigWithAnUnimplementedScheme) {
+// A config of another scheme over this model's tensors: the AttnRes parameters the config
+// implies are missing, and the message names the first.
+TEST_F(CheckpointErrors, ConfigOfAnotherSchemeNeedsItsTensors) {
   RawFile f = raw();
   nlohmann::json j = to_json(config_);
   j["scheme"] = "attnres";
   f.metadata["normlab_config"] = j.dump();
-  expect_file_error(testing::build(f), {"attnres", "not implemented"});
+  expect_file_error(testing::build(f), {"missing tensor", "layers.0.attn.res_query", "[8]"});
 }
 
 // A config whose parameter count exceeds what a vector can hold (the layout is built by

@@ -1,5 +1,7 @@
 // The inference path (streaming attention, scored rows only) gives the training forward's
-// logits, for every scheme, positional encoding and attention mask.
+// logits, for every scheme, positional encoding and attention mask. AttnRes cases move their
+// pseudo-queries away from zero first (at zero every mixture is a plain mean), and vary the
+// block size so that the rows kept after the last attention cut through a block's partial sum.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,8 @@ struct Case {
   PosEncoding pos;
   bool causal;
   int layers;
+  int block_size = 2;  // block_attnres
+  bool mlp = true;
 };
 
 class ForwardRows : public ::testing::TestWithParam<Case> {};
@@ -26,7 +30,8 @@ TEST_P(ForwardRows, MatchesTrainingForward) {
   c.width = 16;
   c.heads = 2;
   c.layers = GetParam().layers;
-  c.mlp = true;
+  c.mlp = GetParam().mlp;
+  c.block_size = GetParam().block_size;
   c.scheme = GetParam().scheme;
   c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
   c.pos = GetParam().pos;
@@ -35,6 +40,14 @@ TEST_P(ForwardRows, MatchesTrainingForward) {
   c.init_std = 0.3;
   Model<float> m(c);
   m.init(3);
+  Rng prng(4);
+  for (const TensorSpec& t : m.layout().tensors()) {  // AttnRes queries and key gains
+    const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
+    if (!query && !t.name.ends_with("res_norm.weight")) continue;
+    for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
+      m.params()[i] = static_cast<float>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
+    }
+  }
   // Long enough that the streaming kernel crosses several key blocks of 256.
   const int64_t B = 2, T = 600, F = 2;
   Rng rng(9);
@@ -63,7 +76,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::ngpt, PosEncoding::none, false, 2},
                       Case{Scheme::deepnorm, PosEncoding::none, true, 3},
                       Case{Scheme::mix, PosEncoding::rope, false, 2},
-                      Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2}));
+                      Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2},
+                      Case{Scheme::attnres, PosEncoding::rope, true, 2},
+                      Case{Scheme::attnres, PosEncoding::none, false, 2, 1, false},
+                      Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
+                      Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
+                      Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
+                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4}));
 
 }  // namespace
 }  // namespace normlab

@@ -123,6 +123,8 @@ std::vector<SchemeCase> cases() {
       {Scheme::sqrt_scaling, NormKind::rmsnorm, PosEncoding::learned},
       {Scheme::deepnorm, NormKind::layernorm, PosEncoding::none},
       {Scheme::pre, NormKind::none, PosEncoding::learned},
+      {Scheme::attnres, NormKind::rmsnorm, PosEncoding::rope},
+      {Scheme::block_attnres, NormKind::layernorm, PosEncoding::learned},
   };
 }
 

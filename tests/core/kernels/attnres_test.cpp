@@ -1,0 +1,172 @@
+// res_rstd / res_mix_forward / res_mix_backward (attnres.hpp) in double precision:
+//   - the forward against the documented formula (softmax over w · RMSNorm_g(s_k));
+//   - every source gradient and dw, dg against central differences of L = Σ c ⊙ x, with
+//     N > kRowShard so the per-shard partials of dw, dg are summed, and the "+=" contract;
+//   - one source (α = 1, x = s, no parameter gradient) and zero query (uniform α).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/kernels/attnres.hpp"
+#include "core/parallel.hpp"
+#include "support/gradcheck.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::numeric_gradient;
+using testing::random_normal;
+using testing::relative_error;
+using testing::weighted_sum;
+
+constexpr double kEps = 1e-5;
+
+// K sources of (N, D) in one buffer, and the pointers the kernels take.
+struct Mix {
+  int64_t N;
+  int D, K;
+  std::vector<double> src, rstd, w, g, x, alpha;
+  std::vector<const double*> sp, rp;
+
+  Mix(int64_t n, int d, int k, Rng& rng) : N(n), D(d), K(k) {
+    // Sources of different scales, so the RMSNorm of the keys matters.
+    src.resize(K * N * D);
+    for (int j = 0; j < K; ++j) {
+      const std::vector<double> s = random_normal(rng, N * D, 0.5 + j, 0.2 * j);
+      std::copy(s.begin(), s.end(), src.begin() + j * N * D);
+    }
+    w = random_normal(rng, D, 0.8);
+    g = random_normal(rng, D, 0.3, 1.0);
+    rstd.resize(K * N);
+    x.resize(N * D);
+    alpha.resize(N * K);
+    for (int j = 0; j < K; ++j) {
+      sp.push_back(src.data() + j * N * D);
+      rp.push_back(rstd.data() + j * N);
+    }
+  }
+  void forward() {
+    for (int j = 0; j < K; ++j) res_rstd(sp[j], rstd.data() + j * N, N, D, kEps);
+    res_mix_forward(sp.data(), rp.data(), K, w.data(), g.data(), x.data(), alpha.data(), N, D);
+  }
+};
+
+struct MixCase {
+  int64_t rows;
+  int width, sources;
+};
+
+class ResMix : public ::testing::TestWithParam<MixCase> {};
+
+TEST_P(ResMix, ForwardMatchesFormula) {
+  const auto [N, D, K] = GetParam();
+  Rng rng(1);
+  Mix m(N, D, K, rng);
+  m.forward();
+  double worst = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    std::vector<double> logit(K);
+    double mx = -1e300, sum = 0;
+    for (int k = 0; k < K; ++k) {
+      const double* s = m.sp[k] + n * D;
+      double ss = 0;
+      for (int d = 0; d < D; ++d) ss += s[d] * s[d];
+      const double r = 1 / std::sqrt(ss / D + kEps);
+      EXPECT_NEAR(m.rp[k][n], r, 1e-12 * r);
+      double l = 0;
+      for (int d = 0; d < D; ++d) l += m.w[d] * (s[d] * r * m.g[d]);  // w · RMSNorm_g(s)
+      logit[k] = l;
+      mx = std::max(mx, l);
+    }
+    for (int k = 0; k < K; ++k) sum += std::exp(logit[k] - mx);
+    for (int d = 0; d < D; ++d) {
+      double ref = 0;
+      for (int k = 0; k < K; ++k) {
+        const double a = std::exp(logit[k] - mx) / sum;
+        if (d == 0) worst = std::max(worst, std::abs(m.alpha[n * K + k] - a));
+        ref += a * m.sp[k][n * D + d];
+      }
+      worst = std::max(worst, std::abs(m.x[n * D + d] - ref));
+    }
+  }
+  EXPECT_LT(worst, 1e-12);
+}
+
+TEST_P(ResMix, BackwardMatchesCentralDifferences) {
+  const auto [N, D, K] = GetParam();
+  Rng rng(2);
+  Mix m(N, D, K, rng);
+  const std::vector<double> c = random_normal(rng, N * D);
+  auto loss = [&] {
+    m.forward();
+    return weighted_sum(c, m.x);
+  };
+  loss();
+  // Prior contents: the backward adds.
+  const std::vector<double> ds0 = random_normal(rng, K * N * D);
+  const std::vector<double> dw0 = random_normal(rng, D), dg0 = random_normal(rng, D);
+  std::vector<double> ds = ds0, dw = dw0, dg = dg0;
+  std::vector<double*> dp;
+  for (int k = 0; k < K; ++k) dp.push_back(ds.data() + k * N * D);
+  res_mix_backward(m.sp.data(), m.rp.data(), K, m.w.data(), m.g.data(), m.alpha.data(), c.data(),
+                   dp.data(), dw.data(), dg.data(), N, D);
+  for (int k = 0; k < K; ++k) {
+    std::vector<double> a(N * D);
+    for (int64_t i = 0; i < N * D; ++i) a[i] = ds[k * N * D + i] - ds0[k * N * D + i];
+    const std::vector<double> num = numeric_gradient(m.src, loss, N * D, k * N * D);
+    EXPECT_LT(relative_error(a, num), testing::kGradTolerance) << "d source " << k;
+  }
+  std::vector<double> aw(D), ag(D);
+  for (int d = 0; d < D; ++d) {
+    aw[d] = dw[d] - dw0[d];
+    ag[d] = dg[d] - dg0[d];
+  }
+  EXPECT_LT(relative_error(aw, numeric_gradient(m.w, loss)), testing::kGradTolerance) << "dw";
+  EXPECT_LT(relative_error(ag, numeric_gradient(m.g, loss)), testing::kGradTolerance) << "dg";
+  if (K > 1) EXPECT_GT(testing::norm2(ag), 1e-3) << "the check must see a gain gradient";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,
+                         ::testing::Values(MixCase{3, 5, 3}, MixCase{2, 16, 1}, MixCase{1, 1, 4},
+                                           MixCase{kRowShard + 20, 4, 3}),
+                         [](const ::testing::TestParamInfo<MixCase>& info) {
+                           return "N" + std::to_string(info.param.rows) + "_D" +
+                                  std::to_string(info.param.width) + "_K" +
+                                  std::to_string(info.param.sources);
+                         });
+
+// A zero query gives uniform weights whatever the sources: x is their mean.
+TEST(ResMixSpecial, ZeroQueryIsTheMean) {
+  Rng rng(3);
+  Mix m(4, 6, 3, rng);
+  std::fill(m.w.begin(), m.w.end(), 0.0);
+  m.forward();
+  for (int64_t n = 0; n < m.N; ++n) {
+    for (int k = 0; k < m.K; ++k) EXPECT_DOUBLE_EQ(m.alpha[n * m.K + k], 1.0 / 3);
+    for (int d = 0; d < m.D; ++d) {
+      const double mean = (m.sp[0][n * m.D + d] + m.sp[1][n * m.D + d] + m.sp[2][n * m.D + d]) / 3;
+      EXPECT_NEAR(m.x[n * m.D + d], mean, 1e-14);
+    }
+  }
+}
+
+// One source: α = 1, x = s exactly, the source gets dx unchanged and the parameters nothing.
+TEST(ResMixSpecial, OneSourceIsTheIdentity) {
+  Rng rng(4);
+  Mix m(5, 7, 1, rng);
+  m.forward();
+  EXPECT_EQ(m.x, m.src);
+  const std::vector<double> dx = random_normal(rng, m.N * m.D);
+  std::vector<double> ds(m.N * m.D, 0.0), dw(m.D, 0.0), dg(m.D, 0.0);
+  double* dp = ds.data();
+  res_mix_backward(m.sp.data(), m.rp.data(), 1, m.w.data(), m.g.data(), m.alpha.data(), dx.data(),
+                   &dp, dw.data(), dg.data(), m.N, m.D);
+  EXPECT_EQ(ds, dx);
+  EXPECT_EQ(dw, std::vector<double>(m.D, 0.0));
+  EXPECT_EQ(dg, std::vector<double>(m.D, 0.0));
+}
+
+}  // namespace
+}  // namespace normlab
