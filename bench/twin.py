@@ -180,8 +180,11 @@ SCHEMES: Dict[str, SchemeRow] = {
                                                    residual_scale=(2.0 * c["layers"]) ** 0.25),
                           final_default=False,
                           branch_init=lambda c: (8.0 * c["layers"]) ** -0.25),
-    # attnres / block_attnres (REFERENCE.md §4): pre-norm slots with residual_mode "attnres" /
-    # "block_attnres"; add the row here and the input-mixing function to RESIDUAL_MODES below.
+    # AttnRes (REFERENCE.md §4, docs/attnres.md): pre-norm slots; each sublayer's input and the
+    # final stream are softmax mixtures over depth (RESIDUAL_MODES below).
+    "attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True), residual_mode="attnres"),
+    "block_attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True),
+                               residual_mode="block_attnres"),
 }
 
 
@@ -272,9 +275,18 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         out.append(Spec("pos.weight", (cfg["max_len"], D), True, "normal", std, rows))
     add_norm("embed_norm", rs.embed_norm)
     per_layer = 2 if cfg["mlp"] else 1
+    attnres = rs.residual_mode != "additive"
+
+    def add_res_mix(query: str, norm: str) -> None:
+        # AttnRes pseudo-query (init 0) and the gain of the RMSNorm on the keys (init 1).
+        out.append(Spec(query, (D,), init="constant", value=0.0))
+        out.append(Spec(norm + ".weight", (D,), init="constant", value=1.0))
+
     for i, slots in enumerate(rs.sublayers):
         attention = i % per_layer == 0
         prefix = f"layers.{i // per_layer}.{'attn' if attention else 'mlp'}"
+        if attnres:
+            add_res_mix(prefix + ".res_query", prefix + ".res_norm")
         add_norm(prefix + ".norm_in", slots.norm_in)
         if attention:
             out.append(Spec(prefix + ".q.weight", (D, D), True, "normal", std, rows))
@@ -291,6 +303,8 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         if slots.interpolate:
             out.append(Spec(prefix + ".alpha", (D,), init="constant",
                             value=cfg["ngpt_alpha_init"]))
+    if attnres:
+        add_res_mix("final_res.query", "final_res.norm")
     add_norm("final_norm", rs.final_norm)
     if not cfg["tied"]:
         out.append(Spec("unembed.weight", (V, D), True, "normal", std, rows))
@@ -365,10 +379,9 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor,
 
 
 # --------------------------------------------------------------------------------------------
-# How each sublayer's input x is formed from what came before. "additive": the stream, i.e.
-# the previous sublayer's output. AttnRes (REFERENCE.md §4) adds one function here:
-#   def attnres_input(model, i, embedding, outputs, branches): softmax over
-#   w_i . RMSNorm(v_j) of [embedding] + branches[:i] ...
+# How each sublayer's input x is formed from what came before: called with i = 0..S-1 for the
+# input of sublayer i and with i = S for the final stream (before the final norm), where S is
+# the number of sublayers. "additive": the previous sublayer's output.
 # --------------------------------------------------------------------------------------------
 
 
@@ -377,7 +390,44 @@ def additive_input(model: "Twin", i: int, embedding: torch.Tensor, outputs: List
     return outputs[-1] if outputs else embedding
 
 
-RESIDUAL_MODES: Dict[str, Callable] = {"additive": additive_input}
+def block_attnres_input(model: "Twin", i: int, embedding: torch.Tensor,
+                        outputs: List[torch.Tensor], branches: List[torch.Tensor],
+                        block_size: Optional[int] = None) -> torch.Tensor:
+    """REFERENCE.md §4 with blocks of S_b sublayers (attnres: S_b = 1). Sources: the embedding
+    b_0, the sums b_n of the branch outputs z of each finished block, and the partial sum of
+    the current block when it is not empty. x = sum_k alpha_k b_k with
+    alpha = softmax_k(w . RMSNorm_g(b_k)), one query w and gain g per mixing point."""
+    c = model.cfg
+    size = c["block_size"] if block_size is None else block_size
+    done = i // size  # blocks finished among branches[:i]
+    sources = [embedding]
+    for n in range(done):
+        sources.append(sum(branches[n * size:(n + 1) * size]))
+    partial = branches[done * size:i]
+    if partial:
+        sources.append(sum(partial))
+    if i == len(model.rs.sublayers):
+        query, gain = model.p["final_res.query"], model.p["final_res.norm.weight"]
+    else:
+        prefix = f"layers.{i // model.per_layer}.{'attn' if i % model.per_layer == 0 else 'mlp'}"
+        query, gain = model.p[prefix + ".res_query"], model.p[prefix + ".res_norm.weight"]
+    v = torch.stack(sources)  # (K, B, T, D)
+    keys = normalize("rmsnorm", v, gain, None, c["norm_eps"])
+    alpha = torch.softmax((keys * query).sum(-1), dim=0)  # (K, B, T)
+    return (alpha.unsqueeze(-1) * v).sum(0)
+
+
+def attnres_input(model: "Twin", i: int, embedding: torch.Tensor, outputs: List[torch.Tensor],
+                  branches: List[torch.Tensor]) -> torch.Tensor:
+    """Full AttnRes: every earlier branch output is its own source."""
+    return block_attnres_input(model, i, embedding, outputs, branches, block_size=1)
+
+
+RESIDUAL_MODES: Dict[str, Callable] = {
+    "additive": additive_input,
+    "attnres": attnres_input,
+    "block_attnres": block_attnres_input,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,7 +594,7 @@ class Twin(torch.nn.Module):
             out, z = self.sublayer(i, x)
             outputs.append(out)
             branches.append(z)
-        h = outputs[-1]
+        h = make_input(self, len(self.rs.sublayers), h, outputs, branches)
         if self.rs.final_norm:
             h = self._norm("final_norm", h)
         unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]

@@ -81,14 +81,23 @@ class ScratchDir {
   fs::path path_;
 };
 
-// Runs `normlab init` then `normlab grads`; returns "" or the failing command's output.
+// Runs `normlab init`, optionally `normlab train-steps` with train_args (into ckpt; the initial
+// checkpoint goes to ckpt + ".init"), then `normlab grads`; returns "" or the failing command's
+// output.
 std::string make_checkpoint_and_grads(const std::string& init_args, uint64_t init_seed,
                                       const fs::path& ckpt, const fs::path& grads, int batch,
-                                      int len, uint64_t batch_seed) {
+                                      int len, uint64_t batch_seed,
+                                      const std::string& train_args = "") {
   const std::string bin = quote(NORMLAB_BINARY);
+  const fs::path first = train_args.empty() ? ckpt : fs::path(ckpt.string() + ".init");
   const CommandResult init = run(bin + " init " + init_args + " --seed " +
-                                 std::to_string(init_seed) + " --out " + quote(ckpt.string()));
+                                 std::to_string(init_seed) + " --out " + quote(first.string()));
   if (init.exit_code != 0) return "normlab init " + init_args + " failed:\n" + init.output;
+  if (!train_args.empty()) {
+    const CommandResult t = run(bin + " train-steps --checkpoint " + quote(first.string()) +
+                                " --out " + quote(ckpt.string()) + " --seed 3 " + train_args);
+    if (t.exit_code != 0) return "normlab train-steps " + train_args + " failed:\n" + t.output;
+  }
   const CommandResult g =
       run(bin + " grads --checkpoint " + quote(ckpt.string()) + " --batch " +
           std::to_string(batch) + " --seq-len " + std::to_string(len) + " --seed " +
@@ -104,8 +113,15 @@ CommandResult twin_check(const fs::path& ckpt, const fs::path& grads) {
 
 struct TwinCase {
   const char* name;
-  const char* init_args;  // `normlab init` options
+  const char* init_args;        // `normlab init` options
+  const char* train_args = "";  // `normlab train-steps` options, run before `grads` when set
 };
+
+// AttnRes's pseudo-queries start at zero (uniform mixtures, no gain gradient); 20 small AdamW
+// steps move them (|w_d| ≤ 0.1) so that the mixtures are not uniform and the key gains get
+// gradients, without moving the other weights so far that attention saturates (larger steps
+// leave q/k gradients of ~1e-6 whose float32 rounding in the twin alone approaches 1e-4).
+constexpr const char* kAttnResSteps = "--steps 20 --lr 0.005";
 
 // Every scheme at least once; every norm kind; rope, sinusoidal and learned positions; tied;
 // bidirectional; relu; 2- and 3-layer models with MLP; several heads. Most use init std 0.3
@@ -145,10 +161,34 @@ const TwinCase kCases[] = {
     {"sqrt_scaling_rmsnorm", "--scheme sqrt_scaling --norm rmsnorm --layers 3 --init-std 0.3"},
     {"sqrt_scaling_layernorm_default_init", "--scheme sqrt_scaling --norm layernorm --layers 2"},
     {"deepnorm_layernorm", "--scheme deepnorm --norm layernorm --layers 2 --init-std 0.3"},
+    {"attnres_layernorm_at_init", "--scheme attnres --norm layernorm --layers 2"},
+    {"attnres_rmsnorm_rope_heads2",
+     "--scheme attnres --norm rmsnorm --pos rope --width 16 --heads 2 --layers 3 "
+     "--init-std 0.3",
+     kAttnResSteps},
+    {"block_attnres1_l2_tied",
+     "--scheme block_attnres --block-size 1 --norm l2 --tied --init-std 0.3", kAttnResSteps},
+    {"block_attnres2_layernorm_learned",
+     "--scheme block_attnres --block-size 2 --norm layernorm --pos learned --max-len 16 "
+     "--layers 3 --init-std 0.3",
+     kAttnResSteps},
+    {"block_attnres2_bidirectional_relu",
+     "--scheme block_attnres --block-size 2 --norm rmsnorm --bidirectional --activation relu "
+     "--init-std 0.3",
+     kAttnResSteps},
+    {"block_attnres3_standardize_nomlp",
+     "--scheme block_attnres --block-size 3 --norm standardize --layers 4 --no-mlp "
+     "--init-std 0.3",
+     kAttnResSteps},
+    {"block_attnres4_rmsnorm_embednorm_sinusoidal_heads2",
+     "--scheme block_attnres --block-size 4 --norm rmsnorm --embed-norm --pos sinusoidal "
+     "--layers 3 --width 16 --heads 2 --init-std 0.3",
+     kAttnResSteps},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {
   *os << c.name << " (normlab init " << c.init_args << ")";
+  if (*c.train_args != '\0') *os << " (train-steps " << c.train_args << ")";
 }
 
 class TwinCrossCheck : public ::testing::TestWithParam<TwinCase> {};
@@ -157,7 +197,8 @@ TEST_P(TwinCrossCheck, LogitsAndGradientsMatchPyTorch) {
   const TwinCase& c = GetParam();
   ScratchDir dir(c.name);
   const fs::path ckpt = dir.path() / "ckpt", grads = dir.path() / "grads.safetensors";
-  const std::string error = make_checkpoint_and_grads(c.init_args, 7, ckpt, grads, 3, 9, 11);
+  const std::string error =
+      make_checkpoint_and_grads(c.init_args, 7, ckpt, grads, 3, 9, 11, c.train_args);
   ASSERT_EQ(error, "");
   const CommandResult r = twin_check(ckpt, grads);
   SKIP_IF_NO_TORCH(r);
