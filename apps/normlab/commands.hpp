@@ -7,6 +7,7 @@
 namespace normlab::cli {
 
 void add_version_command(CLI::App& app);
-
+void add_particles_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace normlab::cli

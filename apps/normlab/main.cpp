@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   normlab::cli::add_version_command(app);
+  normlab::cli::add_particles_command(app);
+  normlab::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

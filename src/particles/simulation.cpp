@@ -1,0 +1,57 @@
+#include "normlab/particles/simulation.hpp"
+
+#include "normlab/errors.hpp"
+#include "normlab/particles/dynamics.hpp"
+#include "normlab/particles/initial_state.hpp"
+#include "normlab/particles/scalar_reduction.hpp"
+#include "normlab/particles/weights.hpp"
+
+namespace normlab::particles {
+
+namespace {
+
+IntegratorOptions options_of(const ParticlesConfig& c) {
+  IntegratorOptions o;
+  o.kind = c.integrator;
+  o.dt = c.dt;
+  o.rtol = c.rtol;
+  o.atol = c.atol;
+  return o;
+}
+
+}  // namespace
+
+Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress) {
+  validate(config);
+  ParticleSystem system(config, make_weights(config));
+  std::vector<double> y = system.initial_state(initial_directions(config));
+  Trajectory out;
+  std::vector<double> work;
+  const int n = config.n, d = config.d;
+  out.stats = integrate(system, y, 0.0, recording_times(0.0, config.t_end, config.record_every),
+                        options_of(config), [&](double t, const double* state, const double* dy) {
+                          out.rows.push_back(observe_particles(n, d, t, state, dy, work));
+                          if (progress) progress(out.rows.back());
+                        });
+  out.final_state = system.to_original(y);
+  return out;
+}
+
+Trajectory simulate_scalar(const ParticlesConfig& config, const ProgressFn& progress) {
+  validate(config);
+  if (!has_scalar_reduction(config)) {
+    throw UsageError("the scalar reduction needs --init symmetric and --qkv identity");
+  }
+  ScalarSystem system(config);
+  std::vector<double> y = system.initial_state();
+  Trajectory out;
+  out.stats = integrate(system, y, 0.0, recording_times(0.0, config.t_end, config.record_every),
+                        options_of(config), [&](double t, const double* state, const double* dy) {
+                          out.rows.push_back(system.observe(t, state, dy));
+                          if (progress) progress(out.rows.back());
+                        });
+  out.final_state = std::move(y);
+  return out;
+}
+
+}  // namespace normlab::particles
