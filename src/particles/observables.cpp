@@ -12,19 +12,27 @@ namespace normlab::particles {
 Observation observe_particles(int n, int d, double t, const double* y, const double* dy,
                               std::vector<double>& work) {
   const size_t nd = static_cast<size_t>(n) * d;
-  work.resize(static_cast<size_t>(n) * n + d);
-  double* gram = work.data();  // (n, n), upper triangle
-  double* mean = gram + static_cast<size_t>(n) * n;
+  work.resize(static_cast<size_t>(n) * n + 2 * static_cast<size_t>(d));
+  double* gram = work.data();                        // (n, n), upper triangle
+  double* mean = gram + static_cast<size_t>(n) * n;  // then the mean velocity
   Observation o;
   o.t = t;
 
-  std::fill(mean, mean + d, 0.0);
+  // Mean direction θ̄ and mean velocity (d, each).
+  std::fill(mean, mean + 2 * d, 0.0);
+  double* mean_velocity = mean + d;
   for (int j = 0; j < n; ++j) {
     const double* th = y + static_cast<size_t>(j) * d;
-    for (int i = 0; i < d; ++i) mean[i] += th[i];
+    const double* v = dy + static_cast<size_t>(j) * d;
+    for (int i = 0; i < d; ++i) {
+      mean[i] += th[i];
+      mean_velocity[i] += v[i];
+    }
   }
-  for (int i = 0; i < d; ++i) mean[i] /= n;
+  for (int i = 0; i < 2 * d; ++i) mean[i] /= n;
 
+  // Σ ⟨θ_j − θ̄, dθ_j/dt⟩ equals Σ ⟨θ_j − θ̄, dθ_j/dt − mean velocity⟩; the second form keeps the
+  // rounding noise of a common motion of the whole cluster out of d(mean_cos)/dt.
   double var = 0, flow = 0, speed = 0;
   for (int j = 0; j < n; ++j) {
     const double* th = y + static_cast<size_t>(j) * d;
@@ -33,7 +41,7 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
     for (int i = 0; i < d; ++i) {
       const double diff = th[i] - mean[i];
       sq += diff * diff;
-      along += diff * v[i];
+      along += diff * (v[i] - mean_velocity[i]);
       vv += v[i] * v[i];
     }
     var += sq;
