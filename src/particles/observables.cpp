@@ -10,7 +10,7 @@
 namespace normlab::particles {
 
 Observation observe_particles(int n, int d, double t, const double* y, const double* dy,
-                              std::vector<double>& work) {
+                              const double* y0, std::vector<double>& work) {
   const size_t nd = static_cast<size_t>(n) * d;
   work.resize(static_cast<size_t>(n) * n + 2 * static_cast<size_t>(d));
   double* gram = work.data();                        // (n, n), upper triangle
@@ -62,6 +62,17 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
   }
   o.min_cos = min_cos;
 
+  // Angle between θ_j(t) and θ_j(0) as 2 asin(‖θ_j(t) − θ_j(0)‖ / 2): precise for small angles.
+  if (y0 != nullptr) {
+    double angle = 0;
+    for (size_t j = 0; j < static_cast<size_t>(n); ++j) {
+      double sq = 0;
+      for (size_t i = j * d; i < (j + 1) * d; ++i) sq += (y[i] - y0[i]) * (y[i] - y0[i]);
+      angle += 2.0 * std::asin(std::min(1.0, 0.5 * std::sqrt(sq)));
+    }
+    o.mean_angle_from_start = angle / n;
+  }
+
   double radius = 0;
   for (int j = 0; j < n; ++j) radius += y[nd + j];
   o.mean_radius = radius / n;
@@ -70,11 +81,12 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
 
 std::string observations_csv(const std::vector<Observation>& rows) {
   std::string out =
-      "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos\n";
+      "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
+      "mean_angle_from_start\n";
   for (const Observation& o : rows) {
-    out += fmt::format("{:.12g},{:.15g},{:.15g},{:.12g},{:.12g},{:.12g},{:.12g},{:.12g}\n", o.t,
-                       o.mean_cos, o.min_cos, o.variance, o.mean_radius, o.mean_speed, o.dcos_dt,
-                       o.one_minus_mean_cos);
+    out += fmt::format("{:.12g},{:.15g},{:.15g},{:.12g},{:.12g},{:.12g},{:.12g},{:.12g},{:.12g}\n",
+                       o.t, o.mean_cos, o.min_cos, o.variance, o.mean_radius, o.mean_speed,
+                       o.dcos_dt, o.one_minus_mean_cos, o.mean_angle_from_start);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -76,6 +77,11 @@ Observation ScalarSystem::observe(double t, const double* y, const double* dy) c
   o.mean_radius = y[1];
   o.mean_speed = x.inv_s * x.tangent;
   o.dcos_dt = -dy[0];
+  // θ_j(t) = u θ_j(0) + q Σ_k θ_k(0) with u = sqrt(ε), u + n q = sqrt(1 + (n−1)γ) (docs), so
+  // ⟨θ_j(t), θ_j(0)⟩ = u + q.
+  const double u = std::sqrt(std::max(0.0, y[0]));
+  const double s = std::sqrt(std::max(0.0, 1.0 + (n - 1.0) * (1.0 - y[0])));
+  o.mean_angle_from_start = std::acos(std::clamp(u + (s - u) / n, -1.0, 1.0));
   return o;
 }
 

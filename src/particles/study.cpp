@@ -39,6 +39,7 @@ struct RunResult {
   double predicted_velocity = 0;
   double scalar_max_diff = -1;  // max |Δ mean_cos| against the scalar reduction; −1: n/a
   double scalar_max_rel_diff_tail = -1;  // max relative Δ(1 − mean_cos) over the fit window
+  double early_angle = 0;                // mean angle moved by t = early_t (radians)
 };
 
 // Reads the fit keys of a section into `fit` (absent keys keep their value).
@@ -106,7 +107,7 @@ void write_plots(const std::vector<RunResult>& results, const std::filesystem::p
   auto plot = [&](const std::string& file, const std::string& what, const std::string& y_label,
                   bool log_x, bool log_y, auto value) {
     PlotSpec spec;
-    spec.title = title.empty() ? what : title + ": " + what;
+    spec.title = title.empty() ? what : what + "\n" + title;
     spec.x_label = "t (depth)";
     spec.y_label = y_label;
     spec.log_x = log_x;
@@ -133,7 +134,7 @@ void write_plots(const std::vector<RunResult>& results, const std::filesystem::p
        [](const Observation& o) { return o.mean_radius; });
 }
 
-nlohmann::json result_json(const RunResult& r) {
+nlohmann::json result_json(const RunResult& r, double early_t) {
   const ParticlesConfig& c = r.spec.config;
   const TerminalPrediction p = predicted_terminal(c);
   const Observation& first = r.trajectory.rows.front();
@@ -146,6 +147,8 @@ nlohmann::json result_json(const RunResult& r) {
   j["initial_velocity"] = first.dcos_dt;
   j["predicted_initial_velocity"] = r.has_prediction ? number(r.predicted_velocity) : nullptr;
   j["initial_mean_speed"] = first.mean_speed;
+  j["early_t"] = early_t;
+  j["mean_angle_moved_by_early_t"] = r.early_angle;
   j["final"] = {{"t", last.t},
                 {"mean_cos", last.mean_cos},
                 {"one_minus_mean_cos", last.one_minus_mean_cos},
@@ -180,7 +183,8 @@ nlohmann::json result_json(const RunResult& r) {
 
 std::string summary_csv(const std::vector<RunResult>& results) {
   std::string out =
-      "label,scheme,initial_velocity,predicted_initial_velocity,initial_mean_speed,t_end,"
+      "label,scheme,initial_velocity,predicted_initial_velocity,initial_mean_speed,"
+      "mean_angle_moved_by_early_t,t_end,"
       "final_one_minus_mean_cos,final_mean_radius,fit_points,fit_t_from,fit_t_to,exp_rate,"
       "exp_rss,power_exponent,power_rss,stretched_kappa,stretched_rss,better_fit,"
       "predicted_terminal,scalar_max_abs_diff,steps,seconds\n";
@@ -188,21 +192,23 @@ std::string summary_csv(const std::vector<RunResult>& results) {
     const Observation& first = r.trajectory.rows.front();
     const Observation& last = r.trajectory.rows.back();
     out += fmt::format(
-        "{},{},{:.10g},{},{:.6g},{:g},{:.6g},{:.6g},{},{:g},{:g},{:.6g},{:.3g},{:.6g},{:.3g},"
+        "{},{},{:.10g},{},{:.6g},{:.6g},{:g},{:.6g},{:.6g},{},{:g},{:g},{:.6g},{:.3g},{:.6g},{:.3g}"
+        ","
         "{:.6g},{:.3g},{},\"{}\",{},{},{:.2f}\n",
         r.spec.label, to_string(r.spec.config.scheme), first.dcos_dt,
         r.has_prediction ? fmt::format("{:.10g}", r.predicted_velocity) : "", first.mean_speed,
-        last.t, last.one_minus_mean_cos, last.mean_radius, r.fit.points, r.fit.t_from, r.fit.t_to,
-        r.fit.exp_rate, r.fit.exp_rss, r.fit.power_exponent, r.fit.power_rss, r.fit.stretched_rate,
-        r.fit.stretched_rss, r.fit.better, predicted_terminal(r.spec.config).law,
+        r.early_angle, last.t, last.one_minus_mean_cos, last.mean_radius, r.fit.points,
+        r.fit.t_from, r.fit.t_to, r.fit.exp_rate, r.fit.exp_rss, r.fit.power_exponent,
+        r.fit.power_rss, r.fit.stretched_rate, r.fit.stretched_rss, r.fit.better,
+        predicted_terminal(r.spec.config).law,
         r.scalar_max_diff >= 0 ? fmt::format("{:.3g}", r.scalar_max_diff) : "",
         r.trajectory.stats.steps, r.seconds);
   }
   return out;
 }
 
-void print_table(const std::vector<RunResult>& results) {
-  std::printf("\n%-13s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", "run", "init. veloc.",
+void print_table(const std::vector<RunResult>& results, double early_t) {
+  std::printf("\n%-15s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", "run", "init. veloc.",
               "predicted", "rel.diff", "exp rate", "power p", "kappa", "better fit",
               "predicted terminal");
   for (const RunResult& r : results) {
@@ -212,18 +218,19 @@ void print_table(const std::vector<RunResult>& results) {
         r.has_prediction
             ? fmt::format("{:.1e}", std::abs(v0 - r.predicted_velocity) / r.predicted_velocity)
             : "-";
-    std::printf("%-13s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", r.spec.label.c_str(),
+    std::printf("%-15s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", r.spec.label.c_str(),
                 num(v0, 6).c_str(), predicted.c_str(), rel.c_str(), num(r.fit.exp_rate).c_str(),
                 num(r.fit.power_exponent).c_str(), num(r.fit.stretched_rate).c_str(),
                 r.fit.better.c_str(), predicted_terminal(r.spec.config).law.c_str());
   }
-  std::printf("\n%-13s %-11s %-11s %-22s %-9s %-9s %-8s\n", "run", "init.speed", "t_end",
-              "1-mean cos at t_end", "radius", "steps", "seconds");
+  const std::string angle_header = fmt::format("angle@t={:g}", early_t);
+  std::printf("\n%-15s %-11s %-12s %-11s %-22s %-9s %-9s %-8s\n", "run", "init.speed",
+              angle_header.c_str(), "t_end", "1-mean cos at t_end", "radius", "steps", "seconds");
   for (const RunResult& r : results) {
     const Observation& first = r.trajectory.rows.front();
     const Observation& last = r.trajectory.rows.back();
-    std::printf("%-13s %-11s %-11s %-22s %-9s %-9lld %-8.1f\n", r.spec.label.c_str(),
-                num(first.mean_speed).c_str(), num(last.t).c_str(),
+    std::printf("%-15s %-11s %-12s %-11s %-22s %-9s %-9lld %-8.1f\n", r.spec.label.c_str(),
+                num(first.mean_speed).c_str(), num(r.early_angle).c_str(), num(last.t).c_str(),
                 num(last.one_minus_mean_cos, 4).c_str(), num(last.mean_radius).c_str(),
                 static_cast<long long>(r.trajectory.stats.steps), r.seconds);
   }
@@ -234,7 +241,7 @@ void print_table(const std::vector<RunResult>& results) {
     for (const RunResult& r : results) {
       if (r.scalar_max_diff < 0) continue;
       std::printf(
-          "  %-13s max |delta mean cos| %.2e; max relative delta(1 - mean cos) over the fit "
+          "  %-15s max |delta mean cos| %.2e; max relative delta(1 - mean cos) over the fit "
           "window %.2e\n",
           r.spec.label.c_str(), r.scalar_max_diff, r.scalar_max_rel_diff_tail);
     }
@@ -246,6 +253,11 @@ void print_table(const std::vector<RunResult>& results) {
 void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   const std::string title = top.get_string("title", "");
   const bool scalar_check = top.get_bool("scalar_check", true);
+  const double early_t = top.get_double("early_t", 1.0);
+  if (!(early_t > 0)) {
+    throw UsageError(
+        fmt::format("{}key 'early_t' must be > 0, got {}", top.where("early_t"), early_t));
+  }
   const std::vector<RunSpec> runs = read_runs(top);
   top.finish();
 
@@ -266,22 +278,29 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
     std::fprintf(stderr, "[%zu/%zu] %s: n %d, d %d, t_end %g, %s ...\n", i + 1, runs.size(),
                  spec.label.c_str(), spec.config.n, spec.config.d, spec.config.t_end,
                  to_string(spec.config.integrator).c_str());
-    r.trajectory = simulate(spec.config, [&](const Observation& o) {
-      const auto now = Clock::now();
-      if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
-        std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", i + 1, runs.size(),
-                     spec.label.c_str(), o.t, spec.config.t_end,
-                     std::chrono::duration<double>(now - start).count());
-        last_report = now;
-      }
-    });
+    const std::vector<double> extra{early_t};
+    r.trajectory = simulate(
+        spec.config,
+        [&](const Observation& o) {
+          const auto now = Clock::now();
+          if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
+            std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", i + 1, runs.size(),
+                         spec.label.c_str(), o.t, spec.config.t_end,
+                         std::chrono::duration<double>(now - start).count());
+            last_report = now;
+          }
+        },
+        extra);
+    for (const Observation& o : r.trajectory.rows) {
+      if (o.t <= early_t) r.early_angle = o.mean_angle_from_start;
+    }
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.fit = fit_terminal_decay(r.trajectory.rows, spec.fit);
     if (has_scalar_reduction(spec.config)) {
       r.has_prediction = true;
       r.predicted_velocity = predicted_initial_velocity(spec.config);
       if (scalar_check) {
-        const Trajectory scalar = simulate_scalar(spec.config);
+        const Trajectory scalar = simulate_scalar(spec.config, {}, extra);
         r.scalar_max_diff = 0;
         r.scalar_max_rel_diff_tail = 0;
         for (size_t k = 0; k < scalar.rows.size() && k < r.trajectory.rows.size(); ++k) {
@@ -307,12 +326,12 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   summary["title"] = title;
   summary["file"] = top.file();
   summary["runs"] = nlohmann::json::array();
-  for (const RunResult& r : results) summary["runs"].push_back(result_json(r));
+  for (const RunResult& r : results) summary["runs"].push_back(result_json(r, early_t));
   summary["seconds"] = std::chrono::duration<double>(Clock::now() - study_start).count();
   write_file_atomic(out_dir / "summary.json", summary.dump(2) + "\n");
   write_file_atomic(out_dir / "summary.csv", summary_csv(results));
   write_plots(results, out_dir, title);
-  print_table(results);
+  print_table(results, early_t);
   std::printf("\ntotal %.1f s; wrote %s/{summary.csv,summary.json,<run>.csv,*.png}\n",
               summary["seconds"].get<double>(), out_dir.string().c_str());
 }

@@ -88,7 +88,9 @@ TEST(ParticlesCli, CsvFileHasOneRowPerRecordingTime) {
   std::string line;
   int lines = 0;
   std::getline(in, line);
-  EXPECT_EQ(line, "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos");
+  EXPECT_EQ(line,
+            "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
+            "mean_angle_from_start");
   while (std::getline(in, line)) ++lines;
   EXPECT_EQ(lines, 6);  // t = 0, 0.1, ..., 0.5
   std::filesystem::remove_all(dir);

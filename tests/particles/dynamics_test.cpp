@@ -213,7 +213,7 @@ TEST(Schur, SameTrajectoryAsPlainCoordinates) {
     std::vector<double> work;
     integrate(system, y, 0.0, recording_times(0, c.t_end, c.record_every), o,
               [&](double t, const double* s, const double* ds) {
-                mean_cos.push_back(observe_particles(c.n, c.d, t, s, ds, work).mean_cos);
+                mean_cos.push_back(observe_particles(c.n, c.d, t, s, ds, nullptr, work).mean_cos);
               });
     (schur ? last_schur : last_plain) = system.to_original(y);
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "normlab/particles/dynamics.hpp"
@@ -25,7 +26,7 @@ TEST(Observables, MatchDirectComputation) {
   for (int j = 0; j < c.n; ++j) y[c.n * c.d + j] = 1.0 + j;
   std::vector<double> dy(y.size()), work;
   system.rhs(0.0, 0, y.data(), dy.data());
-  const Observation o = observe_particles(c.n, c.d, 0.0, y.data(), dy.data(), work);
+  const Observation o = observe_particles(c.n, c.d, 0.0, y.data(), dy.data(), nullptr, work);
 
   double sum = 0, min = 2, speed = 0, var = 0;
   std::vector<double> mean(c.d, 0.0);
@@ -51,6 +52,19 @@ TEST(Observables, MatchDirectComputation) {
   EXPECT_NEAR(o.variance, var, 1e-14);
   EXPECT_NEAR(o.mean_speed, speed, 1e-14);
   EXPECT_NEAR(o.mean_radius, (c.n + 1) / 2.0, 1e-14);
+  EXPECT_EQ(o.mean_angle_from_start, 0.0);  // no start state given
+
+  // Against a start state: the mean of arccos⟨θ_j, θ_j(0)⟩.
+  std::vector<double> y0 = y;
+  for (int j = 0; j < c.n; ++j) std::rotate(&y0[j * c.d], &y0[j * c.d + 1], &y0[(j + 1) * c.d]);
+  double angle = 0;
+  for (int j = 0; j < c.n; ++j) {
+    double dot = 0;
+    for (int k = 0; k < c.d; ++k) dot += y[j * c.d + k] * y0[j * c.d + k];
+    angle += std::acos(dot) / c.n;
+  }
+  const Observation moved = observe_particles(c.n, c.d, 0.0, y.data(), dy.data(), y0.data(), work);
+  EXPECT_NEAR(moved.mean_angle_from_start, angle, 1e-13);
 }
 
 TEST(Observables, VelocityIsTheDerivativeOfTheMeanCosine) {
@@ -72,7 +86,8 @@ TEST(Observables, CsvHasHeaderAndOneLinePerRow) {
   rows[1].t = 0.5;
   const std::string csv = observations_csv(rows);
   EXPECT_EQ(
-      csv.rfind("t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos\n",
+      csv.rfind("t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
+                "mean_angle_from_start\n",
                 0),
       0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);

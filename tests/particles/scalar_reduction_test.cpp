@@ -60,6 +60,7 @@ void expect_matches_scalar(const ParticlesConfig& c) {
     EXPECT_NEAR(a.mean_radius, b.mean_radius, 1e-6 * b.mean_radius) << "t = " << a.t;
     EXPECT_NEAR(a.mean_speed, b.mean_speed, 1e-6) << "t = " << a.t;
     EXPECT_NEAR(a.dcos_dt, b.dcos_dt, 1e-6) << "t = " << a.t;
+    EXPECT_NEAR(a.mean_angle_from_start, b.mean_angle_from_start, 1e-6) << "t = " << a.t;
     // All pairwise cosines equal: the minimum is the mean.
     EXPECT_NEAR(a.min_cos, a.mean_cos, 1e-9) << "t = " << a.t;
     worst = std::max(worst, std::abs(a.mean_cos - b.mean_cos));
@@ -67,6 +68,7 @@ void expect_matches_scalar(const ParticlesConfig& c) {
   EXPECT_NEAR(full.rows.front().mean_cos, 0.0, 1e-12);
   // The run must cover the clustering, not only the slow start.
   EXPECT_GT(full.rows.back().mean_cos, 0.9);
+  EXPECT_GT(full.rows.back().mean_angle_from_start, 0.5);
   EXPECT_LT(cosine_spread(full.final_state, c.n, c.d), 1e-9);
   std::printf("%s n=%d: max |mean cos(n particles) - gamma(scalar)| over %zu rows = %.2e\n",
               to_string(c.scheme).c_str(), c.n, full.rows.size(), worst);

@@ -54,6 +54,7 @@ fit_from = 5.0
   EXPECT_NEAR(v0 / predicted, 1.0, 1e-10);
   EXPECT_NEAR(predicted, 2.0 / (2.0 * (std::exp(2.0) + 7.0)), 1e-12);
   EXPECT_EQ(pre["fit"]["t_from"], 5.0);
+  EXPECT_GT(pre["mean_angle_moved_by_early_t"].get<double>(), 0.0);
   EXPECT_LT(pre["scalar_reduction_max_abs_diff_mean_cos"].get<double>(), 1e-6);
   std::filesystem::remove_all(dir);
 }

@@ -20,10 +20,13 @@ struct Trajectory {
 // Called with each recorded row, e.g. to print progress on long runs.
 using ProgressFn = std::function<void(const Observation&)>;
 
-// The n-particle system. Validates the config first (UsageError).
-Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress = {});
+// The n-particle system. Validates the config first (UsageError). `extra_times` (in (0, t_end))
+// are recorded too, in time order with the regular rows.
+Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress = {},
+                    const std::vector<double>& extra_times = {});
 
 // The scalar reduction (docs/particles.md); needs has_scalar_reduction(config), else UsageError.
-Trajectory simulate_scalar(const ParticlesConfig& config, const ProgressFn& progress = {});
+Trajectory simulate_scalar(const ParticlesConfig& config, const ProgressFn& progress = {},
+                           const std::vector<double>& extra_times = {});
 
 }  // namespace normlab::particles
