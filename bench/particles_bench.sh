@@ -3,7 +3,8 @@
 # vectorized numpy twin (bench/particles_numpy.py), in the same run, both single-threaded
 # (OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1), both float64, same n, d, scheme and step count.
 # Rounds alternate C++ and numpy so that load from other work on the machine hits both alike;
-# the medians over rounds are compared.
+# the medians over rounds are compared, and the best round of each side (the least disturbed
+# one) as a second view on a shared machine.
 #
 # Usage: bench/particles_bench.sh [ROUNDS] [STEPS]      (defaults 5 and 50)
 # Needs a Release build in build/ (cmake -S . -B build -G Ninja && cmake --build build) and
@@ -25,7 +26,7 @@ T_END=$($PY -c "print(repr($STEPS * $DT))")
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 core=$(OPENBLAS_VERBOSE=2 $PY -c "import numpy; numpy.ones((2,2)) @ numpy.ones((2,2))" 2>&1 | sed -n 's/^Core: //p' | head -1)
-echo "machine: $cpu, $(nproc) cores; $(uname -sr)"
+echo "machine: $cpu, $(getconf _NPROCESSORS_ONLN) cores; $(uname -sr); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "OpenBLAS: $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null || echo '?') (kernels: ${core:-?}), numpy $($PY -c 'import numpy; print(numpy.__version__)'), $(g++ --version | head -1)"
 echo "threads: OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 for both sides"
 echo "setting: n=$N d=$D, scheme $SCHEME, RK4 dt=$DT, $STEPS steps per round, float64, timing covers the step loop only"
@@ -41,6 +42,8 @@ numpy_rate() {
     --steps "$STEPS" "$@" | sed -n 's/^numpy: .*, \([0-9.]*\) steps\/s$/\1/p'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+best() { sort -g | tail -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 run_setting() {  # $1 = title, $2 = C++ qkv, $3 = numpy qkv
   local title=$1 cq=$2 nq=$3
@@ -54,18 +57,32 @@ run_setting() {  # $1 = title, $2 = C++ qkv, $3 = numpy qkv
     printf "round %d: C++ %s steps/s, numpy %s steps/s%s\n" "$r" "${c[-1]}" "${p[-1]}" \
       "$([[ $nq != identity ]] && echo ", numpy with M = Q^T K precomputed ${q[-1]} steps/s")"
   done
-  local mc mp
+  local mc mp bc bp
   mc=$(printf "%s\n" "${c[@]}" | median)
   mp=$(printf "%s\n" "${p[@]}" | median)
-  printf "median: C++ %.1f steps/s, numpy %.1f steps/s, ratio %.2fx\n" "$mc" "$mp" \
-    "$(awk -v a="$mc" -v b="$mp" 'BEGIN { print a / b }')"
+  bc=$(printf "%s\n" "${c[@]}" | best)
+  bp=$(printf "%s\n" "${p[@]}" | best)
+  printf "median: C++ %.1f steps/s, numpy %.1f steps/s, ratio %sx\n" "$mc" "$mp" "$(ratio "$mc" "$mp")"
+  printf "best:   C++ %.1f steps/s, numpy %.1f steps/s, ratio %sx\n" "$bc" "$bp" "$(ratio "$bc" "$bp")"
   if [[ $nq != identity ]]; then
-    local mq
+    local mq bq
     mq=$(printf "%s\n" "${q[@]}" | median)
-    printf "        against numpy with M = Q^T K precomputed: %.1f steps/s, ratio %.2fx\n" "$mq" \
-      "$(awk -v a="$mc" -v b="$mq" 'BEGIN { print a / b }')"
+    bq=$(printf "%s\n" "${q[@]}" | best)
+    printf "against numpy with M = Q^T K precomputed: median %.1f steps/s (ratio %sx), best %.1f steps/s (ratio %sx)\n" \
+      "$mq" "$(ratio "$mc" "$mq")" "$bq" "$(ratio "$bc" "$bq")"
   fi
 }
+
+# Same computation? numpy writes its inputs; C++ reads them; compare after 10 steps.
+check_dir=$(mktemp -d)
+trap 'rm -rf "$check_dir"' EXIT
+echo
+echo "== agreement check: numpy's inputs through normlab, 10 RK4 steps"
+$PY bench/particles_numpy.py --scheme $SCHEME --n $N --d $D --beta "$BETA" --dt $DT --steps 10 \
+  --save-inputs "$check_dir"
+$BIN particles --scheme $SCHEME --init file --init-file "$check_dir/init.txt" --qkv file \
+  --qkv-file "$check_dir/qkv.txt" --n $N --d $D --beta "$BETA" --dt $DT \
+  --t-end "$($PY -c "print(repr(10 * $DT))")" --record-every 1 --summary | sed -n 's/^at t = /normlab: at t = /p'
 
 run_setting "random init, Kaiming Q, K, V (1 head), beta = sqrt(d): the benchmark" kaiming kaiming
 run_setting "random init, Q = K = V = I, beta = sqrt(d)" identity identity

@@ -11,7 +11,9 @@ products). --precompute-qk uses M = Q^T K once, as the C++ code does, so the two
 compared algorithm for algorithm.
 
 Prints one line: "numpy: STEPS rk4 steps in SECONDS s, RATE steps/s". Timing covers the step loop
-only. Set OPENBLAS_NUM_THREADS=1 for a single-threaded comparison (bench/particles_bench.sh does).
+only. With --save-inputs DIR it also writes its initial directions and Q, K, V in normlab's text
+array format (DIR/init.txt, DIR/qkv.txt) and prints the mean pairwise cosine after the steps, so
+`normlab particles --init file --qkv file` can be checked against the very same computation. Set OPENBLAS_NUM_THREADS=1 for a single-threaded comparison (bench/particles_bench.sh does).
 Needs Debian's python3-numpy: run with /usr/bin/python3.
 """
 import argparse
@@ -80,6 +82,21 @@ def rk4_step(rhs, t, X, r, h):
     return X, r
 
 
+def write_array(path, shape, values):
+    """normlab's text array format (docs/particles.md): a shape line, then rows of shape[-1]."""
+    rows = np.asarray(values, dtype=np.float64).reshape(-1, shape[-1])
+    with open(path, "w") as f:
+        f.write("shape " + " ".join(str(s) for s in shape) + "\n")
+        for row in rows:
+            f.write(" ".join(repr(float(v)) for v in row) + "\n")
+
+
+def mean_cos(X):
+    G = X @ X.T
+    n = X.shape[0]
+    return (G.sum() - np.trace(G)) / (n * (n - 1))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scheme", default="peri")
@@ -94,6 +111,7 @@ def main():
     p.add_argument("--tau", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--precompute-qk", action="store_true")
+    p.add_argument("--save-inputs", metavar="DIR", help="write init.txt and qkv.txt to DIR")
     a = p.parse_args()
     beta = a.beta if a.beta is not None else math.sqrt(a.d)
     rng = np.random.default_rng(a.seed)
@@ -106,6 +124,16 @@ def main():
         heads = [tuple(std * rng.standard_normal((a.d, a.d)) for _ in range(3))
                  for _ in range(a.heads)]
     rhs = make_rhs(a.scheme, beta, heads, a.alpha, a.tau, a.precompute_qk)
+    if a.save_inputs:
+        write_array(f"{a.save_inputs}/init.txt", (a.n, a.d), X)
+        if heads is not None:
+            write_array(f"{a.save_inputs}/qkv.txt", (a.heads, 3, a.d, a.d), np.stack(heads))
+        t = 0.0
+        for _ in range(a.steps):
+            X, r = rk4_step(rhs, t, X, r, a.dt)
+            t += a.dt
+        print(f"numpy: mean cos after {a.steps} steps: {mean_cos(X):.15f}, mean radius {r.mean():.15f}")
+        return
     X, r = rk4_step(rhs, 0.0, X, r, a.dt)  # warm-up, not timed
     t = a.dt
     start = time.perf_counter()

@@ -26,7 +26,7 @@ struct ParticlesOptions {
   bool summary = false;
   bool scalar = false;
   std::string csv, plot;
-  double fit_from = -1, fit_to = -1, fit_floor = 1e-18;
+  double fit_from = -1, fit_to = -1, fit_floor = 1e-20;
 };
 
 std::string plain_number(double x) {

@@ -20,7 +20,7 @@ namespace normlab::particles {
 struct FitOptions {
   double t_from = 0;     // window start
   double t_to = 1e300;   // window end
-  double floor = 1e-18;  // minimum 1 − mean_cos of a row used
+  double floor = 1e-20;  // minimum 1 − mean_cos of a row used
 };
 
 struct DecayFit {
