@@ -76,13 +76,20 @@ run_setting() {  # $1 = title, $2 = C++ qkv, $3 = numpy qkv
 # Same computation? numpy writes its inputs; C++ reads them; compare after 10 steps.
 check_dir=$(mktemp -d)
 trap 'rm -rf "$check_dir"' EXIT
-echo
-echo "== agreement check: numpy's inputs through normlab, 10 RK4 steps"
-$PY bench/particles_numpy.py --scheme $SCHEME --n $N --d $D --beta "$BETA" --dt $DT --steps 10 \
-  --save-inputs "$check_dir"
-$BIN particles --scheme $SCHEME --init file --init-file "$check_dir/init.txt" --qkv file \
-  --qkv-file "$check_dir/qkv.txt" --n $N --d $D --beta "$BETA" --dt $DT \
-  --t-end "$($PY -c "print(repr(10 * $DT))")" --record-every 1 --summary | sed -n 's/^at t = /normlab: at t = /p'
+check_agreement() {  # $1 = kaiming or identity
+  echo
+  echo "== agreement check ($1): numpy's inputs through normlab, 10 RK4 steps"
+  rm -f "$check_dir"/*.txt
+  $PY bench/particles_numpy.py --scheme $SCHEME --n $N --d $D --beta "$BETA" --dt $DT --steps 10 \
+    --qkv "$1" --save-inputs "$check_dir"
+  local qkv=(--qkv identity)
+  [[ $1 == identity ]] || qkv=(--qkv file --qkv-file "$check_dir/qkv.txt")
+  $BIN particles --scheme $SCHEME --init file --init-file "$check_dir/init.txt" "${qkv[@]}" \
+    --n $N --d $D --beta "$BETA" --dt $DT --t-end "$($PY -c "print(repr(10 * $DT))")" \
+    --record-every 1 --summary | sed -n 's/^at t = /normlab: at t = /p'
+}
+check_agreement kaiming
+check_agreement identity
 
 run_setting "random init, Kaiming Q, K, V (1 head), beta = sqrt(d): the benchmark" kaiming kaiming
 run_setting "random init, Q = K = V = I, beta = sqrt(d)" identity identity

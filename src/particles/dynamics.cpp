@@ -40,8 +40,14 @@ void softmax_rows(double* g, int n) {
 
 }  // namespace
 
-ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights, bool allow_schur)
-    : config_(config), weights_(std::move(weights)), n_(config.n), d_(config.d) {
+ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights,
+                               bool fast_coordinates)
+    : config_(config),
+      weights_(std::move(weights)),
+      n_(config.n),
+      d_(config.d),
+      dim_(config.d),
+      fast_(fast_coordinates) {
   const int d = d_;
   const size_t nd = static_cast<size_t>(n_) * d;
   const size_t dd = static_cast<size_t>(d) * d;
@@ -57,7 +63,7 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights, b
                 head.k.data(), d, 0.0, m.data(), d);
     qk_.push_back(std::move(m));
   }
-  schur_ = allow_schur && weights_.heads.size() == 1;
+  schur_ = fast_ && weights_.heads.size() == 1;
   if (!schur_) return;
   RealSchur schur = real_schur(weights_.heads[0].v, d);
   rotation_ = std::move(schur.o);
@@ -82,9 +88,44 @@ std::vector<double> ParticleSystem::breakpoints() const {
   return {};
 }
 
-std::vector<double> ParticleSystem::initial_state(const std::vector<double>& theta) const {
+std::vector<double> ParticleSystem::initial_state(const std::vector<double>& theta) {
+  span_ = false;
+  dim_ = d_;
+  if (fast_ && weights_.identity && d_ > n_) {
+    // Orthonormal basis of the rows' span: Gram–Schmidt, each row orthogonalized twice; a row
+    // whose remainder is below 1e-13 already lies in the span and adds nothing.
+    std::vector<double> basis;
+    std::vector<double> row(static_cast<size_t>(d_));
+    int r = 0;
+    for (int j = 0; j < n_; ++j) {
+      std::copy(theta.begin() + static_cast<std::ptrdiff_t>(j) * d_,
+                theta.begin() + static_cast<std::ptrdiff_t>(j + 1) * d_, row.begin());
+      const double norm0 = std::sqrt(kernels::dot(row.data(), row.data(), d_));
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int k = 0; k < r; ++k) {
+          const double* b = &basis[static_cast<size_t>(k) * d_];
+          const double proj = kernels::dot(row.data(), b, d_);
+          for (int i = 0; i < d_; ++i) row[i] -= proj * b[i];
+        }
+      }
+      const double norm = std::sqrt(kernels::dot(row.data(), row.data(), d_));
+      if (norm <= 1e-13 * norm0) continue;
+      for (double& x : row) x /= norm;
+      basis.insert(basis.end(), row.begin(), row.end());
+      ++r;
+    }
+    basis_ = std::move(basis);
+    dim_ = r;
+    span_ = true;
+    a_.assign(static_cast<size_t>(n_) * dim_, 0.0);
+  }
   std::vector<double> y(size());
-  if (schur_) {
+  if (span_) {
+    // Θ̃ = Θ Bᵀ (n, r).
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_, dim_, d_, 1.0, theta.data(), d_,
+                basis_.data(), d_, 0.0, y.data(), dim_);
+    project(y.data());
+  } else if (schur_) {
     // Θ̃ = Θ O (row j = (Oᵀ θ_j)ᵀ).
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, d_, 1.0, theta.data(), d_,
                 rotation_.data(), d_, 0.0, y.data(), d_);
@@ -92,11 +133,20 @@ std::vector<double> ParticleSystem::initial_state(const std::vector<double>& the
   } else {
     std::copy(theta.begin(), theta.end(), y.begin());
   }
-  std::fill(y.begin() + static_cast<std::ptrdiff_t>(theta.size()), y.end(), config_.r0);
+  std::fill(y.begin() + static_cast<std::ptrdiff_t>(n_) * dim_, y.end(), config_.r0);
   return y;
 }
 
 std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) const {
+  if (span_) {
+    // Θ = Θ̃ B.
+    std::vector<double> out(static_cast<size_t>(n_) * d_ + n_);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, dim_, 1.0, y.data(), dim_,
+                basis_.data(), d_, 0.0, out.data(), d_);
+    std::copy(y.begin() + static_cast<std::ptrdiff_t>(n_) * dim_, y.end(),
+              out.begin() + static_cast<std::ptrdiff_t>(n_) * d_);
+    return out;
+  }
   if (!schur_) return y;
   std::vector<double> out(y);
   // Θ = Θ̃ Oᵀ.
@@ -107,14 +157,14 @@ std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) co
 
 void ParticleSystem::project(double* y) const {
   for (int j = 0; j < n_; ++j) {
-    double* row = y + static_cast<size_t>(j) * d_;
-    const double inv = 1.0 / std::sqrt(kernels::dot(row, row, d_));
-    for (int i = 0; i < d_; ++i) row[i] *= inv;
+    double* row = y + static_cast<size_t>(j) * dim_;
+    const double inv = 1.0 / std::sqrt(kernels::dot(row, row, dim_));
+    for (int i = 0; i < dim_; ++i) row[i] *= inv;
   }
 }
 
 void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
-  const int n = n_, d = d_;
+  const int n = n_, d = dim_;
   const double* theta = y;  // (n, d)
   const double* r = y + static_cast<size_t>(n) * d;
   double* dtheta = dy;

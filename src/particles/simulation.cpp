@@ -41,7 +41,7 @@ Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress,
   const std::vector<double> y0 = y;
   Trajectory out;
   std::vector<double> work;
-  const int n = config.n, d = config.d;
+  const int n = config.n, d = system.dim();
   out.stats =
       integrate(system, y, 0.0, stops_of(config, extra_times), options_of(config),
                 [&](double t, const double* state, const double* dy) {

@@ -107,7 +107,8 @@ struct RhsCase {
   Scheme scheme;
   QkvKind qkv;
   int heads;
-  bool schur;
+  bool fast;  // allow Schur / span coordinates
+  bool wide;  // d > n (n = 5, d = 9) instead of n = 7, d = 5
 };
 
 class RhsAgainstReference : public ::testing::TestWithParam<RhsCase> {};
@@ -117,15 +118,21 @@ TEST_P(RhsAgainstReference, MatchesDirectFormula) {
   ParticlesConfig c = small_random_config(k.scheme);
   c.qkv = k.qkv;
   c.heads = k.heads;
+  if (k.wide) {
+    c.n = 5;
+    c.d = 9;
+  }
   const Weights w = make_weights(c);
-  ParticleSystem system(c, w, k.schur);
-  EXPECT_EQ(system.uses_schur(), k.schur && k.qkv != QkvKind::identity && k.heads == 1);
+  ParticleSystem system(c, w, k.fast);
   const Vec theta = initial_directions(c);
   Vec original(theta);
   for (int j = 0; j < c.n; ++j) original.push_back(c.r0 + 0.1 * j);  // distinct radii
   // The system's own coordinates: rotate the directions in, keep the radii.
   Vec y = system.initial_state(theta);
-  std::copy(original.begin() + c.n * c.d, original.end(), y.begin() + c.n * c.d);
+  EXPECT_EQ(system.uses_schur(), k.fast && k.qkv != QkvKind::identity && k.heads == 1);
+  EXPECT_EQ(system.uses_span(), k.fast && k.qkv == QkvKind::identity && k.wide);
+  EXPECT_EQ(system.dim(), system.uses_span() ? c.n : c.d);
+  std::copy(original.begin() + c.n * c.d, original.end(), y.begin() + c.n * system.dim());
   for (int segment : {0, 1}) {
     const double t = 2.5;
     Vec dy(y.size());
@@ -146,10 +153,13 @@ std::vector<RhsCase> all_rhs_cases() {
   std::vector<RhsCase> cases;
   for (Scheme s :
        {Scheme::post, Scheme::pre, Scheme::mix, Scheme::peri, Scheme::ngpt, Scheme::sqrt_scaling}) {
-    cases.push_back({s, QkvKind::identity, 1, true});
-    cases.push_back({s, QkvKind::gaussian, 1, true});
-    cases.push_back({s, QkvKind::kaiming, 1, false});
-    cases.push_back({s, QkvKind::gaussian, 3, true});
+    cases.push_back({s, QkvKind::identity, 1, true, false});
+    cases.push_back({s, QkvKind::identity, 1, true, true});
+    cases.push_back({s, QkvKind::identity, 1, false, true});
+    cases.push_back({s, QkvKind::gaussian, 1, true, false});
+    cases.push_back({s, QkvKind::gaussian, 1, true, true});
+    cases.push_back({s, QkvKind::kaiming, 1, false, false});
+    cases.push_back({s, QkvKind::gaussian, 3, true, false});
   }
   return cases;
 }
@@ -158,7 +168,8 @@ INSTANTIATE_TEST_SUITE_P(Schemes, RhsAgainstReference, ::testing::ValuesIn(all_r
                          [](const auto& info) {
                            return to_string(info.param.scheme) + "_" + to_string(info.param.qkv) +
                                   "_h" + std::to_string(info.param.heads) +
-                                  (info.param.schur ? "_schur" : "_plain");
+                                  (info.param.fast ? "_fast" : "_plain") +
+                                  (info.param.wide ? "_wide" : "");
                          });
 
 TEST(Radii, ConstantExactlyWhereDrIsZero) {
@@ -194,40 +205,62 @@ TEST(Radii, MixHoldsUntilTauThenGrows) {
   }
 }
 
-TEST(Schur, SameTrajectoryAsPlainCoordinates) {
+// Final states (original coordinates) with and without the coordinate change.
+void expect_same_trajectory(const ParticlesConfig& c, bool expect_schur, bool expect_span) {
+  const Weights w = make_weights(c);
+  const Vec theta = initial_directions(c);
+  Vec last_plain, last_fast;
+  std::vector<double> cos_plain, cos_fast;
+  for (bool fast : {false, true}) {
+    ParticleSystem system(c, w, fast);
+    Vec y = system.initial_state(theta);
+    ASSERT_EQ(system.uses_schur(), fast && expect_schur);
+    ASSERT_EQ(system.uses_span(), fast && expect_span);
+    IntegratorOptions o;
+    o.dt = c.dt;
+    std::vector<double> work;
+    integrate(
+        system, y, 0.0, recording_times(0, c.t_end, c.record_every), o,
+        [&](double t, const double* s, const double* ds) {
+          (fast ? cos_fast : cos_plain)
+              .push_back(observe_particles(c.n, system.dim(), t, s, ds, nullptr, work).min_cos);
+        });
+    (fast ? last_fast : last_plain) = system.to_original(y);
+  }
+  ASSERT_EQ(last_plain.size(), last_fast.size());
+  double worst = 0;
+  for (size_t i = 0; i < last_plain.size(); ++i) {
+    worst = std::max(worst, std::abs(last_plain[i] - last_fast[i]));
+  }
+  EXPECT_LT(worst, 1e-11);
+  ASSERT_EQ(cos_plain.size(), cos_fast.size());
+  for (size_t k = 0; k < cos_plain.size(); ++k) EXPECT_NEAR(cos_plain[k], cos_fast[k], 1e-12);
+  // And the dynamics moved the tokens a lot, so agreement is not trivial.
+  double moved = 0;
+  for (size_t i = 0; i < theta.size(); ++i) {
+    moved = std::max(moved, std::abs(last_plain[i] - theta[i]));
+  }
+  EXPECT_GT(moved, 0.1);
+}
+
+TEST(Coordinates, SchurGivesTheSameTrajectory) {
   ParticlesConfig c = small_random_config(Scheme::peri);
   c.n = 24;
   c.d = 16;
   c.qkv = QkvKind::kaiming;
   c.t_end = 2.0;
-  const Weights w = make_weights(c);
-  const Vec theta = initial_directions(c);
-  Vec last_plain, last_schur;
-  for (bool schur : {false, true}) {
-    ParticleSystem system(c, w, schur);
-    ASSERT_EQ(system.uses_schur(), schur);
-    Vec y = system.initial_state(theta);
-    IntegratorOptions o;
-    o.dt = c.dt;
-    std::vector<double> mean_cos;
-    std::vector<double> work;
-    integrate(system, y, 0.0, recording_times(0, c.t_end, c.record_every), o,
-              [&](double t, const double* s, const double* ds) {
-                mean_cos.push_back(observe_particles(c.n, c.d, t, s, ds, nullptr, work).mean_cos);
-              });
-    (schur ? last_schur : last_plain) = system.to_original(y);
-  }
-  ASSERT_EQ(last_plain.size(), last_schur.size());
-  double worst = 0;
-  for (size_t i = 0; i < last_plain.size(); ++i) {
-    worst = std::max(worst, std::abs(last_plain[i] - last_schur[i]));
-  }
-  EXPECT_LT(worst, 1e-11);
-  // And the dynamics moved the tokens a lot, so agreement is not trivial.
-  double moved = 0;
-  for (size_t i = 0; i < theta.size(); ++i)
-    moved = std::max(moved, std::abs(last_plain[i] - theta[i]));
-  EXPECT_GT(moved, 0.1);
+  expect_same_trajectory(c, true, false);
+}
+
+TEST(Coordinates, SpanGivesTheSameTrajectory) {
+  ParticlesConfig c = small_random_config(Scheme::pre);
+  c.n = 12;
+  c.d = 30;
+  c.qkv = QkvKind::identity;
+  c.beta = 4.0;
+  c.r0 = 0.5;
+  c.t_end = 6.0;
+  expect_same_trajectory(c, false, true);
 }
 
 // A_j is the mean over heads: two identical heads give the one-head dynamics.

@@ -31,6 +31,12 @@
 // and RK4, dopri5 and the renormalization commute with a fixed orthogonal change of variables, so
 // every observable (cosines, norms, radii, speeds) is the same as in the original coordinates,
 // to rounding. initial_state() rotates in, to_original() rotates back.
+//
+// Span coordinates (Q = K = V = I and d > n): every A_j is a combination of the θ's, so the
+// tokens never leave the span of the initial directions (dimension r ≤ n). initial_state() builds
+// an orthonormal basis B (r, d) of that span (Gram–Schmidt, twice) and the state holds Θ B ᵀ
+// (n, r): an isometry, so the dynamics and every observable are those of the original
+// coordinates, and each product costs r/d of the full one (half at n = 256, d = 512).
 #pragma once
 
 #include <vector>
@@ -43,29 +49,36 @@ namespace normlab::particles {
 
 class ParticleSystem final : public OdeSystem {
  public:
-  // `allow_schur = false` forces the plain coordinates (for tests comparing the two).
-  ParticleSystem(const ParticlesConfig& config, Weights weights, bool allow_schur = true);
+  // `fast_coordinates = false` forces the plain coordinates (for tests comparing the two).
+  ParticleSystem(const ParticlesConfig& config, Weights weights, bool fast_coordinates = true);
 
-  size_t size() const override { return static_cast<size_t>(n_) * d_ + n_; }
+  size_t size() const override { return static_cast<size_t>(n_) * dim_ + n_; }
   std::vector<double> breakpoints() const override;
   void rhs(double t, int segment, const double* y, double* dy) override;
   // Renormalizes every direction θ_j to unit length.
   void project(double* y) const override;
 
   // The state for directions `theta` (n, d) and radii all equal to config.r0, in the system's
-  // coordinates.
-  std::vector<double> initial_state(const std::vector<double>& theta) const;
-  // A state in the original coordinates (undoes the Schur rotation, if any).
+  // coordinates. Fixes the span coordinates (if used): call it before integrating.
+  std::vector<double> initial_state(const std::vector<double>& theta);
+  // A state (or a derivative) in the original coordinates: [Θ (n, d), r (n)].
   std::vector<double> to_original(const std::vector<double>& y) const;
   bool uses_schur() const { return schur_; }
+  bool uses_span() const { return span_; }
 
   int n() const { return n_; }
   int d() const { return d_; }
+  // Columns of the state's direction block: d, or the span's dimension r.
+  int dim() const { return dim_; }
 
  private:
   ParticlesConfig config_;
   Weights weights_;
   int n_, d_;
+  int dim_;                              // working dimension (d, or r in span coordinates)
+  bool fast_;                            // coordinate changes allowed
+  bool span_ = false;                    // integrating in span coordinates
+  std::vector<double> basis_;            // B (r, d), orthonormal rows spanning Θ(0)
   std::vector<std::vector<double>> qk_;  // per head M_h = Q_hᵀ K_h (d, d)
   bool schur_ = false;                   // integrating in Schur coordinates of V
   std::vector<double> rotation_;         // O (d, d): θ = O θ̃
