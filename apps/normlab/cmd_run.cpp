@@ -59,8 +59,8 @@ void add_run_command(CLI::App& app) {
     if (kind == "train") {
       run_train_study(top, *file, *out, *jobs);
     } else {
-      particles::run_study(top, out->empty() ? fs::path("results") / fs::path(*file).stem()
-                                             : fs::path(*out));
+      particles::run_study(
+          top, out->empty() ? fs::path("results") / fs::path(*file).stem() : fs::path(*out));
     }
   });
 }

@@ -16,5 +16,6 @@ void add_eval_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_particles_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_tasks_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -42,7 +42,7 @@ struct Model<T>::Workspace {
   std::vector<Sub> subs;
   // Logits are computed for R rows: all N, or the rows a caller listed (the scored ones).
   bool rows_listed = false;
-  std::vector<int64_t> out_rows;                   // (R) when rows were listed
+  std::vector<int64_t> out_rows;  // (R) when rows were listed
   int64_t R = 0;
   std::vector<T> final_in;                         // (R, D) the listed rows of the stream
   std::vector<T> final_h, final_mean, final_rstd;  // (R, D), (R)
@@ -290,7 +290,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   Workspace& w = *ws_;
   if (w.batch == batch && w.len == len) return;
   const ModelConfig& c = config_;
-  const int64_t N = batch * len, D = c.width, M = c.mlp_hidden(), V = c.vocab;
+  const int64_t N = batch * len, D = c.width, M = c.mlp_hidden();
   w.batch = batch;
   w.len = len;
   if (scheme_.embed_norm) {
@@ -334,8 +334,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       resize(sub.post_rstd, N);
     }
   }
-  for (auto* v :
-       {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
+  for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     resize(*v, N * D);
   }
   resize(w.d_qkv, N * 3 * D);
@@ -736,15 +735,13 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   auto grow = [](std::vector<T>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(n);
   };
-  for (auto* v : {&w.embed_raw, &w.h, &w.h_next, &w.u, &w.y, &w.z, &w.r, &w.gathered})
-    grow(*v, N * D);
+  // Buffers grow to the rows actually used: after the last attention only R rows remain.
+  grow(w.h, N * D);
+  grow(w.u, N * D);
   grow(w.mean, N);
   grow(w.rstd, N);
   grow(w.qkv, N * 3 * D);
-  if (c.mlp) {
-    grow(w.hidden_pre, N * M);
-    grow(w.hidden, N * M);
-  }
+  if (scheme_.embed_norm) grow(w.embed_raw, N * D);
   grow(w.logits, R * V);
   if (static_cast<int64_t>(w.all_rows.size()) < N) {
     const int64_t old = static_cast<int64_t>(w.all_rows.size());
@@ -795,6 +792,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       const bool last = i == last_attention;
       const int64_t* wanted = last ? rows.data() : w.all_rows.data();
       out_rows = last ? R : N;
+      grow(w.gathered, out_rows * D);
+      grow(w.y, out_rows * D);
       attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
       linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D, D);
       if (last) {
@@ -805,15 +804,21 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
         x = w.gathered.data();
       }
     } else {
+      grow(w.hidden_pre, cur * M);
+      grow(w.hidden, cur * M);
+      grow(w.y, cur * D);
       linear_forward(u, params_.data() + p.w_in, w.hidden_pre.data(), cur, D, M, D, M);
       activation_forward(c.activation, w.hidden_pre.data(), w.hidden.data(), cur * M);
       linear_forward(w.hidden.data(), params_.data() + p.w_out, w.y.data(), cur, M, D, M, D);
     }
     const T* z = w.y.data();
+    grow(w.h_next, out_rows * D);
     if (slots.norm_out) {
+      grow(w.z, out_rows * D);
       norm(p.norm_out, w.y.data(), w.z.data(), out_rows);
       z = w.z.data();
     }
+    if (slots.norm_post) grow(w.r, out_rows * D);
     T* r = slots.norm_post ? w.r.data() : w.h_next.data();
     residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                      T(slots.branch_scale), r, out_rows, D);
