@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include <sqlite3.h>
 #include <toml++/toml.h>
 
 #include "normlab/errors.hpp"
@@ -132,6 +133,21 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   const std::string csv = testing::slurp(out / "results.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 2 * 2 * 2) << csv;
   EXPECT_TRUE(std::filesystem::exists(out / "summary.md"));
+  {  // The SQLite store holds the same rows.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((out / "results.sqlite").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT COUNT(*), COUNT(DISTINCT seed) FROM results "
+                                 "WHERE variant = 'mix(1)'",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 2 * 2 * 2 * 2);
+    EXPECT_EQ(sqlite3_column_int(st, 1), 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
   EXPECT_TRUE(std::filesystem::exists(out / "runs" / "post_attn-standardize__seed2" / "final"));
   // A second run finds everything done.
   const auto again = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
