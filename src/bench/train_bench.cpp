@@ -24,8 +24,8 @@ double measure_sgemm_peak(int n, int repeats) {
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, 2.0 * n * n * static_cast<double>(n) / s / 1e9);
   }
@@ -41,8 +41,7 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
   Rng rng(1);
   std::vector<Batch> batches;
   for (int i = 0; i < 8; ++i) {
-    batches.push_back(
-        random_next_token_batch(preset.model.vocab, preset.batch, preset.len, rng));
+    batches.push_back(random_next_token_batch(preset.model.vocab, preset.batch, preset.len, rng));
   }
   std::vector<float> dlogits;
   int64_t step = 0;
