@@ -1,5 +1,7 @@
 // `normlab bench train --preset minimal|small [--threads N] [--json]`: training throughput
-// next to this CPU's single-core SGEMM peak (docs/performance.md).
+// next to this CPU's single-core SGEMM peak (docs/performance.md). `--scheme`,
+// `--block-size`, `--layers` and `--width` change the preset's model (e.g. the cost of
+// block_attnres against pre at the same size, docs/attnres.md).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -119,6 +121,10 @@ void add_bench_command(CLI::App& app) {
   auto threads = std::make_shared<int>(1);
   auto json = std::make_shared<bool>(false);
   auto seconds = std::make_shared<double>(3.0);
+  auto scheme = std::make_shared<std::string>();
+  auto block_size = std::make_shared<int>(0);
+  auto layers = std::make_shared<int>(0);
+  auto width = std::make_shared<int>(0);
   train->add_option("--preset", *preset, "Model and batch preset")
       ->check(CLI::IsMember(bench_preset_names()))
       ->capture_default_str();
@@ -128,11 +134,33 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--seconds", *seconds, "Minimum timed seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  train->add_option("--scheme", *scheme, "Replace the preset's scheme")
+      ->check(CLI::IsMember(scheme_names()));
+  train
+      ->add_option("--block-size", *block_size, "Sublayers per block (with --scheme block_attnres)")
+      ->check(CLI::Range(1, 1 << 16));
+  train->add_option("--layers", *layers, "Replace the preset's number of layers")
+      ->check(CLI::Range(1, 1 << 12));
+  train->add_option("--width", *width, "Replace the preset's width D")
+      ->check(CLI::Range(1, 1 << 16));
   train->add_flag("--json", *json, "Print one JSON object");
   train->callback([=] {
-    const BenchPreset p = bench_preset(*preset);
+    BenchPreset p = bench_preset(*preset);
+    if (!scheme->empty()) p.model.scheme = parse_scheme(*scheme);
+    if (*block_size > 0) {
+      if (p.model.scheme != Scheme::block_attnres) {
+        throw UsageError("--block-size applies only to --scheme block_attnres");
+      }
+      p.model.block_size = *block_size;
+    }
+    if (*layers > 0) p.model.layers = *layers;
+    if (*width > 0) p.model.width = *width;
+    validate(p.model);
     const TrainBenchResult r = run_train_bench(p, *threads, 20, 50, *seconds);
     nlohmann::ordered_json j{{"preset", p.name},
+                             {"scheme", scheme_label(p.model)},
+                             {"layers", p.model.layers},
+                             {"width", p.model.width},
                              {"threads", *threads},
                              {"batch", p.batch},
                              {"seq_len", p.len},
@@ -148,9 +176,10 @@ void add_bench_command(CLI::App& app) {
       std::printf("%s\n", j.dump().c_str());
       return;
     }
-    std::printf("preset %s (%s, norm %s, B=%lld, T=%lld), %d thread(s)\n", p.name.c_str(),
-                scheme_label(p.model).c_str(), to_string(p.model.norm).c_str(),
-                static_cast<long long>(p.batch), static_cast<long long>(p.len), *threads);
+    std::printf("preset %s (%s, norm %s, L=%d, D=%d, B=%lld, T=%lld), %d thread(s)\n",
+                p.name.c_str(), scheme_label(p.model).c_str(), to_string(p.model.norm).c_str(),
+                p.model.layers, p.model.width, static_cast<long long>(p.batch),
+                static_cast<long long>(p.len), *threads);
     std::printf("  %.1f steps/s, %.0f tokens/s, %.2f model GFLOP/s\n", r.steps_per_s,
                 r.tokens_per_s, r.gflops);
     std::printf("  OpenBLAS single-core SGEMM peak %.1f GFLOP/s; model at %.1f%% of it\n",
