@@ -620,8 +620,8 @@ void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
     w.mix_dsrc[k] = w.d_block[scheme_.res_source_block[ids[k]]].data();
   }
   res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
-                   params_.data() + res_gain_offset(l), w.mix_alpha[l].data(), dx,
-                   w.mix_dsrc.data(), grads_.data() + res_query_offset(l),
+                   params_.data() + res_gain_offset(l), w.mix_alpha[l].data(), w.stream[l].data(),
+                   dx, w.mix_dsrc.data(), grads_.data() + res_query_offset(l),
                    grads_.data() + res_gain_offset(l), rows, config_.width);
 }
 

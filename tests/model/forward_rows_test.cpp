@@ -22,49 +22,61 @@ struct Case {
   bool mlp = true;
 };
 
-class ForwardRows : public ::testing::TestWithParam<Case> {};
-
-TEST_P(ForwardRows, MatchesTrainingForward) {
+// Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
+// model in precision T.
+template <typename T>
+double worst_difference(const Case& k) {
   ModelConfig c;
   c.vocab = 11;
   c.width = 16;
   c.heads = 2;
-  c.layers = GetParam().layers;
-  c.mlp = GetParam().mlp;
-  c.block_size = GetParam().block_size;
-  c.scheme = GetParam().scheme;
+  c.layers = k.layers;
+  c.mlp = k.mlp;
+  c.block_size = k.block_size;
+  c.scheme = k.scheme;
   c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
-  c.pos = GetParam().pos;
-  c.causal = GetParam().causal;
+  c.pos = k.pos;
+  c.causal = k.causal;
   c.max_len = 600;
   c.init_std = 0.3;
-  Model<float> m(c);
+  Model<T> m(c);
   m.init(3);
   Rng prng(4);
   for (const TensorSpec& t : m.layout().tensors()) {  // AttnRes queries and key gains
     const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
     if (!query && !t.name.ends_with("res_norm.weight")) continue;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
-      m.params()[i] = static_cast<float>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
+      m.params()[i] = static_cast<T>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
     }
   }
   // Long enough that the streaming kernel crosses several key blocks of 256.
-  const int64_t B = 2, T = 600, F = 2;
+  const int64_t B = 2, L = 600, F = 2;
   Rng rng(9);
-  std::vector<int32_t> tokens(B * T * F);
+  std::vector<int32_t> tokens(B * L * F);
   for (auto& t : tokens) t = rng.below(3) == 0 ? -1 : static_cast<int32_t>(rng.below(c.vocab));
-  const float* full = m.forward(tokens.data(), B, T, F);
-  std::vector<float> expected(full, full + B * T * c.vocab);
-  const std::vector<int64_t> rows = {0, 5, 299, T - 1, T, T + 257, 2 * T - 1};
-  const float* got = m.forward_rows(tokens.data(), B, T, F, rows);
+  const T* full = m.forward(tokens.data(), B, L, F);
+  std::vector<T> expected(full, full + B * L * c.vocab);
+  const std::vector<int64_t> rows = {0, 5, 299, L - 1, L, L + 257, 2 * L - 1};
+  const T* got = m.forward_rows(tokens.data(), B, L, F, rows);
   double worst = 0;
-  for (size_t k = 0; k < rows.size(); ++k) {
+  for (size_t r = 0; r < rows.size(); ++r) {
     for (int v = 0; v < c.vocab; ++v) {
-      const double e = expected[rows[k] * c.vocab + v];
-      worst = std::max(worst, std::abs(got[k * c.vocab + v] - e) / (1e-3 + std::abs(e)));
+      const double e = expected[rows[r] * c.vocab + v];
+      worst = std::max(worst, std::abs(got[r * c.vocab + v] - e) / (1e-3 + std::abs(e)));
     }
   }
-  EXPECT_LT(worst, 1e-4);
+  return worst;
+}
+
+class ForwardRows : public ::testing::TestWithParam<Case> {};
+
+// In double the two paths agree to rounding (~1e-13): they compute the same function. In
+// float, streaming attention rounds differently from the materialized one; the differences
+// grow through depth (up to 1.2e-4 in the 3-layer block_attnres(4) rope case, 5e-5 in the
+// additive ones), hence the float bound of 2e-4.
+TEST_P(ForwardRows, MatchesTrainingForward) {
+  EXPECT_LT(worst_difference<double>(GetParam()), 1e-10) << "double";
+  EXPECT_LT(worst_difference<float>(GetParam()), 2e-4) << "float";
 }
 
 INSTANTIATE_TEST_SUITE_P(

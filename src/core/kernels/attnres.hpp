@@ -6,11 +6,14 @@
 //   ℓ_k = r_k · Σ_d q_d s_k[d],   q = w ⊙ g              (= w · RMSNorm_g(s_k))
 //   α   = softmax_k(ℓ),           x = Σ_k α_k s_k
 // Backward, given dx (N, D):
-//   dα_k = ⟨dx, s_k⟩,   dℓ_k = α_k (dα_k − Σ_m α_m dα_m)
+//   dα_k = ⟨dx, s_k⟩,   dℓ_k = α_k (dα_k − Σ_m α_m dα_m),  Σ_m α_m dα_m = ⟨dx, x⟩
 //   ds_k += α_k dx + dℓ_k r_k (q − s_k r_k ℓ_k / D)      (RMSNorm backward of dℓ_k q)
 //   dq = Σ_n Σ_k dℓ_k r_k s_k,   dw += dq ⊙ g,   dg += dq ⊙ w
 // The keys RMSNorm_g(s_k) are never stored: ℓ_k is recomputed in the backward from the sources
-// and their r_k. Parameter reductions use fixed row shards summed in order (core/parallel.hpp).
+// and their r_k. Work goes by fixed row shards (core/parallel.hpp) and, inside a shard, source
+// by source, so each source is read in one contiguous run; the backward reads each source and
+// updates each source gradient once per call. Exponentials are exp_approx (fast_math.hpp).
+// Parameter reductions are per-shard partials summed in shard order.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +31,11 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
                      T* alpha, int64_t N, int D);
 
 // dsrc: K pointers to (N, D) gradients of the sources, added to (+=); they must be distinct
-// from each other and from dx. dw, dg (D) += the parameter gradients. alpha as returned by
-// res_mix_forward for the same sources and parameters.
+// from each other and from dx. dw, dg (D) += the parameter gradients. alpha and x as returned
+// by res_mix_forward for the same sources and parameters.
 template <typename T>
 void res_mix_backward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g,
-                      const T* alpha, const T* dx, T* const* dsrc, T* dw, T* dg, int64_t N, int D);
+                      const T* alpha, const T* x, const T* dx, T* const* dsrc, T* dw, T* dg,
+                      int64_t N, int D);
 
 }  // namespace normlab

@@ -110,8 +110,8 @@ TEST_P(ResMix, BackwardMatchesCentralDifferences) {
   std::vector<double> ds = ds0, dw = dw0, dg = dg0;
   std::vector<double*> dp;
   for (int k = 0; k < K; ++k) dp.push_back(ds.data() + k * N * D);
-  res_mix_backward(m.sp.data(), m.rp.data(), K, m.w.data(), m.g.data(), m.alpha.data(), c.data(),
-                   dp.data(), dw.data(), dg.data(), N, D);
+  res_mix_backward(m.sp.data(), m.rp.data(), K, m.w.data(), m.g.data(), m.alpha.data(), m.x.data(),
+                   c.data(), dp.data(), dw.data(), dg.data(), N, D);
   for (int k = 0; k < K; ++k) {
     std::vector<double> a(N * D);
     for (int64_t i = 0; i < N * D; ++i) a[i] = ds[k * N * D + i] - ds0[k * N * D + i];
@@ -161,8 +161,8 @@ TEST(ResMixSpecial, OneSourceIsTheIdentity) {
   const std::vector<double> dx = random_normal(rng, m.N * m.D);
   std::vector<double> ds(m.N * m.D, 0.0), dw(m.D, 0.0), dg(m.D, 0.0);
   double* dp = ds.data();
-  res_mix_backward(m.sp.data(), m.rp.data(), 1, m.w.data(), m.g.data(), m.alpha.data(), dx.data(),
-                   &dp, dw.data(), dg.data(), m.N, m.D);
+  res_mix_backward(m.sp.data(), m.rp.data(), 1, m.w.data(), m.g.data(), m.alpha.data(), m.x.data(),
+                   dx.data(), &dp, dw.data(), dg.data(), m.N, m.D);
   EXPECT_EQ(ds, dx);
   EXPECT_EQ(dw, std::vector<double>(m.D, 0.0));
   EXPECT_EQ(dg, std::vector<double>(m.D, 0.0));
