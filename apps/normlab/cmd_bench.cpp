@@ -167,6 +167,7 @@ void add_bench_command(CLI::App& app) {
                              {"steps", r.steps},
                              {"seconds", r.seconds},
                              {"steps_per_s", r.steps_per_s},
+                             {"cpu_seconds_per_step", r.cpu_seconds_per_step},
                              {"tokens_per_s", r.tokens_per_s},
                              {"flops_per_step", r.flops_per_step},
                              {"gflops", r.gflops},

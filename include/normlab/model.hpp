@@ -132,7 +132,9 @@ class Model {
   void sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
                          bool residual_path);
   bool attnres() const { return scheme_.residual_mode != ResidualMode::additive; }
-  // AttnRes: stream[l] = the mixture of point l; its backward adds into the block gradients.
+  // AttnRes: stream[l] = the mixture of point l. Its backward given dx adds into the block
+  // gradients: its own source at once, the sources its group shares once the group's first
+  // point (the last in backward order) has its dx.
   void res_mix_forward_point(int l, int64_t rows);
   void res_mix_backward_point(int l, const T* dx, int64_t rows);
 

@@ -12,6 +12,10 @@ struct TrainBenchResult {
   int64_t steps = 0;
   double seconds = 0;
   double steps_per_s = 0;
+  // Process CPU time of the timed steps (all threads). With one thread it is the wall time
+  // minus the time the process waited for the CPU, a steadier figure on a shared machine.
+  double cpu_seconds = 0;
+  double cpu_seconds_per_step = 0;
   double tokens_per_s = 0;
   double flops_per_step = 0;
   double gflops = 0;             // model GFLOP/s (normlab/flops.hpp)

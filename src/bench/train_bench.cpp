@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -14,6 +15,16 @@
 #include "normlab/train_step.hpp"
 
 namespace normlab {
+
+namespace {
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
 
 double measure_sgemm_peak(int n, int repeats) {
   openblas_set_num_threads(1);
@@ -49,6 +60,7 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
     train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
   }
   TrainBenchResult r;
+  const double cpu0 = process_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
   while (r.steps < min_steps || elapsed < min_seconds) {
@@ -59,6 +71,8 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
   }
   r.seconds = elapsed;
   r.steps_per_s = r.steps / elapsed;
+  r.cpu_seconds = process_cpu_seconds() - cpu0;
+  r.cpu_seconds_per_step = r.cpu_seconds / r.steps;
   r.tokens_per_s = r.steps_per_s * preset.batch * preset.len;
   r.flops_per_step =
       train_step_flops(preset.model, preset.batch, preset.len, model.layout().total());

@@ -59,6 +59,8 @@ struct Model<T>::Workspace {
   std::vector<std::vector<T>> d_block;      // res_blocks × (N, D) dL/d(block's current record)
   std::vector<const T*> mix_src, mix_rstd;  // K_l pointers for one mixing point
   std::vector<T*> mix_dsrc;
+  std::vector<std::vector<T>> d_group;  // min(res_block, S + 1) × (N, D): dx of a group's points
+  std::vector<const T*> group_dx;       // the dx of each point of the current group
 
   // Backward scratch.
   std::vector<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
@@ -385,6 +387,9 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
+    w.d_group.resize(std::min(scheme_.res_block, S + 1));
+    for (auto& d : w.d_group) resize(d, N * D);
+    w.group_dx.assign(w.d_group.size(), nullptr);
   }
   for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     resize(*v, N * D);
@@ -612,17 +617,45 @@ void Model<T>::res_mix_forward_point(int l, int64_t rows) {
 template <typename T>
 void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
   Workspace& w = *ws_;
+  const int B = scheme_.res_block;
+  const int first = l / B * B;  // the group's first point
+  w.group_dx[l - first] = dx;
+  auto point = [&](int p) {
+    ResMixPoint<T> pt;
+    pt.alpha = w.mix_alpha[p].data();
+    pt.alpha_stride = static_cast<int64_t>(scheme_.res_sources[p].size());
+    pt.x = w.stream[p].data();
+    pt.dx = w.group_dx[p - first];
+    pt.w = params_.data() + res_query_offset(p);
+    pt.g = params_.data() + res_gain_offset(p);
+    pt.dw = grads_.data() + res_query_offset(p);
+    pt.dg = grads_.data() + res_gain_offset(p);
+    return pt;
+  };
+  // Sources ids[k0 .. k1) of point l (their columns in α), for the given points.
+  auto run = [&](const std::vector<int>& ids, int k0, int k1, const ResMixPoint<T>* pts, int P) {
+    for (int k = k0; k < k1; ++k) {
+      w.mix_src[k - k0] = w.sources[ids[k]];
+      w.mix_rstd[k - k0] = w.source_rstd[ids[k]].data();
+      w.mix_dsrc[k - k0] = w.d_block[scheme_.res_source_block[ids[k]]].data();
+    }
+    res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), w.mix_dsrc.data(), k1 - k0, pts, P, rows,
+                     config_.width);
+  };
   const std::vector<int>& ids = scheme_.res_sources[l];
-  const int K = static_cast<int>(ids.size());
-  for (int k = 0; k < K; ++k) {
-    w.mix_src[k] = w.sources[ids[k]];
-    w.mix_rstd[k] = w.source_rstd[ids[k]].data();
-    w.mix_dsrc[k] = w.d_block[scheme_.res_source_block[ids[k]]].data();
+  const int K = static_cast<int>(ids.size()), shared = scheme_.res_shared[l];
+  if (shared < K) {  // the partial sum: needed by the backward of the sublayer before l
+    ResMixPoint<T> pt = point(l);
+    pt.alpha_col = shared;
+    run(ids, shared, K, &pt, 1);
   }
-  res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
-                   params_.data() + res_gain_offset(l), w.mix_alpha[l].data(), w.stream[l].data(),
-                   dx, w.mix_dsrc.data(), grads_.data() + res_query_offset(l),
-                   grads_.data() + res_gain_offset(l), rows, config_.width);
+  if (l != first) return;
+  // The group's shared sources (finished blocks), read once for all its points.
+  const int last = std::min(first + B - 1, num_sublayers());
+  thread_local std::vector<ResMixPoint<T>> pts;
+  pts.clear();
+  for (int p = first; p <= last; ++p) pts.push_back(point(p));
+  run(ids, 0, shared, pts.data(), static_cast<int>(pts.size()));
 }
 
 template <typename T>
@@ -686,10 +719,16 @@ void Model<T>::backward(const T* dlogits) {
     res_mix_backward_point(num_sublayers(), d_cur, N);
   }
   for (int i = num_sublayers() - 1; i >= 0; --i) {
-    const T* d_out = attnres() ? w.d_block[scheme_.res_source_block[i + 1]].data() : d_cur;
-    sublayer_backward(i, w.batch, w.len, d_out, d_next, !attnres());
+    if (attnres()) {
+      // dL/dx_i goes to its slot in the group's buffers, kept until the group's first point.
+      T* dx = w.d_group[i % scheme_.res_block].data();
+      sublayer_backward(i, w.batch, w.len, w.d_block[scheme_.res_source_block[i + 1]].data(), dx,
+                        false);
+      res_mix_backward_point(i, dx, N);
+      continue;
+    }
+    sublayer_backward(i, w.batch, w.len, d_cur, d_next, true);
     std::swap(d_cur, d_next);  // d_cur = dL/dx_i
-    if (attnres()) res_mix_backward_point(i, d_cur, N);
   }
 
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the

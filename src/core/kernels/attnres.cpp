@@ -4,7 +4,6 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kernels/dot.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
@@ -18,6 +17,23 @@ const T* query_times_gain(const T* w, const T* g, int D) {
   q.resize(D);
   for (int d = 0; d < D; ++d) q[d] = w[d] * g[d];
   return q.data();
+}
+
+// ⟨a, b⟩ over n: dot_lanes' 16 lanes and pairwise reduction, with the reduction written out
+// level by level so that it compiles to vector adds (dot_lanes' loop over the level width
+// compiles to scalar adds through the stack here, a quarter of the backward's time).
+template <typename T>
+inline T dot(const T* __restrict a, const T* __restrict b, int n) {
+  T lane[16] = {};
+  int c = 0;
+  for (; c + 16 <= n; c += 16) {
+    for (int l = 0; l < 16; ++l) lane[l] += a[c + l] * b[c + l];
+  }
+  for (int l = 0; c < n; ++c, ++l) lane[l] += a[c] * b[c];
+  for (int l = 0; l < 8; ++l) lane[l] += lane[l + 8];
+  for (int l = 0; l < 4; ++l) lane[l] += lane[l + 4];
+  for (int l = 0; l < 2; ++l) lane[l] += lane[l + 2];
+  return lane[0] + lane[1];
 }
 
 }  // namespace
@@ -49,7 +65,7 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
     const int64_t n0 = sh * kRowShard, n1 = std::min(N, (sh + 1) * kRowShard);
     for (int k = 0; k < K; ++k) {
       const T* rk = rstd[k];
-      for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot_lanes(q, src[k] + n * D, D);
+      for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot(q, src[k] + n * D, D);
     }
     for (int64_t n = n0; n < n1; ++n) {
       T* a = alpha + n * K;
@@ -76,46 +92,63 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
 }
 
 // One pass over the sources: Σ_m α_m dα_m = ⟨dx, Σ_m α_m s_m⟩ = ⟨dx, x⟩ is known before it,
-// so each source block is read once and its gradient block updated once.
+// so each source block is read once and its gradient block updated once (in L1 while the P
+// points add to it).
 template <typename T>
-void res_mix_backward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g,
-                      const T* alpha, const T* x, const T* dx, T* const* dsrc, T* dw, T* dg,
-                      int64_t N, int D) {
-  const T* q = query_times_gain(w, g, D);
+void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc, int K,
+                      const ResMixPoint<T>* points, int P, int64_t N, int D) {
   const int64_t shards = shard_count(N);
-  // Per-shard partial dq, summed in shard order afterwards.
-  thread_local std::vector<T> partial;
-  partial.assign(shards * D, T(0));
+  // q_p = w_p ⊙ g_p, and per-shard partial dq_p summed in shard order afterwards.
+  thread_local std::vector<T> qs, partial;
+  qs.resize(static_cast<size_t>(P) * D);
+  for (int p = 0; p < P; ++p) {
+    for (int d = 0; d < D; ++d) qs[p * D + d] = points[p].w[d] * points[p].g[d];
+  }
+  partial.assign(shards * P * D, T(0));
+  const T* q_base = qs.data();
   T* partial_base = partial.data();
   const T inv_d = T(1) / T(D);
   parallel_for(shards, [&](int64_t sh) {
-    T* __restrict dq = partial_base + sh * D;
     const int64_t n0 = sh * kRowShard, n1 = std::min(N, (sh + 1) * kRowShard);
-    T c[kRowShard];  // ⟨dx, x⟩ of each row
-    for (int64_t n = n0; n < n1; ++n) c[n - n0] = dot_lanes(dx + n * D, x + n * D, D);
+    thread_local std::vector<T> cs_buf;  // ⟨dx_p, x_p⟩ of each row, (P, rows)
+    cs_buf.resize(static_cast<size_t>(P) * kRowShard);
+    T* c = cs_buf.data();
+    for (int p = 0; p < P; ++p) {
+      for (int64_t n = n0; n < n1; ++n) {
+        c[p * kRowShard + n - n0] = dot(points[p].dx + n * D, points[p].x + n * D, D);
+      }
+    }
     for (int k = 0; k < K; ++k) {
       const T* rk = rstd[k];
       for (int64_t n = n0; n < n1; ++n) {
         const T* __restrict sk = src[k] + n * D;
-        const T* __restrict dxr = dx + n * D;
         T* __restrict dsk = dsrc[k] + n * D;
         const T r = rk[n];
-        const T ak = alpha[n * K + k];
-        const T dl = ak * (dot_lanes(dxr, sk, D) - c[n - n0]);  // dℓ_k
-        const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
-        const T cs = -cq * r * (r * dot_lanes(q, sk, D)) * inv_d;
-        for (int d = 0; d < D; ++d) {
-          dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
-          dq[d] += cq * sk[d];
+        for (int p = 0; p < P; ++p) {
+          const ResMixPoint<T>& pt = points[p];
+          const T* __restrict q = q_base + p * D;
+          const T* __restrict dxr = pt.dx + n * D;
+          T* __restrict dq = partial_base + (sh * P + p) * D;
+          const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
+          const T dl = ak * (dot(dxr, sk, D) - c[p * kRowShard + n - n0]);  // dℓ_k
+          const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
+          const T cs = -cq * r * (r * dot(q, sk, D)) * inv_d;
+          for (int d = 0; d < D; ++d) {
+            dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
+            dq[d] += cq * sk[d];
+          }
         }
       }
     }
   });
-  for (int64_t sh = 0; sh < shards; ++sh) {
-    const T* part = partial_base + sh * D;
-    for (int d = 0; d < D; ++d) {
-      dw[d] += part[d] * g[d];
-      dg[d] += part[d] * w[d];
+  for (int p = 0; p < P; ++p) {
+    const ResMixPoint<T>& pt = points[p];
+    for (int64_t sh = 0; sh < shards; ++sh) {
+      const T* part = partial_base + (sh * P + p) * D;
+      for (int d = 0; d < D; ++d) {
+        pt.dw[d] += part[d] * pt.g[d];
+        pt.dg[d] += part[d] * pt.w[d];
+      }
     }
   }
 }
@@ -124,9 +157,8 @@ void res_mix_backward(const T* const* src, const T* const* rstd, int K, const T*
   template void res_rstd<T>(const T*, T*, int64_t, int, double);                                  \
   template void res_mix_forward<T>(const T* const*, const T* const*, int, const T*, const T*, T*, \
                                    T*, int64_t, int);                                             \
-  template void res_mix_backward<T>(const T* const*, const T* const*, int, const T*, const T*,    \
-                                    const T*, const T*, const T*, T* const*, T*, T*, int64_t,     \
-                                    int);
+  template void res_mix_backward<T>(const T* const*, const T* const*, T* const*, int,             \
+                                    const ResMixPoint<T>*, int, int64_t, int);
 NORMLAB_INSTANTIATE(float)
 NORMLAB_INSTANTIATE(double)
 #undef NORMLAB_INSTANTIATE

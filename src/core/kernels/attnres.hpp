@@ -30,12 +30,30 @@ template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D);
 
-// dsrc: K pointers to (N, D) gradients of the sources, added to (+=); they must be distinct
-// from each other and from dx. dw, dg (D) += the parameter gradients. alpha and x as returned
-// by res_mix_forward for the same sources and parameters.
+// One mixing point of res_mix_backward: its weights α (row n, source k at
+// alpha[n·alpha_stride + alpha_col + k]), its output x and the gradient dx (N, D), its query
+// and gain and their gradients (D, added to).
 template <typename T>
-void res_mix_backward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g,
-                      const T* alpha, const T* x, const T* dx, T* const* dsrc, T* dw, T* dg,
-                      int64_t N, int D);
+struct ResMixPoint {
+  const T* alpha = nullptr;
+  int64_t alpha_stride = 0;
+  int alpha_col = 0;
+  const T* x = nullptr;
+  const T* dx = nullptr;
+  const T* w = nullptr;
+  const T* g = nullptr;
+  T* dw = nullptr;
+  T* dg = nullptr;
+};
+
+// The backward of P mixing points that share the K sources given (each point may have more
+// sources, handled by other calls: a point's terms are a sum over its sources, and
+// Σ_m α_m dα_m = ⟨dx, x⟩ needs none of them). dsrc: K pointers to (N, D) source gradients,
+// added to (+=), distinct from each other and from every dx. α and x as returned by
+// res_mix_forward. One call reads each source and updates each source gradient once, however
+// many points share it.
+template <typename T>
+void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc, int K,
+                      const ResMixPoint<T>* points, int P, int64_t N, int D);
 
 }  // namespace normlab

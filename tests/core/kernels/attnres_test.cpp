@@ -51,6 +51,19 @@ struct Mix {
     for (int j = 0; j < K; ++j) res_rstd(sp[j], rstd.data() + j * N, N, D, kEps);
     res_mix_forward(sp.data(), rp.data(), K, w.data(), g.data(), x.data(), alpha.data(), N, D);
   }
+  // This mixture as a point of res_mix_backward over all its sources.
+  ResMixPoint<double> point(const double* dx, double* dw, double* dg) const {
+    ResMixPoint<double> p;
+    p.alpha = alpha.data();
+    p.alpha_stride = K;
+    p.x = x.data();
+    p.dx = dx;
+    p.w = w.data();
+    p.g = g.data();
+    p.dw = dw;
+    p.dg = dg;
+    return p;
+  }
 };
 
 struct MixCase {
@@ -110,8 +123,8 @@ TEST_P(ResMix, BackwardMatchesCentralDifferences) {
   std::vector<double> ds = ds0, dw = dw0, dg = dg0;
   std::vector<double*> dp;
   for (int k = 0; k < K; ++k) dp.push_back(ds.data() + k * N * D);
-  res_mix_backward(m.sp.data(), m.rp.data(), K, m.w.data(), m.g.data(), m.alpha.data(), m.x.data(),
-                   c.data(), dp.data(), dw.data(), dg.data(), N, D);
+  const ResMixPoint<double> pt = m.point(c.data(), dw.data(), dg.data());
+  res_mix_backward(m.sp.data(), m.rp.data(), dp.data(), K, &pt, 1, N, D);
   for (int k = 0; k < K; ++k) {
     std::vector<double> a(N * D);
     for (int64_t i = 0; i < N * D; ++i) a[i] = ds[k * N * D + i] - ds0[k * N * D + i];
@@ -137,6 +150,67 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,
                                   std::to_string(info.param.sources);
                          });
 
+// Two points sharing three sources, each with one source of its own, as the model runs them:
+// the own source of each point in a call of its own, the shared ones in one call for both.
+// Every source and parameter gradient of L = Σ c1 ⊙ x1 + Σ c2 ⊙ x2 against central differences.
+TEST(ResMixSpecial, PointsSharingSourcesMatchCentralDifferences) {
+  const int64_t N = kRowShard + 9;
+  const int D = 6;
+  Rng rng(6);
+  std::vector<double> src = random_normal(rng, 5 * N * D);  // shared 0..2, own 3 (p1), 4 (p2)
+  for (int64_t i = 0; i < 5 * N * D; ++i) src[i] *= 1 + i / (N * D);  // different scales
+  std::vector<double> w1 = random_normal(rng, D, 0.8), w2 = random_normal(rng, D, 0.8);
+  std::vector<double> g1 = random_normal(rng, D, 0.3, 1), g2 = random_normal(rng, D, 0.3, 1);
+  const std::vector<double> c1 = random_normal(rng, N * D), c2 = random_normal(rng, N * D);
+  std::vector<double> rstd(5 * N), x1(N * D), x2(N * D), a1(N * 4), a2(N * 4);
+  auto S = [&](int j) { return src.data() + j * N * D; };
+  auto R = [&](int j) { return rstd.data() + j * N; };
+  auto loss = [&] {
+    for (int j = 0; j < 5; ++j) res_rstd(S(j), R(j), N, D, kEps);
+    const double* s1[] = {S(0), S(1), S(2), S(3)};
+    const double* r1[] = {R(0), R(1), R(2), R(3)};
+    const double* s2[] = {S(0), S(1), S(2), S(4)};
+    const double* r2[] = {R(0), R(1), R(2), R(4)};
+    res_mix_forward(s1, r1, 4, w1.data(), g1.data(), x1.data(), a1.data(), N, D);
+    res_mix_forward(s2, r2, 4, w2.data(), g2.data(), x2.data(), a2.data(), N, D);
+    return weighted_sum(c1, x1) + weighted_sum(c2, x2);
+  };
+  loss();
+  std::vector<double> ds(5 * N * D, 0.0), dw1(D, 0.0), dw2(D, 0.0), dg1(D, 0.0), dg2(D, 0.0);
+  auto dS = [&](int j) { return ds.data() + j * N * D; };
+  ResMixPoint<double> p1{a1.data(), 4,         0,          x1.data(), c1.data(),
+                         w1.data(), g1.data(), dw1.data(), dg1.data()};
+  ResMixPoint<double> p2{a2.data(), 4,         0,          x2.data(), c2.data(),
+                         w2.data(), g2.data(), dw2.data(), dg2.data()};
+  {  // own sources: column 3 of each point's weights
+    ResMixPoint<double> o1 = p1, o2 = p2;
+    o1.alpha_col = o2.alpha_col = 3;
+    const double* s3[] = {S(3)};
+    const double* r3[] = {R(3)};
+    double* d3[] = {dS(3)};
+    res_mix_backward(s3, r3, d3, 1, &o1, 1, N, D);
+    const double* s4[] = {S(4)};
+    const double* r4[] = {R(4)};
+    double* d4[] = {dS(4)};
+    res_mix_backward(s4, r4, d4, 1, &o2, 1, N, D);
+  }
+  const double* ss[] = {S(0), S(1), S(2)};
+  const double* rs[] = {R(0), R(1), R(2)};
+  double* dss[] = {dS(0), dS(1), dS(2)};
+  const ResMixPoint<double> both[] = {p1, p2};
+  res_mix_backward(ss, rs, dss, 3, both, 2, N, D);
+  for (int j = 0; j < 5; ++j) {
+    const std::vector<double> a(ds.begin() + j * N * D, ds.begin() + (j + 1) * N * D);
+    EXPECT_LT(relative_error(a, numeric_gradient(src, loss, N * D, j * N * D)),
+              testing::kGradTolerance)
+        << "d source " << j;
+  }
+  EXPECT_LT(relative_error(dw1, numeric_gradient(w1, loss)), testing::kGradTolerance) << "dw1";
+  EXPECT_LT(relative_error(dw2, numeric_gradient(w2, loss)), testing::kGradTolerance) << "dw2";
+  EXPECT_LT(relative_error(dg1, numeric_gradient(g1, loss)), testing::kGradTolerance) << "dg1";
+  EXPECT_LT(relative_error(dg2, numeric_gradient(g2, loss)), testing::kGradTolerance) << "dg2";
+}
+
 // A zero query gives uniform weights whatever the sources: x is their mean.
 TEST(ResMixSpecial, ZeroQueryIsTheMean) {
   Rng rng(3);
@@ -161,8 +235,8 @@ TEST(ResMixSpecial, OneSourceIsTheIdentity) {
   const std::vector<double> dx = random_normal(rng, m.N * m.D);
   std::vector<double> ds(m.N * m.D, 0.0), dw(m.D, 0.0), dg(m.D, 0.0);
   double* dp = ds.data();
-  res_mix_backward(m.sp.data(), m.rp.data(), 1, m.w.data(), m.g.data(), m.alpha.data(), m.x.data(),
-                   dx.data(), &dp, dw.data(), dg.data(), m.N, m.D);
+  const ResMixPoint<double> pt = m.point(dx.data(), dw.data(), dg.data());
+  res_mix_backward(m.sp.data(), m.rp.data(), &dp, 1, &pt, 1, m.N, m.D);
   EXPECT_EQ(ds, dx);
   EXPECT_EQ(dw, std::vector<double>(m.D, 0.0));
   EXPECT_EQ(dg, std::vector<double>(m.D, 0.0));
