@@ -674,6 +674,11 @@ const T* Model<T>::attention_probs(int i) const {
   return ws_->subs.at(i).probs.data();
 }
 
+template <typename T>
+const T* Model<T>::attention_heads(int i) const {
+  return ws_->subs.at(i).attn_o.data();
+}
+
 // Buffers of forward_rows, sized for the largest N seen.
 template <typename T>
 struct Model<T>::EvalWorkspace {
@@ -681,6 +686,7 @@ struct Model<T>::EvalWorkspace {
   std::vector<T> embed_raw;             // (N, D)
   std::vector<T> h, h_next;             // (N, D) the stream; R rows after the last attention
   std::vector<T> u, y, z, r, gathered;  // (N, D)
+  std::vector<T> x_rows;                // (R, D) the residual input of the kept rows
   std::vector<T> mean, rstd;            // (N)
   std::vector<T> qkv;                   // (N, 3D)
   std::vector<T> hidden_pre, hidden;    // (N, M)
@@ -690,7 +696,8 @@ struct Model<T>::EvalWorkspace {
 
 template <typename T>
 const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                                const std::vector<int64_t>& rows) {
+                                const std::vector<int64_t>& rows,
+                                const SublayerObserver<T>& observer) {
   const ModelConfig& c = config_;
   check_tokens(tokens, batch, len, fields);
   const int64_t N = batch * len;
@@ -717,6 +724,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     grow(w.hidden, N * M);
   }
   grow(w.logits, R * V);
+  grow(w.x_rows, R * D);
   if (static_cast<int64_t>(w.all_rows.size()) < N) {
     const int64_t old = static_cast<int64_t>(w.all_rows.size());
     w.all_rows.resize(N);
@@ -771,9 +779,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       if (last) {
         // The residual input of the kept rows only, from here on the stream has R rows.
         for (int64_t k = 0; k < R; ++k) {
-          std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.gathered.data() + k * D);
+          std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.x_rows.data() + k * D);
         }
-        x = w.gathered.data();
+        x = w.x_rows.data();
       }
     } else {
       linear_forward(u, params_.data() + p.w_in, w.hidden_pre.data(), cur, D, M, D, M);
@@ -789,6 +797,22 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                      T(slots.branch_scale), r, out_rows, D);
     if (slots.norm_post) norm(p.norm_post, r, w.h_next.data(), out_rows);
+    if (observer) {
+      SublayerTrace<T> t;
+      t.index = i;
+      t.is_attention = p.is_attention;
+      t.batch = batch;
+      t.len = len;
+      t.rows = out_rows;
+      t.row_ids = out_rows == N ? w.all_rows.data() : rows.data();
+      t.input = x;
+      t.qkv = p.is_attention ? w.qkv.data() : nullptr;
+      t.heads = p.is_attention ? w.gathered.data() : nullptr;
+      t.branch = w.y.data();
+      t.branch_normed = z;
+      t.output = w.h_next.data();
+      observer(t);
+    }
     std::swap(w.h, w.h_next);
     cur = out_rows;
   }
