@@ -15,5 +15,6 @@ void add_train_steps_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_probe_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -95,16 +95,12 @@ std::string to_string(VarianceSite s) {
   return "?";
 }
 
-VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
-                                  VarianceConfig config,
-                                  const std::function<void(const SweepLength&)>& progress) {
-  const ModelConfig& c = model.config();
+void validate_variance(const ModelConfig& c, const ProbeInput& input, VarianceConfig& config) {
   validate_sweep(c, input, config.sweep);
   const std::vector<int64_t>& lengths = config.sweep.lengths;  // sorted now
   if (config.sweep.samples * config.sweep.query_rows < 2) {
     throw UsageError(
-        "the variance probe needs at least two measured rows per length; "
-        "raise --samples");
+        "the variance probe needs at least two measured rows per length; raise --samples");
   }
   if (config.hist_lengths.empty()) {
     const bool has16 = std::find(lengths.begin(), lengths.end(), 16) != lengths.end();
@@ -117,7 +113,14 @@ VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
     }
   }
   if (config.hist_bins < 1) throw UsageError("histograms need at least one bin");
+}
 
+VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
+                                  VarianceConfig config,
+                                  const std::function<void(const SweepLength&)>& progress) {
+  const ModelConfig& c = model.config();
+  validate_variance(c, input, config);
+  const std::vector<int64_t>& lengths = config.sweep.lengths;
   const int L = c.layers, spl = c.sublayers_per_layer();
   const int D = c.width, H = c.heads, dh = c.head_dim();
   const ResolvedScheme& scheme = model.scheme();

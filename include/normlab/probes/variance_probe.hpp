@@ -80,7 +80,12 @@ struct VarianceResult {
   int layers = 0, heads = 1;
 };
 
-// Validates the config (UsageError) before any work.
+// Sorts the lengths and fills in the default histogram lengths; UsageError (one line) for an
+// invalid sweep (validate_sweep), fewer than two measured rows per length, or a histogram
+// length that is not probed.
+void validate_variance(const ModelConfig& model, const ProbeInput& input, VarianceConfig& config);
+
+// Validates the config first (validate_variance), before any work.
 VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
                                   VarianceConfig config,
                                   const std::function<void(const SweepLength&)>& progress = {});
