@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -119,7 +120,7 @@ void run_probe(const ProbeOptions& o) {
                    {"seed", o.seed},       {"threads", o.threads}};
   std::vector<std::pair<std::string, std::string>> files;
   std::string table;
-  std::vector<std::string> plots;
+  std::function<std::vector<std::string>()> draw;  // the plots, drawn after the data files
 
   auto progress = [](const SweepLength& r) {
     std::fprintf(stderr, "  length %lld (T = %lld) done in %.2f s\n",
@@ -156,13 +157,13 @@ void run_probe(const ProbeOptions& o) {
                {"_fit.csv", variance_fit_csv(r)},
                {"_hist.csv", variance_hist_csv(r)}};
       table = format_variance_table(r);
-      if (!o.no_plot) plots = plot_variance(r, prefix);
+      draw = [r, prefix] { return plot_variance(r, prefix); };
     } else {
       const DispersionResult r = run_dispersion_probe(*model, input, sweep, progress);
       j["results"] = dispersion_json(r);
       files = {{".csv", dispersion_csv(r)}};
       table = format_dispersion_table(r);
-      if (!o.no_plot) plots = plot_dispersion(r, prefix);
+      draw = [r, prefix] { return plot_dispersion(r, prefix); };
     }
   } else {
     int64_t n = o.seq_len;
@@ -193,11 +194,12 @@ void run_probe(const ProbeOptions& o) {
     j["results"] = depth_json(r);
     files = {{".csv", depth_csv(r)}, {"_params.csv", depth_params_csv(r)}};
     table = format_depth_table(r);
-    if (!o.no_plot) plots = plot_depth(r, prefix);
+    draw = [r, prefix] { return plot_depth(r, prefix); };
   }
   j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   files.emplace_back(".json", j.dump(2) + "\n");
   write_outputs(prefix, files);
+  const std::vector<std::string> plots = o.no_plot ? std::vector<std::string>() : draw();
   std::printf("%s", table.c_str());
   std::string list;
   for (const auto& [s, contents] : files) list += (list.empty() ? "" : ", ") + prefix + s;
