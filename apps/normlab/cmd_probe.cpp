@@ -51,7 +51,7 @@ struct ProbeOptions {
   std::vector<int64_t> lengths = default_lengths();
   int64_t samples = 256;
   int64_t query_rows = 1;
-  int64_t max_memory_mib = 512;
+  int64_t max_memory_mib = 256;
   std::vector<int64_t> hist_lengths;  // variance
   // depth
   int64_t batch = 32;
@@ -189,8 +189,9 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr, "probe depth: %s (%s weights), scheme %s; %s, batch %lld x %lld\n",
                  source.file.string().c_str(), o.weights.c_str(), scheme_label(c).c_str(),
                  input.label().c_str(), static_cast<long long>(o.batch), static_cast<long long>(T));
-    const DepthResult r = run_depth_probe(*model, batch);
+    const DepthResult r = run_depth_probe(*model, batch, o.max_memory_mib << 20);
     j["length"] = n;
+    j["batch"] = o.batch;
     j["results"] = depth_json(r);
     files = {{".csv", depth_csv(r)}, {"_params.csv", depth_params_csv(r)}};
     table = format_depth_table(r);
@@ -226,6 +227,11 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
   cmd->add_option("--out", o.out,
                   "Output prefix (default: beside the weights, probe_KIND[_WEIGHTS][_task])");
   cmd->add_flag("--no-plot", o.no_plot, "Write no PNG");
+  cmd->add_option("--max-memory", o.max_memory_mib,
+                  "MiB of activations per pass through the model (bounds the sequences per "
+                  "pass)")
+      ->check(integer_in(16, int64_t{1} << 20))
+      ->capture_default_str();
 }
 
 void add_sweep_options(CLI::App* cmd, ProbeOptions& o) {
@@ -240,10 +246,6 @@ void add_sweep_options(CLI::App* cmd, ProbeOptions& o) {
   cmd->add_option("--query-rows", o.query_rows,
                   "Measured positions per sequence: the last k (task input: the last k scored)")
       ->check(integer_in(1, int64_t{1} << 24))
-      ->capture_default_str();
-  cmd->add_option("--max-memory", o.max_memory_mib,
-                  "MiB of activations per forward call (bounds sequences per call)")
-      ->check(integer_in(16, int64_t{1} << 20))
       ->capture_default_str();
 }
 
@@ -280,6 +282,9 @@ void add_probe_command(CLI::App& app) {
     auto o = std::make_shared<ProbeOptions>();
     o->kind = k.name;
     o->cmd = cmd;
+    // depth: a quarter of the 32 × 256 batch of an L = 32, D = 128 model per pass, under
+    // 1 GiB, and few enough passes that small matrix products cost no time.
+    if (o->kind == "depth") o->max_memory_mib = 1024;
     add_common_options(cmd, *o);
     if (o->kind == "depth") {
       cmd->add_option("--batch", o->batch, "Sequences in the batch")

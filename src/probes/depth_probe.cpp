@@ -2,14 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "normlab/probes/token_stats.hpp"
-#include "normlab/train_step.hpp"
 
 namespace normlab {
 namespace {
@@ -30,17 +31,6 @@ double sum_squares(const float* x, int64_t n) {
   return s;
 }
 
-// mean_t ‖x_t‖ and sqrt(mean_t ‖x_t‖² / D) over N rows.
-std::pair<double, double> norms(const float* x, int64_t N, int D) {
-  double norm_sum = 0, ss_sum = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    const double ss = sum_squares(x + n * D, D);
-    norm_sum += std::sqrt(ss);
-    ss_sum += ss;
-  }
-  return {norm_sum / N, std::sqrt(ss_sum / (static_cast<double>(N) * D))};
-}
-
 // "layers.12.attn.q.weight" → (12, "attn"); anything else → (-1, "").
 std::pair<int, std::string> layer_of(const std::string& name) {
   if (name.rfind("layers.", 0) != 0) return {-1, ""};
@@ -51,21 +41,88 @@ std::pair<int, std::string> layer_of(const std::string& name) {
 
 }  // namespace
 
-DepthResult run_depth_probe(Model<float>& model, const Batch& batch) {
+int64_t depth_bytes_per_token(const ModelConfig& c, int64_t T) {
+  const int64_t D = c.width, M = c.mlp ? c.mlp_hidden() : 0, V = c.vocab, L = c.layers;
+  const int64_t Tp = (T + 15) / 16 * 16;
+  const int64_t S = L * c.sublayers_per_layer();
+  // Floats per token: the streams; per attention sublayer u, q|k|v, probabilities, heads, y,
+  // z, r and norm statistics; per MLP sublayer u, hidden before and after the activation, y,
+  // z, r; the final norm and logits (raw and scaled); backward scratch (8 D, 3 D, 2 M, V); the
+  // probe's dlogits and the batch's target row.
+  const int64_t floats = (S + 1) * D + L * (8 * D + c.heads * Tp + 6) +
+                         (c.mlp ? L * (4 * D + 2 * M + 6) : 0) + (D + 2) + 2 * V + 11 * D + 2 * M +
+                         V + V + V;
+  return 4 * floats + 16;
+}
+
+DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max_memory) {
   const ModelConfig& c = model.config();
   const int D = c.width, S = model.num_sublayers(), L = c.layers, spl = c.sublayers_per_layer();
-  const int64_t B = batch.batch, T = batch.len, N = B * T;
+  const int64_t B = batch.batch, T = batch.len, N = B * T, V = c.vocab;
   DepthResult r;
   r.batch = B;
   r.seq_len = T;
   r.layers = L;
   r.sublayers = S;
+  const int64_t per_chunk =
+      std::clamp<int64_t>(max_memory / (depth_bytes_per_token(c, T) * T), 1, B);
+
+  // Per position: Σ_t ‖h_t‖, Σ_t ‖h_t‖², and per sequence cosine and rank; per sublayer the
+  // block output's Σ ‖y_t‖² before and after its norm.
+  std::vector<double> norm_sum(S + 1, 0.0), ss_sum(S + 1, 0.0);
+  std::vector<double> cosine((S + 1) * B), erank((S + 1) * B);
+  std::vector<double> branch_ss(S, 0.0), normed_ss(S, 0.0);
+  double total_weight = 0;
+  for (float w : batch.weight) total_weight += w;
 
   const auto t0 = std::chrono::steady_clock::now();
+  double seconds_stats = 0;
   std::vector<float> dlogits;
-  r.loss = loss_and_grads(model, batch, dlogits);
+  model.zero_grads();
+  for (int64_t b0 = 0; b0 < B; b0 += per_chunk) {
+    const int64_t Bc = std::min(per_chunk, B - b0), Nc = Bc * T;
+    ++r.chunks;
+    // The chunk's rows of the batch; target slots index the batch's own target rows.
+    const float* logits =
+        model.forward(batch.tokens.data() + b0 * T * batch.fields, Bc, T, batch.fields);
+    dlogits.resize(Nc * V);
+    const float* weight = batch.weight.data() + b0 * T;
+    const double loss = cross_entropy(logits, batch.targets.data(), weight, dlogits.data(), Nc,
+                                      static_cast<int>(V), batch.target_slot.data() + b0 * T);
+    double chunk_weight = 0;
+    for (int64_t n = 0; n < Nc; ++n) chunk_weight += weight[n];
+    const double share = total_weight > 0 ? chunk_weight / total_weight : 0.0;
+    r.loss += loss * share;
+    if (std::isfinite(loss) && share > 0) {
+      for (float& g : dlogits) g = static_cast<float>(g * share);
+      model.backward(dlogits.data());
+    }
+    const auto ts = std::chrono::steady_clock::now();
+    parallel_for((S + 1) * Bc, [&](int64_t task) {
+      const int pos = static_cast<int>(task / Bc);
+      const int64_t b = task % Bc;
+      const float* x = model.stream(pos) + b * T * D;
+      cosine[pos * B + b0 + b] = mean_pairwise_cosine(x, T, D);
+      erank[pos * B + b0 + b] = effective_rank(x, T, D);
+    });
+    for (int pos = 0; pos <= S; ++pos) {
+      const float* h = model.stream(pos);
+      for (int64_t n = 0; n < Nc; ++n) {
+        const double ss = sum_squares(h + n * D, D);
+        norm_sum[pos] += std::sqrt(ss);
+        ss_sum[pos] += ss;
+      }
+      if (pos == S) continue;
+      branch_ss[pos] += sum_squares(model.branch_output(pos), Nc * D);
+      if (model.scheme().sublayers[pos].norm_out) {
+        normed_ss[pos] += sum_squares(model.branch_output_normed(pos), Nc * D);
+      }
+    }
+    seconds_stats += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+  }
+  if (!(total_weight > 0)) r.loss = kNaN;
   const auto t1 = std::chrono::steady_clock::now();
-  r.seconds_forward_backward = std::chrono::duration<double>(t1 - t0).count();
+  r.seconds_forward_backward = std::chrono::duration<double>(t1 - t0).count() - seconds_stats;
 
   // Tensors and groups.
   const std::vector<float>& g = model.grads();
@@ -109,21 +166,12 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch) {
   }
   r.grad_norm = std::sqrt(total);
 
-  // Collapse statistics: one task per (stream position, sequence).
-  std::vector<double> cosine((S + 1) * B), erank((S + 1) * B);
-  parallel_for((S + 1) * B, [&](int64_t task) {
-    const int pos = static_cast<int>(task / B);
-    const int64_t b = task % B;
-    const float* x = model.stream(pos) + b * T * D;
-    cosine[task] = mean_pairwise_cosine(x, T, D);
-    erank[task] = effective_rank(x, T, D);
-  });
+  const double rows = static_cast<double>(N);
   for (int pos = 0; pos <= S; ++pos) {
     DepthPosition d;
     d.position = pos;
-    const auto [norm, rms] = norms(model.stream(pos), N, D);
-    d.hidden_norm = norm;
-    d.hidden_rms = rms;
+    d.hidden_norm = norm_sum[pos] / rows;
+    d.hidden_rms = std::sqrt(ss_sum[pos] / (rows * D));
     double cs = 0, er = 0;
     for (int64_t b = 0; b < B; ++b) {
       cs += cosine[pos * B + b];
@@ -134,10 +182,9 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch) {
     if (pos < S) {
       d.layer = pos / spl;
       d.kind = model.sublayer_params()[pos].is_attention ? "attn" : "mlp";
-      d.branch_rms = norms(model.branch_output(pos), N, D).second;
-      d.branch_normed_rms = model.scheme().sublayers[pos].norm_out
-                                ? norms(model.branch_output_normed(pos), N, D).second
-                                : kNaN;
+      d.branch_rms = std::sqrt(branch_ss[pos] / (rows * D));
+      d.branch_normed_rms =
+          model.scheme().sublayers[pos].norm_out ? std::sqrt(normed_ss[pos] / (rows * D)) : kNaN;
       d.grad_norm = std::sqrt(sub_grad[pos]);
       d.param_norm = std::sqrt(sub_param[pos]);
     } else {
@@ -147,7 +194,8 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch) {
     }
     r.positions.push_back(d);
   }
-  r.seconds_stats = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  r.seconds_stats =
+      seconds_stats + std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return r;
 }
 
@@ -215,6 +263,7 @@ nlohmann::json depth_json(const DepthResult& r) {
           {"batch", r.batch},
           {"seq_len", r.seq_len},
           {"grad_norm", num_json(r.grad_norm)},
+          {"chunks", r.chunks},
           {"seconds_forward_backward", r.seconds_forward_backward},
           {"seconds_stats", r.seconds_stats},
           {"positions", positions},

@@ -1,7 +1,8 @@
 // The depth probe: its numbers equal direct computations from the model's own accessors after
 // an independent forward and backward of the same batch: the loss, every gradient norm (per
 // tensor, per sublayer from the SublayerParams offsets rather than tensor names, per layer,
-// total), stream and block-output RMS, and the collapse statistics of each sequence.
+// total), stream and block-output RMS, and the collapse statistics of each sequence; also when
+// the probe splits the batch into chunks of one sequence (up to float rounding).
 #include "normlab/probes/depth_probe.hpp"
 
 #include <gtest/gtest.h>
@@ -49,13 +50,13 @@ double rms(const float* x, int64_t n) {
 
 class DepthProbe : public ::testing::TestWithParam<Scheme> {};
 
-TEST_P(DepthProbe, NumbersEqualDirectComputation) {
+void check_depth_probe(Scheme scheme, int64_t max_memory) {
   ModelConfig c;
   c.vocab = 12;
   c.width = 16;
   c.heads = 2;
   c.layers = 3;
-  c.scheme = GetParam();
+  c.scheme = scheme;
   c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
   c.init_std = 0.2;
   Model<float> probed(c), direct(c);
@@ -63,7 +64,10 @@ TEST_P(DepthProbe, NumbersEqualDirectComputation) {
   direct.init(4);
   Rng rng(6);
   const Batch batch = random_next_token_batch(c.vocab, 3, 20, rng);
-  const DepthResult r = run_depth_probe(probed, batch);
+  const DepthResult r = run_depth_probe(probed, batch, max_memory);
+  EXPECT_EQ(r.chunks, max_memory == 1 ? 3 : 1);
+  // One pass gives the same operations as loss_and_grads; chunks sum their gradients.
+  const double tol = max_memory == 1 ? 1e-5 : 1e-6;
 
   std::vector<float> dlogits;
   const double loss = loss_and_grads(direct, batch, dlogits);
@@ -80,19 +84,20 @@ TEST_P(DepthProbe, NumbersEqualDirectComputation) {
     const TensorSpec& t = direct.layout().tensors()[k];
     const double s = sq(g, t.offset, t.size);
     EXPECT_EQ(r.tensors[k].name, t.name);
-    EXPECT_NEAR(r.tensors[k].grad_norm, std::sqrt(s), 1e-6 * std::sqrt(s) + 1e-12) << t.name;
+    EXPECT_NEAR(r.tensors[k].grad_norm, std::sqrt(s), tol * std::sqrt(s) + 1e-12) << t.name;
     EXPECT_NEAR(r.tensors[k].param_norm, std::sqrt(sq(direct.params(), t.offset, t.size)), 1e-5);
     total += s;
   }
   for (int i = 0; i < S; ++i) layer_sq[i / c.sublayers_per_layer()] += sublayer_grad_sq(direct, i);
-  EXPECT_NEAR(r.grad_norm, std::sqrt(total), 1e-6 * std::sqrt(total));
+  EXPECT_NEAR(r.grad_norm, std::sqrt(total), tol * std::sqrt(total));
   for (int l = 0; l < c.layers; ++l) {
     EXPECT_EQ(r.groups[1 + l].name, "layer " + std::to_string(l));
-    EXPECT_NEAR(r.groups[1 + l].grad_norm, std::sqrt(layer_sq[l]), 1e-6 * std::sqrt(layer_sq[l]));
+    EXPECT_NEAR(r.groups[1 + l].grad_norm, std::sqrt(layer_sq[l]), tol * std::sqrt(layer_sq[l]));
   }
   double group_total = 0;
   for (const DepthGroup& grp : r.groups) group_total += grp.grad_norm * grp.grad_norm;
-  EXPECT_NEAR(group_total, total, 1e-9 * total) << "groups must partition the parameters";
+  EXPECT_NEAR(group_total, r.grad_norm * r.grad_norm, 1e-9 * total)
+      << "groups must partition the parameters";
   // Positions.
   for (int p = 0; p <= S; ++p) {
     const DepthPosition& d = r.positions[p];
@@ -111,7 +116,7 @@ TEST_P(DepthProbe, NumbersEqualDirectComputation) {
       continue;
     }
     EXPECT_EQ(d.kind, direct.sublayer_params()[p].is_attention ? "attn" : "mlp");
-    EXPECT_NEAR(d.grad_norm, std::sqrt(sublayer_grad_sq(direct, p)), 1e-6 * d.grad_norm + 1e-12);
+    EXPECT_NEAR(d.grad_norm, std::sqrt(sublayer_grad_sq(direct, p)), tol * d.grad_norm + 1e-12);
     EXPECT_NEAR(d.branch_rms, rms(direct.branch_output(p), N * D), 1e-6 * d.branch_rms) << p;
     if (direct.scheme().sublayers[p].norm_out) {
       EXPECT_NEAR(d.branch_normed_rms, rms(direct.branch_output_normed(p), N * D), 1e-5) << p;
@@ -119,6 +124,14 @@ TEST_P(DepthProbe, NumbersEqualDirectComputation) {
       EXPECT_TRUE(std::isnan(d.branch_normed_rms)) << p;
     }
   }
+}
+
+TEST_P(DepthProbe, NumbersEqualDirectComputation) {
+  check_depth_probe(GetParam(), int64_t{256} << 20);
+}
+
+TEST_P(DepthProbe, ChunksOfOneSequenceGiveTheWholeBatchGradient) {
+  check_depth_probe(GetParam(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, DepthProbe,

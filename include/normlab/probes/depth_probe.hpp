@@ -67,11 +67,20 @@ struct DepthResult {
   std::vector<DepthTensor> tensors;      // layout order
   std::vector<DepthGroup> groups;        // embedding, layer 0 .. L−1, output
   double grad_norm = 0;                  // all parameters
+  int64_t chunks = 0;                    // forward/backward passes (sequences per chunk ≥ 1)
   double seconds_forward_backward = 0, seconds_stats = 0;
 };
 
-// Leaves the batch's gradients in model.grads().
-DepthResult run_depth_probe(Model<float>& model, const Batch& batch);
+// Bytes of training activations (forward and backward) per token of a sequence of length T,
+// an upper bound from the model's buffers.
+int64_t depth_bytes_per_token(const ModelConfig& config, int64_t T);
+
+// Leaves the batch's gradients in model.grads(). The batch goes through the model in chunks of
+// whole sequences whose training activations fit in max_memory bytes (at least one sequence
+// per chunk); chunk gradients are weighted by their share of the scored positions, so the
+// result is the gradient of the whole batch's mean cross-entropy.
+DepthResult run_depth_probe(Model<float>& model, const Batch& batch,
+                            int64_t max_memory = int64_t{256} << 20);
 
 // Per stream position: position,layer,kind,hidden_norm,hidden_rms,cosine,erank,branch_rms,
 // branch_normed_rms,grad_norm,param_norm

@@ -25,7 +25,7 @@ struct SweepConfig {
   int64_t samples = 256;             // sequences per length
   int64_t query_rows = 1;            // measured positions per sequence (ProbeInput::query_rows)
   uint64_t seed = 20251010;          // input seed; length n uses seed ^ (n · golden ratio)
-  int64_t max_memory = 512LL << 20;  // bytes of activations per forward call
+  int64_t max_memory = 256LL << 20;  // bytes of activations per forward call
 };
 
 // What one forward call computed in one attention sublayer.
