@@ -187,7 +187,7 @@ std::vector<std::string> plot_variance(const VarianceResult& r, const std::strin
     std::string s =
         "set logscale x 2\nset format x '2^{%L}'\nset logscale y 10\nset format y '10^{%L}'\n"
         "set grid\nset key outside right\n"
-        "set xlabel 'length N'\nset ylabel 'mean per-feature std'\n"
+        "set xlabel 'length'\nset ylabel 'mean per-feature std'\n"
         "set title 'attention output spread against length (dashed: after the output norm)'\n";
     std::string plots;
     double anchor = NAN;

@@ -149,6 +149,30 @@ TEST_F(ProbeCli, RunDirectoryGivesTheTaskInputs) {
       {"set_complement", "length 16"});
 }
 
+// DESIGN.md principle 8: the numbers do not depend on the thread count.
+TEST_F(ProbeCli, SameNumbersWithOneAndTwoThreads) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"variance", "--lengths", "2,16,128", "--samples", "16"},
+        std::vector<std::string>{"dispersion", "--lengths", "2,16,128", "--samples", "16"},
+        std::vector<std::string>{"depth", "--batch", "3", "--seq-len", "40"}}) {
+    std::string csv[2];
+    for (int threads : {1, 2}) {
+      std::vector<std::string> a = args;
+      const std::string prefix = (dir_ / ("t" + std::to_string(threads))).string();
+      for (const std::string& x :
+           {std::string("--checkpoint"), ckpt(), std::string("--threads"), std::to_string(threads),
+            std::string("--out"), prefix, std::string("--no-plot")}) {
+        a.push_back(x);
+      }
+      const RunResult r = probe(a);
+      ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+      csv[threads - 1] = testing::slurp(prefix + ".csv");
+    }
+    EXPECT_FALSE(csv[0].empty());
+    EXPECT_EQ(csv[0], csv[1]) << args[0];
+  }
+}
+
 TEST_F(ProbeCli, UnknownKind) {
   expect_error(probe({"spectrum", "--checkpoint", ckpt()}), 2,
                {"unknown probe 'spectrum'", "variance, dispersion, depth"});
