@@ -22,7 +22,11 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
 template <typename F>
 void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 1)
+  if (threads == 1 || n <= 1) {  // no OpenMP region at all: its setup costs microseconds
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int64_t i = 0; i < n; ++i) fn(i);
 }
 
