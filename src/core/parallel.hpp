@@ -19,14 +19,13 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
 }
 
 // Runs fn(i) for every i in [0, n), split statically across threads.
+// The task body is compiled once, inside the OpenMP loop, which also runs with one thread:
+// with a second, serial copy the compiler may contract multiply-adds differently in the two
+// copies (-ffp-contract=fast), and 1 and 2 threads would no longer give the same bits.
 template <typename F>
 void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();
-  if (threads == 1 || n <= 1) {  // no OpenMP region at all: its setup costs microseconds
-    for (int64_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 1)
   for (int64_t i = 0; i < n; ++i) fn(i);
 }
 
