@@ -753,6 +753,32 @@ def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json:
 # --------------------------------------------------------------------------------------------
 
 
+def bench_eval(ckpt_dir: str, tokens_file: str, repeats: int, dtype: torch.dtype) -> None:
+    """Evaluation speed: the plain PyTorch forward (no_grad, one thread) of each sequence,
+    one at a time, as a researcher's script would run it; the logits of the last position are
+    printed so the caller can check both sides agree."""
+    torch.set_num_threads(1)
+    model = load_model(ckpt_dir, dtype)
+    tensors, _ = read_safetensors(tokens_file)
+    if "tokens" not in tensors:
+        raise TwinError(f"{tokens_file}: no tensor 'tokens'")
+    tokens = torch.tensor(tensors["tokens"].astype(np.int64))
+    if tokens.dim() == 2:
+        tokens = tokens.unsqueeze(-1)
+    times, last = [], []
+    with torch.no_grad():
+        for b in range(tokens.shape[0]):
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                logits = model(tokens[b:b + 1])
+                best = min(best, time.perf_counter() - t0)
+            times.append(best)
+            last.append(logits[0, -1].tolist())
+    print(json.dumps({"seconds_per_sequence": float(np.median(times)), "sequences": len(times),
+                      "seq_len": int(tokens.shape[1]), "last_logits": last}))
+
+
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="twin.py", description="The PyTorch twin of normlab's model (docs/twin.md).",
@@ -762,6 +788,9 @@ def main(argv: List[str]) -> int:
                       help="CKPT_DIR GRADS_FILE pairs: compare with `normlab grads` output")
     mode.add_argument("--bench", choices=sorted(PRESETS), help="training-step benchmark preset")
     mode.add_argument("--eval", metavar="CKPT_DIR", help="print the logits of --tokens as JSON")
+    mode.add_argument("--bench-eval", nargs=2, metavar=("CKPT_DIR", "TOKENS_FILE"),
+                      help="time the forward pass on each sequence of TOKENS_FILE (safetensors "
+                           "tensor 'tokens', (B, T, F)) and print the last position's logits")
     ap.add_argument("--tol", type=float, default=1e-4, help="--check: largest relative difference")
     ap.add_argument("--double", action="store_true", help="compute in float64 (default float32)")
     ap.add_argument("--steps", type=int, help="--bench: measured steps (default per preset)")
@@ -797,6 +826,9 @@ def main(argv: List[str]) -> int:
             if args.repeats < 1:
                 ap.error("--repeats must be at least 1")
             bench(args.bench, args.steps, args.warmup, args.repeats, args.json, dtype, args.seed)
+            return 0
+        if args.bench_eval is not None:
+            bench_eval(args.bench_eval[0], args.bench_eval[1], args.repeats, dtype)
             return 0
         if args.tokens is None:
             ap.error("--eval needs --tokens")

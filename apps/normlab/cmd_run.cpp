@@ -1,7 +1,8 @@
 // `normlab run FILE.toml [--out DIR] [--jobs N]`: runs an experiment file.
 //
 // The file's top-level `kind` selects the study: "train" (the default; task, model, schemes,
-// seeds, training and evaluation; docs/experiments.md).
+// seeds, training and evaluation; docs/experiments.md) or "particles" (the normalized-
+// attention ODE; docs/particles.md).
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "commands.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/particles/study.hpp"
 #include "normlab/toml_reader.hpp"
 
 #include <toml++/toml.h>
@@ -53,8 +55,13 @@ void add_run_command(CLI::App& app) {
   cmd->callback([=] {
     auto table = parse_toml_file(*file);
     TomlSection top(table.get(), *file, "top level");
-    const std::string kind = top.get_choice("kind", "train", {"train"});
-    if (kind == "train") run_train_study(top, *file, *out, *jobs);
+    const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
+    if (kind == "train") {
+      run_train_study(top, *file, *out, *jobs);
+    } else {
+      particles::run_study(
+          top, out->empty() ? fs::path("results") / fs::path(*file).stem() : fs::path(*out));
+    }
   });
 }
 

@@ -14,7 +14,9 @@ void add_bench_command(CLI::App& app);
 void add_train_steps_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_particles_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
+void add_tasks_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   normlab::cli::add_eval_command(app);
   normlab::cli::add_probe_command(app);
   normlab::cli::add_bench_command(app);
+  normlab::cli::add_particles_command(app);
+  normlab::cli::add_tasks_command(app);
 
   try {
     app.parse(argc, argv);

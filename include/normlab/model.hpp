@@ -87,8 +87,12 @@ class Model {
 
   // Training forward over tokens (B, T, F), each in [0, V) or kNoToken (-1) for an empty
   // field; a position's embedding is the sum of its fields' rows. Keeps every activation
-  // needed by backward(). Returns logits (B, T, V), valid until the next forward.
-  const T* forward(const int32_t* tokens, int64_t batch, int64_t len, int fields = 1);
+  // needed by backward(). Returns logits (B, T, V), valid until the next forward; with
+  // `rows` (ascending row indices n = b·T + t), only those rows reach the final norm and
+  // the unembedding, and the logits are (R, V) in the order of `rows` (a task that scores
+  // one position per sequence then pays for B rows of logits, not B·T).
+  const T* forward(const int32_t* tokens, int64_t batch, int64_t len, int fields = 1,
+                   const std::vector<int64_t>* rows = nullptr);
 
   // Inference forward at any length with O(N·D) memory: attention streams over keys
   // (core/kernels/attention_stream.hpp), nothing is kept for backward, and the last layer
@@ -98,7 +102,8 @@ class Model {
   const T* forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
                         const std::vector<int64_t>& rows, const SublayerObserver<T>& observer = {});
 
-  // Accumulates dL/dparams into grads() given dL/dlogits (B, T, V) of the last forward.
+  // Accumulates dL/dparams into grads() given dL/dlogits of the last forward: (B, T, V), or
+  // (R, V) when it listed rows.
   void backward(const T* dlogits);
 
   void zero_grads();

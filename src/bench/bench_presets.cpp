@@ -6,7 +6,9 @@
 
 namespace normlab {
 
-std::vector<std::string> bench_preset_names() { return {"minimal", "small"}; }
+std::vector<std::string> bench_preset_names() {
+  return {"minimal", "small"};
+}
 
 BenchPreset bench_preset(const std::string& name) {
   BenchPreset p;

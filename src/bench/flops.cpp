@@ -6,8 +6,8 @@ double forward_flops(const ModelConfig& c, int64_t batch, int64_t len) {
   const double N = static_cast<double>(batch) * len;
   const double D = c.width, V = c.vocab, M = c.mlp_hidden();
   const double pairs = c.causal ? len * (len + 1) / 2.0 : static_cast<double>(len) * len;
-  double per_layer = 2 * N * D * 3 * D   // q, k, v
-                     + 2 * N * D * D     // output projection
+  double per_layer = 2 * N * D * 3 * D             // q, k, v
+                     + 2 * N * D * D               // output projection
                      + 2 * 2 * batch * pairs * D;  // scores and weighted values, all heads
   if (c.mlp) per_layer += 2 * 2 * N * D * M;
   return c.layers * per_layer + 2 * N * D * V;  // + unembedding

@@ -11,6 +11,7 @@
 #include "normlab/batch.hpp"
 #include "normlab/flops.hpp"
 #include "normlab/model.hpp"
+#include "normlab/task.hpp"
 #include "normlab/train_step.hpp"
 
 namespace normlab {
@@ -24,8 +25,8 @@ double measure_sgemm_peak(int n, int repeats) {
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, 2.0 * n * n * static_cast<double>(n) / s / 1e9);
   }
@@ -33,36 +34,40 @@ double measure_sgemm_peak(int n, int repeats) {
 }
 
 TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
-                                 int64_t min_steps, double min_seconds) {
+                                 int64_t min_steps, double min_seconds, const Task* task,
+                                 int64_t task_len) {
   set_num_threads(threads);
-  Model<float> model(preset.model);
+  ModelConfig config = preset.model;
+  if (task != nullptr) config.vocab = task->vocab();
+  Model<float> model(config);
   model.init(0);
   AdamW optimizer(model.layout(), AdamWConfig{}, model.scheme().weight_decay);
   Rng rng(1);
   std::vector<Batch> batches;
   for (int i = 0; i < 8; ++i) {
-    batches.push_back(
-        random_next_token_batch(preset.model.vocab, preset.batch, preset.len, rng));
+    batches.push_back(random_next_token_batch(preset.model.vocab, preset.batch, preset.len, rng));
   }
   std::vector<float> dlogits;
   int64_t step = 0;
-  for (; step < warmup; ++step) {
-    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
-  }
+  auto next_batch = [&](int64_t s) -> Batch {
+    if (task != nullptr) return task->make_batch(task_len, preset.batch, rng);
+    return batches[s % batches.size()];
+  };
+  for (; step < warmup; ++step) train_step(model, optimizer, next_batch(step), 1e-3, dlogits);
   TrainBenchResult r;
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
   while (r.steps < min_steps || elapsed < min_seconds) {
-    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
+    train_step(model, optimizer, next_batch(step), 1e-3, dlogits);
     ++step;
     ++r.steps;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   r.seconds = elapsed;
   r.steps_per_s = r.steps / elapsed;
-  r.tokens_per_s = r.steps_per_s * preset.batch * preset.len;
-  r.flops_per_step =
-      train_step_flops(preset.model, preset.batch, preset.len, model.layout().total());
+  const int64_t len = task != nullptr ? task->sequence_length(task_len) : preset.len;
+  r.tokens_per_s = r.steps_per_s * preset.batch * len;
+  r.flops_per_step = train_step_flops(config, preset.batch, len, model.layout().total());
   r.gflops = r.steps_per_s * r.flops_per_step / 1e9;
   r.sgemm_peak_gflops = measure_sgemm_peak();
   r.fraction_of_peak = r.gflops / r.sgemm_peak_gflops;

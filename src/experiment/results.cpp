@@ -8,6 +8,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/results_store.hpp"
 #include "normlab/trainer.hpp"
 
 namespace normlab {
@@ -41,12 +42,15 @@ std::string num(double v) {
 
 std::string collect_results(const Experiment& e, const fs::path& out) {
   std::vector<Row> rows;
+  std::vector<StoredRun> stored_runs;
   std::map<std::string, int> diverged;  // variant → diverged seeds
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
       const RunStatus status = read_run_status(dir);
       if (status == RunStatus::diverged) ++diverged[v.label];
+      stored_runs.push_back({v.label, scheme_label(v.model), to_string(v.model.norm),
+                             to_string(status), dir.string(), seed});
       for (const std::string& w : e.weights) {
         const fs::path file = dir / ("eval_" + w + ".json");
         if (!fs::exists(file)) continue;
@@ -86,6 +90,14 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
                        r.seq_len, r.metric, num(r.value), num(r.ci_low), num(r.ci_high), r.count);
   }
   write_file_atomic(out / "results.csv", csv);
+  std::vector<StoredResult> stored;
+  for (const Row& r : rows) {
+    const Variant& v = *by_label.at(r.variant);
+    stored.push_back({r.variant, scheme_label(v.model), to_string(v.model.norm), r.weights,
+                      r.metric, r.seed, r.length, r.seq_len, r.count, r.value, r.ci_low,
+                      r.ci_high});
+  }
+  write_results_store(out / "results.sqlite", e.name, to_json(e).dump(), stored_runs, stored);
 
   // Mean ± t-interval across seeds, per (variant, weights, metric, length).
   struct Key {

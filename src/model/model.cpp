@@ -40,16 +40,21 @@ struct Model<T>::Workspace {
     std::vector<T> r, post_mean, post_rstd;  // (N, D) residual sum before N_post
   };
   std::vector<Sub> subs;
-  std::vector<T> final_h, final_mean, final_rstd;  // (N, D), (N)
-  std::vector<T> logits_raw;                       // (N, V) before the nGPT logit scale
+  // Logits are computed for R rows: all N, or the rows a caller listed (the scored ones).
+  bool rows_listed = false;
+  std::vector<int64_t> out_rows;  // (R) when rows were listed
+  int64_t R = 0;
+  std::vector<T> final_in;                         // (R, D) the listed rows of the stream
+  std::vector<T> final_h, final_mean, final_rstd;  // (R, D), (R)
+  std::vector<T> logits_raw;                       // (R, V) before the nGPT logit scale
   std::vector<T> logits;                           // (N, V)
 
   // Backward scratch.
   std::vector<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
   std::vector<T> d_qkv;                                                 // (N, 3D)
   std::vector<T> d_hidden, d_hidden_pre;                                // (N, M)
-  std::vector<T> d_logits_raw;                                          // (N, V)
-  std::vector<T> d_final;                                               // (N, D)
+  std::vector<T> d_logits_raw;                                          // (R, V)
+  std::vector<T> d_final, d_final_in;                                   // (R, D)
 };
 
 namespace {
@@ -285,7 +290,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   Workspace& w = *ws_;
   if (w.batch == batch && w.len == len) return;
   const ModelConfig& c = config_;
-  const int64_t N = batch * len, D = c.width, M = c.mlp_hidden(), V = c.vocab;
+  const int64_t N = batch * len, D = c.width, M = c.mlp_hidden();
   w.batch = batch;
   w.len = len;
   if (scheme_.embed_norm) {
@@ -329,15 +334,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       resize(sub.post_rstd, N);
     }
   }
-  if (scheme_.final_norm) {
-    resize(w.final_h, N * D);
-    resize(w.final_mean, N);
-    resize(w.final_rstd, N);
-  }
-  resize(w.logits_raw, N * V);
-  if (scheme_.logit_scale) resize(w.logits, N * V);
-  for (auto* v :
-       {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o, &w.d_final}) {
+  for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     resize(*v, N * D);
   }
   resize(w.d_qkv, N * 3 * D);
@@ -345,7 +342,6 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     resize(w.d_hidden, N * M);
     resize(w.d_hidden_pre, N * M);
   }
-  if (scheme_.logit_scale) resize(w.d_logits_raw, N * V);
 }
 
 template <typename T>
@@ -398,7 +394,8 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
 }
 
 template <typename T>
-const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields) {
+const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                           const std::vector<int64_t>* rows) {
   const ModelConfig& c = config_;
   const int64_t N = batch * len;
   check_tokens(tokens, batch, len, fields);
@@ -419,18 +416,39 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
 
   for (int i = 0; i < num_sublayers(); ++i) sublayer_forward(i, batch, len);
 
+  // Only the listed rows continue to the final norm and the unembedding.
   const T* h = w.stream.back().data();
+  w.rows_listed = rows != nullptr;
+  w.R = rows != nullptr ? static_cast<int64_t>(rows->size()) : N;
+  const int64_t R = w.R;
+  if (rows != nullptr) {
+    w.out_rows = *rows;
+    resize(w.final_in, R * D);
+    for (int64_t k = 0; k < R; ++k) {
+      const int64_t n = w.out_rows[k];
+      if (n < 0 || n >= N || (k > 0 && n <= w.out_rows[k - 1])) {
+        throw std::logic_error("forward: rows must be ascending indices in [0, B*T)");
+      }
+      std::copy(h + n * D, h + (n + 1) * D, w.final_in.data() + k * D);
+    }
+    h = w.final_in.data();
+  }
   if (scheme_.final_norm) {
+    resize(w.final_h, R * D);
+    resize(w.final_mean, R);
+    resize(w.final_rstd, R);
     norm_forward(c.norm, h, param_ptr(params_, final_norm_.gain),
                  param_ptr(params_, final_norm_.bias), w.final_h.data(), w.final_mean.data(),
-                 w.final_rstd.data(), N, D, c.norm_eps);
+                 w.final_rstd.data(), R, D, c.norm_eps);
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;
-  linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), N, D, V, D, V);
+  resize(w.logits_raw, R * V);
+  linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), R, D, V, D, V);
   if (!scheme_.logit_scale) return w.logits_raw.data();
+  resize(w.logits, R * V);
   const T* s = params_.data() + logit_scale_;
-  for (int64_t n = 0; n < N; ++n) {
+  for (int64_t n = 0; n < R; ++n) {
     for (int64_t v = 0; v < V; ++v) w.logits[n * V + v] = w.logits_raw[n * V + v] * s[v];
   }
   return w.logits.data();
@@ -497,12 +515,14 @@ void Model<T>::backward(const T* dlogits) {
   const int D = c.width;
   const int64_t V = c.vocab;
 
+  const int64_t R = w.R;
   // Logit scale (nGPT): logits = raw ⊙ s.
   const T* d_raw = dlogits;
   if (scheme_.logit_scale) {
     const T* s = params_.data() + logit_scale_;
     T* ds = grads_.data() + logit_scale_;
-    for (int64_t n = 0; n < N; ++n) {
+    resize(w.d_logits_raw, R * V);
+    for (int64_t n = 0; n < R; ++n) {
       for (int64_t v = 0; v < V; ++v) {
         ds[v] += dlogits[n * V + v] * w.logits_raw[n * V + v];
         w.d_logits_raw[n * V + v] = dlogits[n * V + v] * s[v];
@@ -511,21 +531,29 @@ void Model<T>::backward(const T* dlogits) {
     d_raw = w.d_logits_raw.data();
   }
 
-  // Unembedding: logits_raw (N, V) = h (N, D) U^T.
-  const T* h = scheme_.final_norm ? w.final_h.data() : w.stream.back().data();
-  std::fill(w.d_final.begin(), w.d_final.end(), T(0));
+  // Unembedding: logits_raw (R, V) = h (R, D) U^T.
+  const T* h_in = w.rows_listed ? w.final_in.data() : w.stream.back().data();
+  const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
+  w.d_final.assign(R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
-                  N, D, V, D, V);
-
+                  R, D, V, D, V);
+  const T* d_h = w.d_final.data();
+  if (scheme_.final_norm) {
+    w.d_final_in.assign(R * D, T(0));
+    norm_backward(c.norm, h_in, param_ptr(params_, final_norm_.gain), w.final_mean.data(),
+                  w.final_rstd.data(), w.d_final.data(), w.d_final_in.data(),
+                  param_ptr(grads_, final_norm_.gain), param_ptr(grads_, final_norm_.bias), R, D);
+    d_h = w.d_final_in.data();
+  }
   T* d_cur = w.d_stream_a.data();
   T* d_next = w.d_stream_b.data();
-  if (scheme_.final_norm) {
-    std::fill(d_cur, d_cur + N * D, T(0));
-    norm_backward(c.norm, w.stream.back().data(), param_ptr(params_, final_norm_.gain),
-                  w.final_mean.data(), w.final_rstd.data(), w.d_final.data(), d_cur,
-                  param_ptr(grads_, final_norm_.gain), param_ptr(grads_, final_norm_.bias), N, D);
+  if (!w.rows_listed) {
+    std::copy(d_h, d_h + N * D, d_cur);
   } else {
-    std::copy(w.d_final.begin(), w.d_final.end(), d_cur);
+    std::fill(d_cur, d_cur + N * D, T(0));
+    for (int64_t k = 0; k < R; ++k) {
+      std::copy(d_h + k * D, d_h + (k + 1) * D, d_cur + w.out_rows[k] * D);
+    }
   }
 
   for (int i = num_sublayers() - 1; i >= 0; --i) {
@@ -714,15 +742,13 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   auto grow = [](std::vector<T>& v, int64_t n) {
     if (static_cast<int64_t>(v.size()) < n) v.resize(n);
   };
-  for (auto* v : {&w.embed_raw, &w.h, &w.h_next, &w.u, &w.y, &w.z, &w.r, &w.gathered})
-    grow(*v, N * D);
+  // Buffers grow to the rows actually used: after the last attention only R rows remain.
+  grow(w.h, N * D);
+  grow(w.u, N * D);
   grow(w.mean, N);
   grow(w.rstd, N);
   grow(w.qkv, N * 3 * D);
-  if (c.mlp) {
-    grow(w.hidden_pre, N * M);
-    grow(w.hidden, N * M);
-  }
+  if (scheme_.embed_norm) grow(w.embed_raw, N * D);
   grow(w.logits, R * V);
   grow(w.x_rows, R * D);
   if (static_cast<int64_t>(w.all_rows.size()) < N) {
@@ -774,6 +800,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       const bool last = i == last_attention;
       const int64_t* wanted = last ? rows.data() : w.all_rows.data();
       out_rows = last ? R : N;
+      grow(w.gathered, out_rows * D);
+      grow(w.y, out_rows * D);
       attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
       linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D, D);
       if (last) {
@@ -784,15 +812,21 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
         x = w.x_rows.data();
       }
     } else {
+      grow(w.hidden_pre, cur * M);
+      grow(w.hidden, cur * M);
+      grow(w.y, cur * D);
       linear_forward(u, params_.data() + p.w_in, w.hidden_pre.data(), cur, D, M, D, M);
       activation_forward(c.activation, w.hidden_pre.data(), w.hidden.data(), cur * M);
       linear_forward(w.hidden.data(), params_.data() + p.w_out, w.y.data(), cur, M, D, M, D);
     }
     const T* z = w.y.data();
+    grow(w.h_next, out_rows * D);
     if (slots.norm_out) {
+      grow(w.z, out_rows * D);
       norm(p.norm_out, w.y.data(), w.z.data(), out_rows);
       z = w.z.data();
     }
+    if (slots.norm_post) grow(w.r, out_rows * D);
     T* r = slots.norm_post ? w.r.data() : w.h_next.data();
     residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                      T(slots.branch_scale), r, out_rows, D);

@@ -7,11 +7,26 @@
 namespace normlab {
 
 double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits) {
-  const int64_t N = batch.batch * batch.len;
-  dlogits.resize(N * batch.vocab);
-  const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields);
-  const double loss = cross_entropy(logits, batch.targets.data(), batch.weight.data(),
-                                    dlogits.data(), N, batch.vocab, batch.target_slot.data());
+  // Only rows with a target reach the unembedding; their targets, in row order.
+  thread_local std::vector<int64_t> rows;
+  thread_local std::vector<int32_t> slots;
+  thread_local std::vector<float> weights;
+  rows.clear();
+  slots.clear();
+  weights.clear();
+  for (int64_t n = 0; n < batch.batch * batch.len; ++n) {
+    if (batch.target_slot[n] >= 0 && batch.weight[n] != 0.0f) {
+      rows.push_back(n);
+      slots.push_back(batch.target_slot[n]);
+      weights.push_back(batch.weight[n]);
+    }
+  }
+  const int64_t R = static_cast<int64_t>(rows.size());
+  dlogits.resize(R * batch.vocab);
+  const float* logits =
+      model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields, &rows);
+  const double loss = cross_entropy(logits, batch.targets.data(), weights.data(), dlogits.data(), R,
+                                    batch.vocab, slots.data());
   model.zero_grads();
   if (std::isfinite(loss)) model.backward(dlogits.data());
   return loss;

@@ -1,0 +1,174 @@
+// `normlab particles`: simulates the normalized-attention particle dynamics (REFERENCE.md §3)
+// for one scheme and prints or writes the recorded observables (docs/particles.md).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "commands.hpp"
+#include "normlab/atomic_file.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/particles/config.hpp"
+#include "normlab/particles/fits.hpp"
+#include "normlab/particles/scalar_reduction.hpp"
+#include "normlab/particles/simulation.hpp"
+#include "normlab/plot.hpp"
+
+namespace normlab::cli {
+
+namespace {
+
+struct ParticlesOptions {
+  std::string scheme, init, qkv = "identity", integrator = "rk4";
+  particles::ParticlesConfig config;
+  int64_t seed = 0;
+  bool summary = false;
+  bool scalar = false;
+  std::string csv, plot;
+  double fit_from = -1, fit_to = -1, fit_floor = 1e-20;
+};
+
+std::string plain_number(double x) {
+  return fmt::format("{:.6g}", x);
+}
+
+void print_summary(const particles::ParticlesConfig& c, const particles::Trajectory& tr,
+                   const ParticlesOptions& o) {
+  using namespace particles;
+  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s, heads %d, %s%s\n",
+              to_string(c.scheme).c_str(), to_string(c.init).c_str(), c.n, c.d,
+              plain_number(c.beta).c_str(), to_string(c.qkv).c_str(), c.heads,
+              o.scalar ? "scalar reduction" : "n particles",
+              c.scheme == Scheme::mix    ? fmt::format(", tau {}", plain_number(c.tau)).c_str()
+              : c.scheme == Scheme::ngpt ? fmt::format(", alpha {}", plain_number(c.alpha)).c_str()
+                                         : "");
+  const Observation& first = tr.rows.front();
+  const Observation& last = tr.rows.back();
+  std::printf("initial velocity: %.10g\n", first.dcos_dt);
+  if (has_scalar_reduction(c)) {
+    const double predicted = predicted_initial_velocity(c);
+    std::printf(
+        "predicted initial velocity (closed form, docs/particles.md): %.10g  (relative "
+        "difference %.2e)\n",
+        predicted, std::abs(first.dcos_dt - predicted) / predicted);
+  }
+  std::printf("initial mean angular speed: %.6g\n", first.mean_speed);
+  std::printf("at t = %s: mean cos %.12g, 1 - mean cos %.6g, min cos %.6g, mean radius %.6g\n",
+              plain_number(last.t).c_str(), last.mean_cos, last.one_minus_mean_cos, last.min_cos,
+              last.mean_radius);
+  FitOptions fo;
+  fo.t_from = o.fit_from >= 0 ? o.fit_from : c.t_end / 2;
+  fo.t_to = o.fit_to >= 0 ? o.fit_to : c.t_end;
+  fo.floor = o.fit_floor;
+  const DecayFit fit = fit_terminal_decay(tr.rows, fo);
+  if (fit.points < 3) {
+    std::printf(
+        "terminal fit: not enough rows (%d) with t in [%s, %s], dcos/dt > 0 and "
+        "1 - mean cos >= %g\n",
+        fit.points, plain_number(fo.t_from).c_str(), plain_number(fo.t_to).c_str(), fo.floor);
+  } else {
+    std::printf("terminal fit of dcos/dt over %d rows, t in [%s, %s]:\n", fit.points,
+                plain_number(fit.t_from).c_str(), plain_number(fit.t_to).c_str());
+    std::printf("  exponential rate: %.4f  (C e^{-rate t}, rss %.3g)\n", fit.exp_rate, fit.exp_rss);
+    std::printf("  power-law exponent: %.4f  (C t^{-exponent}, rss %.3g)\n", fit.power_exponent,
+                fit.power_rss);
+    std::printf("  stretched-exponential kappa: %.4f  (C e^{-kappa sqrt t}/sqrt t, rss %.3g)\n",
+                fit.stretched_rate, fit.stretched_rss);
+    std::printf("  better fit: %s\n", fit.better.c_str());
+  }
+  std::printf("predicted terminal law: %s\n", predicted_terminal(c).law.c_str());
+  std::printf(
+      "integration: %lld %s steps (%lld rejected), %lld evaluations, %.3f s, %.1f "
+      "steps/s\n",
+      static_cast<long long>(tr.stats.steps), to_string(c.integrator).c_str(),
+      static_cast<long long>(tr.stats.rejected), static_cast<long long>(tr.stats.rhs_evals),
+      tr.stats.seconds, tr.stats.seconds > 0 ? tr.stats.steps / tr.stats.seconds : 0.0);
+}
+
+void run(const ParticlesOptions& o) {
+  using namespace particles;
+  ParticlesConfig c = o.config;
+  c.scheme = parse_scheme(o.scheme);
+  c.init = parse_init(o.init);
+  c.qkv = parse_qkv(o.qkv);
+  c.integrator = parse_integrator(o.integrator);
+  if (o.seed < 0) throw UsageError(fmt::format("--seed must be >= 0, got {}", o.seed));
+  c.seed = static_cast<uint64_t>(o.seed);
+  validate(c);
+  if (o.scalar && !has_scalar_reduction(c)) {
+    throw UsageError(
+        "--scalar needs --init symmetric and --qkv identity (the only setting that "
+        "reduces to one scalar ODE)");
+  }
+  const Trajectory tr = o.scalar ? simulate_scalar(c) : simulate(c);
+  if (!o.csv.empty()) write_file_atomic(o.csv, observations_csv(tr.rows));
+  if (!o.plot.empty()) {
+    PlotSpec spec;
+    spec.title = fmt::format("{} ({} init, n={}, d={}, beta={})", to_string(c.scheme),
+                             to_string(c.init), c.n, c.d, plain_number(c.beta));
+    spec.x_label = "t (depth)";
+    spec.y_label = "pairwise cosine";
+    PlotSeries mean{"mean cos", {}, {}}, min{"min cos", {}, {}};
+    for (const Observation& row : tr.rows) {
+      mean.x.push_back(row.t);
+      mean.y.push_back(row.mean_cos);
+      min.x.push_back(row.t);
+      min.y.push_back(row.min_cos);
+    }
+    spec.series = {mean, min};
+    write_line_plot(o.plot, spec);
+  }
+  if (o.summary) print_summary(c, tr, o);
+  if (!o.summary && o.csv.empty() && o.plot.empty()) {
+    std::fputs(observations_csv(tr.rows).c_str(), stdout);
+  }
+}
+
+}  // namespace
+
+void add_particles_command(CLI::App& app) {
+  auto o = std::make_shared<ParticlesOptions>();
+  auto* cmd =
+      app.add_subcommand("particles",
+                         "Simulate tokens as particles on the sphere under a normalization scheme "
+                         "(normalized-attention dynamics, docs/particles.md)");
+  particles::ParticlesConfig& c = o->config;
+  cmd->add_option("--scheme", o->scheme, "post, pre, mix, peri, ngpt or sqrt_scaling")->required();
+  cmd->add_option("--init", o->init, "symmetric, random, cone or file")->required();
+  cmd->add_option("--n", c.n, "number of tokens")->capture_default_str();
+  cmd->add_option("--d", c.d, "dimension")->capture_default_str();
+  cmd->add_option("--beta", c.beta, "inverse temperature of the softmax (> 0)")
+      ->capture_default_str();
+  cmd->add_option("--dt", c.dt, "step (rk4) or first trial step (dopri5)")->capture_default_str();
+  cmd->add_option("--t-end", c.t_end, "final time")->capture_default_str();
+  cmd->add_option("--tau", c.tau, "mix: switch time from post to pre")->capture_default_str();
+  cmd->add_option("--alpha", c.alpha, "ngpt: constant alpha_t")->capture_default_str();
+  cmd->add_option("--r0", c.r0, "initial radius of every token")->capture_default_str();
+  cmd->add_option("--delta", c.delta, "cone: half-angle in radians")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the initial state and random Q, K, V")
+      ->capture_default_str();
+  cmd->add_option("--qkv", o->qkv, "identity, kaiming, gaussian or file")->capture_default_str();
+  cmd->add_option("--qkv-file", c.qkv_file, "text array (heads, 3, d, d): Q, K, V per head");
+  cmd->add_option("--heads", c.heads, "number of heads (A_j is their mean)")->capture_default_str();
+  cmd->add_option("--init-file", c.init_file, "text array (n, d) of initial directions");
+  cmd->add_option("--integrator", o->integrator, "rk4 or dopri5")->capture_default_str();
+  cmd->add_option("--rtol", c.rtol, "dopri5 relative tolerance")->capture_default_str();
+  cmd->add_option("--atol", c.atol, "dopri5 absolute tolerance")->capture_default_str();
+  cmd->add_option("--record-every", c.record_every, "time between recorded rows")
+      ->capture_default_str();
+  cmd->add_flag("--summary", o->summary,
+                "print the initial velocity, terminal fits and timing instead of the rows");
+  cmd->add_option("--csv", o->csv, "write the recorded rows to this CSV file");
+  cmd->add_option("--plot", o->plot, "write a PNG plot of the mean and minimum cosine");
+  cmd->add_flag("--scalar", o->scalar,
+                "integrate the scalar reduction (symmetric init, Q = K = V = I) instead");
+  cmd->add_option("--fit-from", o->fit_from, "terminal fit window start (default t_end/2)");
+  cmd->add_option("--fit-to", o->fit_to, "terminal fit window end (default t_end)");
+  cmd->add_option("--fit-floor", o->fit_floor,
+                  "terminal fit: ignore rows with 1 - mean cos below this")
+      ->capture_default_str();
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,36 @@
+// `normlab tasks`: the registered tasks, their parameters with defaults, and their lengths.
+#include <cstdio>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "normlab/task.hpp"
+
+namespace normlab::cli {
+
+void add_tasks_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("tasks", "List the tasks and their parameters");
+  cmd->callback([] {
+    for (const TaskInfo& info : task_registry()) {
+      std::printf("%s: %s\n", info.name.c_str(), info.summary.c_str());
+      TaskParams defaults;
+      for (const TaskParamDef& p : info.params) {
+        defaults[p.name] = p.fallback;
+        const std::string value =
+            std::visit([](const auto& v) { return fmt::format("{}", v); }, p.fallback);
+        std::string line = fmt::format("    {} = {}", p.name, value);
+        if (!p.choices.empty()) line += fmt::format(" ({})", fmt::join(p.choices, " | "));
+        std::printf("%-44s %s\n", line.c_str(), p.help.c_str());
+      }
+      const auto task = info.make(defaults);
+      const LengthRange r = task->length_range();
+      std::printf("    lengths: %lld to %lld%s; vocabulary %d; metrics: %s\n\n",
+                  static_cast<long long>(r.min), static_cast<long long>(r.max),
+                  r.step > 1 ? fmt::format(" in steps of {}", r.step).c_str() : "", task->vocab(),
+                  fmt::format("{}", fmt::join(task->metric_names(), ", ")).c_str());
+    }
+  });
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,88 @@
+// Configuration of one particle-dynamics simulation (REFERENCE.md §3, "normalized attention"
+// dynamics): n tokens x_j = r_j θ_j with θ_j on the unit sphere S^{d-1}, moving by
+//
+//     dθ_j/dt = P_{θ_j}(A_j) / s_j(t),   A_j = Σ_k softmax_k(β ⟨Q θ_j, K θ_k⟩) V θ_k,
+//
+// where the normalization scheme fixes the speed factor s_j and the radial law dr_j/dt.
+// One struct holds every knob; validate() rejects invalid values with one clear message
+// (UsageError, exit code 2). The command line (`normlab particles`) and the study files
+// (`normlab run`) both fill this struct.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace normlab {
+class TomlSection;
+}
+
+namespace normlab::particles {
+
+// Normalization scheme = speed regulator (REFERENCE.md §3 table).
+enum class Scheme { post, pre, mix, peri, ngpt, sqrt_scaling };
+// Initial directions θ_j(0).
+enum class InitKind { symmetric, random, cone, file };
+// Source of the per-head matrices Q, K, V (each d × d).
+enum class QkvKind { identity, kaiming, gaussian, file };
+enum class IntegratorKind { rk4, dopri5 };
+
+struct ParticlesConfig {
+  Scheme scheme = Scheme::post;         // speed factor s_j(t) and radial law dr_j/dt
+  InitKind init = InitKind::symmetric;  // how θ_j(0) is drawn
+  int n = 32;                           // number of tokens (particles), ≥ 2
+  int d = 32;                           // dimension of the sphere's ambient space, ≥ 2
+  double beta = 1.0;                    // inverse temperature β > 0 of the softmax
+  double dt = 0.01;                     // RK4: fixed step; dopri5: first trial step. > 0
+  double t_end = 10.0;                  // final time (depth), > 0
+  double tau = 1.0;                 // mix(τ): post-norm speed for t ≤ τ, pre-norm after. ≥ 0
+  double alpha = 1.0;               // ngpt(α): constant step scale α_t = α > 0
+  double r0 = 1.0;                  // initial radius of every token, > 0
+  double delta = 0.5;               // cone: half-angle in radians, 0 < δ ≤ π
+  uint64_t seed = 0;                // seeds the initial state and the random Q, K, V
+  QkvKind qkv = QkvKind::identity;  // Q = K = V = I, random, or read from qkv_file
+  std::string qkv_file;             // text array of shape (heads, 3, d, d): Q, K, V per head
+  int heads = 1;                    // number of heads; A_j is the mean of the heads' mixtures
+  std::string init_file;            // text array of shape (n, d): initial directions
+  IntegratorKind integrator = IntegratorKind::rk4;
+  double rtol = 1e-9;         // dopri5 relative tolerance, > 0
+  double atol = 1e-12;        // dopri5 absolute tolerance, > 0
+  double record_every = 0.1;  // time between recorded rows (observables), > 0
+};
+
+// Names as written on the command line and in experiment files.
+const std::vector<std::string>& scheme_names();
+const std::vector<std::string>& init_names();
+const std::vector<std::string>& qkv_names();
+const std::vector<std::string>& integrator_names();
+
+std::string to_string(Scheme s);
+std::string to_string(InitKind k);
+std::string to_string(QkvKind k);
+std::string to_string(IntegratorKind k);
+
+// Parse a name; throws UsageError listing the allowed names.
+Scheme parse_scheme(const std::string& name);
+InitKind parse_init(const std::string& name);
+QkvKind parse_qkv(const std::string& name);
+IntegratorKind parse_integrator(const std::string& name);
+
+// Throws UsageError with one line naming the option, its value and what is allowed.
+void validate(const ParticlesConfig& config);
+
+// Overwrites the fields whose keys appear in `section` (same names as the command-line options,
+// with '_' for '-': scheme, init, n, d, beta, dt, t_end, tau, alpha, r0, delta, seed, qkv,
+// qkv_file, heads, init_file, integrator, rtol, atol, record_every). Absent keys keep their
+// current value. Does not call finish(): the caller may read further keys first.
+void read_config_keys(TomlSection& section, ParticlesConfig& config);
+
+// One line per field, "key = value", for printing at the start of a run and storing with results.
+std::string describe(const ParticlesConfig& config);
+
+// True when the whole system reduces to the scalar ODE of docs/particles.md: symmetric
+// initialization with Q = K = V = I.
+inline bool has_scalar_reduction(const ParticlesConfig& c) {
+  return c.init == InitKind::symmetric && c.qkv == QkvKind::identity;
+}
+
+}  // namespace normlab::particles

@@ -1,0 +1,95 @@
+// The right-hand side of the normalized-attention dynamics (REFERENCE.md §3) for n particles.
+//
+// Letters: n tokens, d dimension, H heads.
+// State y (size n·d + n): directions Θ (n, d) row-major (row j = θ_j, unit norm), then radii
+// r (n).
+//
+//   G_h = β Θ M_h Θᵀ                      (n, n), M_h = Q_hᵀ K_h precomputed once (d, d)
+//   W_h = row-softmax(G_h)                (n, n)
+//   A   = (1/H) Σ_h W_h Θ V_hᵀ            (n, d): row j = A_j, the mean of the heads' mixtures
+//   dθ_j/dt = (A_j − ⟨θ_j, A_j⟩ θ_j) / s_j(t),   dr_j/dt from the scheme:
+//
+//   scheme        s_j(t)                 dr_j/dt
+//   post          1                      0
+//   pre           r_j                    ⟨θ_j, A_j⟩
+//   mix(τ)        post law for t ≤ τ, pre law after (breakpoint at τ)
+//   peri          r_j ‖A_j‖              ⟨θ_j, A_j⟩ / ‖A_j‖
+//   ngpt(α)       ‖A_j‖ / α              0
+//   sqrt_scaling  sqrt(t + 1)            0
+//
+// Several heads: A_j is the mean (not the sum) over heads, so H identical heads give exactly the
+// one-head dynamics and ‖A_j‖ stays O(1) whatever H (this matters for the radial laws of pre and
+// peri). With Q = K = V = I the matrix products with M and V are skipped (G = β Θ Θᵀ by a
+// symmetric rank-k update, A = W Θ). All products are OpenBLAS dgemm/dsyrk/dtrmm in double
+// precision.
+//
+// Schur coordinates (one head, Q, K, V not the identity): the system is integrated in the
+// orthonormal basis O of the real Schur form V = O T Oᵀ (LAPACK dgees), T quasi-upper-triangular.
+// The state holds θ̃_j = Oᵀ θ_j; M becomes Oᵀ M O and V becomes T, so Θ̃ Tᵀ is a triangular
+// product (dtrmm, half the work of a dense one) plus the ≤ d/2 entries below T's diagonal.
+// The dynamics is equivariant under rotations (softmax of inner products, projections, norms),
+// and RK4, dopri5 and the renormalization commute with a fixed orthogonal change of variables, so
+// every observable (cosines, norms, radii, speeds) is the same as in the original coordinates,
+// to rounding. initial_state() rotates in, to_original() rotates back.
+//
+// Span coordinates (Q = K = V = I and d > n): every A_j is a combination of the θ's, so the
+// tokens never leave the span of the initial directions (dimension r ≤ n). initial_state() builds
+// an orthonormal basis B (r, d) of that span (Gram–Schmidt, twice) and the state holds Θ B ᵀ
+// (n, r): an isometry, so the dynamics and every observable are those of the original
+// coordinates, and each product costs r/d of the full one (half at n = 256, d = 512).
+#pragma once
+
+#include <vector>
+
+#include "normlab/particles/config.hpp"
+#include "normlab/particles/integrators.hpp"
+#include "normlab/particles/weights.hpp"
+
+namespace normlab::particles {
+
+class ParticleSystem final : public OdeSystem {
+ public:
+  // `fast_coordinates = false` forces the plain coordinates (for tests comparing the two).
+  ParticleSystem(const ParticlesConfig& config, Weights weights, bool fast_coordinates = true);
+
+  size_t size() const override { return static_cast<size_t>(n_) * dim_ + n_; }
+  std::vector<double> breakpoints() const override;
+  void rhs(double t, int segment, const double* y, double* dy) override;
+  // Renormalizes every direction θ_j to unit length.
+  void project(double* y) const override;
+
+  // The state for directions `theta` (n, d) and radii all equal to config.r0, in the system's
+  // coordinates. Fixes the span coordinates (if used): call it before integrating.
+  std::vector<double> initial_state(const std::vector<double>& theta);
+  // A state (or a derivative) in the original coordinates: [Θ (n, d), r (n)].
+  std::vector<double> to_original(const std::vector<double>& y) const;
+  bool uses_schur() const { return schur_; }
+  bool uses_span() const { return span_; }
+
+  int n() const { return n_; }
+  int d() const { return d_; }
+  // Columns of the state's direction block: d, or the span's dimension r.
+  int dim() const { return dim_; }
+
+ private:
+  ParticlesConfig config_;
+  Weights weights_;
+  int n_, d_;
+  int dim_;                              // working dimension (d, or r in span coordinates)
+  bool fast_;                            // coordinate changes allowed
+  bool span_ = false;                    // integrating in span coordinates
+  std::vector<double> basis_;            // B (r, d), orthonormal rows spanning Θ(0)
+  std::vector<std::vector<double>> qk_;  // per head M_h = Q_hᵀ K_h (d, d)
+  bool schur_ = false;                   // integrating in Schur coordinates of V
+  std::vector<double> rotation_;         // O (d, d): θ = O θ̃
+  std::vector<double> t_upper_;          // T with its subdiagonal zeroed (d, d)
+  std::vector<double> t_sub_;            // T[i+1][i] (d - 1)
+  std::vector<int> t_sub_index_;         // the i with T[i+1][i] ≠ 0
+  // Workspaces, sized once.
+  std::vector<double> z_;  // (n, d) Θ M_h
+  std::vector<double> g_;  // (n, n) logits, then softmax weights
+  std::vector<double> u_;  // (n, d) Θ V_hᵀ
+  std::vector<double> a_;  // (n, d) A
+};
+
+}  // namespace normlab::particles

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages, through sudo when not root), builds normlab in
+# Release, and runs the main job: experiments/quick.toml (about a minute on 2 cores), which
+# prints its summary table and writes results/quick/ (results.csv, summary.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+jobs=$(getconf _NPROCESSORS_ONLN)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs" --target normlab
+build/normlab run experiments/quick.toml

@@ -1,0 +1,253 @@
+#include "normlab/particles/dynamics.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "particles/kernels.hpp"
+#include "particles/schur.hpp"
+
+namespace normlab::particles {
+
+namespace {
+
+// In place: each row of g (n, n) becomes the softmax of the row.
+void softmax_rows(double* g, int n) {
+  using kernels::kLanes;
+  for (int j = 0; j < n; ++j) {
+    double* row = g + static_cast<size_t>(j) * n;
+    double max = row[0];
+    for (int k = 1; k < n; ++k) max = row[k] > max ? row[k] : max;
+    double part[kLanes] = {};
+    int k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        row[k + l] = kernels::exp_nonpositive(row[k + l] - max);
+        part[l] += row[k + l];
+      }
+    }
+    for (int l = 0; k < n; ++k, ++l) {
+      row[k] = kernels::exp_nonpositive(row[k] - max);
+      part[l] += row[k];
+    }
+    double sum = 0;
+    for (int l = 0; l < kLanes; ++l) sum += part[l];
+    const double inv = 1.0 / sum;
+    for (k = 0; k < n; ++k) row[k] *= inv;
+  }
+}
+
+}  // namespace
+
+ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights,
+                               bool fast_coordinates)
+    : config_(config),
+      weights_(std::move(weights)),
+      n_(config.n),
+      d_(config.d),
+      dim_(config.d),
+      fast_(fast_coordinates) {
+  const int d = d_;
+  const size_t nd = static_cast<size_t>(n_) * d;
+  const size_t dd = static_cast<size_t>(d) * d;
+  g_.resize(static_cast<size_t>(n_) * n_);
+  a_.resize(nd);
+  if (weights_.identity) return;
+  z_.resize(nd);
+  u_.resize(nd);
+  for (const HeadWeights& head : weights_.heads) {
+    // M = Qᵀ K, so that ⟨Q θ_j, K θ_k⟩ = θ_jᵀ M θ_k.
+    std::vector<double> m(dd);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, head.q.data(), d,
+                head.k.data(), d, 0.0, m.data(), d);
+    qk_.push_back(std::move(m));
+  }
+  schur_ = fast_ && weights_.heads.size() == 1;
+  if (!schur_) return;
+  RealSchur schur = real_schur(weights_.heads[0].v, d);
+  rotation_ = std::move(schur.o);
+  // M̃ = Oᵀ M O.
+  std::vector<double> tmp(dd);
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, rotation_.data(), d,
+              qk_[0].data(), d, 0.0, tmp.data(), d);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, tmp.data(), d,
+              rotation_.data(), d, 0.0, qk_[0].data(), d);
+  t_upper_ = std::move(schur.t);
+  t_sub_.assign(static_cast<size_t>(d - 1), 0.0);
+  for (int i = 0; i + 1 < d; ++i) {
+    double& below = t_upper_[static_cast<size_t>(i + 1) * d + i];
+    t_sub_[i] = below;
+    if (below != 0.0) t_sub_index_.push_back(i);
+    below = 0.0;
+  }
+}
+
+std::vector<double> ParticleSystem::breakpoints() const {
+  if (config_.scheme == Scheme::mix) return {config_.tau};
+  return {};
+}
+
+std::vector<double> ParticleSystem::initial_state(const std::vector<double>& theta) {
+  span_ = false;
+  dim_ = d_;
+  if (fast_ && weights_.identity && d_ > n_) {
+    // Orthonormal basis of the rows' span: Gram–Schmidt, each row orthogonalized twice; a row
+    // whose remainder is below 1e-13 already lies in the span and adds nothing.
+    std::vector<double> basis;
+    std::vector<double> row(static_cast<size_t>(d_));
+    int r = 0;
+    for (int j = 0; j < n_; ++j) {
+      std::copy(theta.begin() + static_cast<std::ptrdiff_t>(j) * d_,
+                theta.begin() + static_cast<std::ptrdiff_t>(j + 1) * d_, row.begin());
+      const double norm0 = std::sqrt(kernels::dot(row.data(), row.data(), d_));
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int k = 0; k < r; ++k) {
+          const double* b = &basis[static_cast<size_t>(k) * d_];
+          const double proj = kernels::dot(row.data(), b, d_);
+          for (int i = 0; i < d_; ++i) row[i] -= proj * b[i];
+        }
+      }
+      const double norm = std::sqrt(kernels::dot(row.data(), row.data(), d_));
+      if (norm <= 1e-13 * norm0) continue;
+      for (double& x : row) x /= norm;
+      basis.insert(basis.end(), row.begin(), row.end());
+      ++r;
+    }
+    basis_ = std::move(basis);
+    dim_ = r;
+    span_ = true;
+    a_.assign(static_cast<size_t>(n_) * dim_, 0.0);
+  }
+  std::vector<double> y(size());
+  if (span_) {
+    // Θ̃ = Θ Bᵀ (n, r).
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_, dim_, d_, 1.0, theta.data(), d_,
+                basis_.data(), d_, 0.0, y.data(), dim_);
+    project(y.data());
+  } else if (schur_) {
+    // Θ̃ = Θ O (row j = (Oᵀ θ_j)ᵀ).
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, d_, 1.0, theta.data(), d_,
+                rotation_.data(), d_, 0.0, y.data(), d_);
+    project(y.data());
+  } else {
+    std::copy(theta.begin(), theta.end(), y.begin());
+  }
+  std::fill(y.begin() + static_cast<std::ptrdiff_t>(n_) * dim_, y.end(), config_.r0);
+  return y;
+}
+
+std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) const {
+  if (span_) {
+    // Θ = Θ̃ B.
+    std::vector<double> out(static_cast<size_t>(n_) * d_ + n_);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, dim_, 1.0, y.data(), dim_,
+                basis_.data(), d_, 0.0, out.data(), d_);
+    std::copy(y.begin() + static_cast<std::ptrdiff_t>(n_) * dim_, y.end(),
+              out.begin() + static_cast<std::ptrdiff_t>(n_) * d_);
+    return out;
+  }
+  if (!schur_) return y;
+  std::vector<double> out(y);
+  // Θ = Θ̃ Oᵀ.
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_, d_, d_, 1.0, y.data(), d_,
+              rotation_.data(), d_, 0.0, out.data(), d_);
+  return out;
+}
+
+void ParticleSystem::project(double* y) const {
+  for (int j = 0; j < n_; ++j) {
+    double* row = y + static_cast<size_t>(j) * dim_;
+    const double inv = 1.0 / std::sqrt(kernels::dot(row, row, dim_));
+    for (int i = 0; i < dim_; ++i) row[i] *= inv;
+  }
+}
+
+void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
+  const int n = n_, d = dim_;
+  const double* theta = y;  // (n, d)
+  const double* r = y + static_cast<size_t>(n) * d;
+  double* dtheta = dy;
+  double* dr = dy + static_cast<size_t>(n) * d;
+  const double beta = config_.beta;
+  double* g = g_.data();
+  double* a = a_.data();
+
+  if (weights_.identity) {
+    // G = β Θ Θᵀ (upper triangle), mirrored; W = softmax; A = W Θ.
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, beta, theta, d, 0.0, g, n);
+    for (int j = 1; j < n; ++j) {
+      for (int k = 0; k < j; ++k)
+        g[static_cast<size_t>(j) * n + k] = g[static_cast<size_t>(k) * n + j];
+    }
+    softmax_rows(g, n);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, g, n, theta, d, 0.0, a, d);
+  } else {
+    const int heads = static_cast<int>(weights_.heads.size());
+    const double mix = 1.0 / heads;
+    for (int h = 0; h < heads; ++h) {
+      // Z = Θ M (n, d); G = β Z Θᵀ (n, n); U = Θ Vᵀ (n, d); A += (1/H) W U.
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, theta, d, qk_[h].data(),
+                  d, 0.0, z_.data(), d);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, theta, d,
+                  0.0, g, n);
+      softmax_rows(g, n);
+      if (schur_) {
+        // U = Θ̃ Tᵀ: triangular part in place on a copy of Θ̃, then the subdiagonal entries.
+        std::copy(theta, theta + static_cast<size_t>(n) * d, u_.begin());
+        cblas_dtrmm(CblasRowMajor, CblasRight, CblasUpper, CblasTrans, CblasNonUnit, n, d, 1.0,
+                    t_upper_.data(), d, u_.data(), d);
+        for (int k = 0; k < n; ++k) {
+          const double* th = theta + static_cast<size_t>(k) * d;
+          double* uk = u_.data() + static_cast<size_t>(k) * d;
+          for (int i : t_sub_index_) uk[i + 1] += t_sub_[i] * th[i];
+        }
+      } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d,
+                    weights_.heads[h].v.data(), d, 0.0, u_.data(), d);
+      }
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, mix, g, n, u_.data(), d,
+                  h == 0 ? 0.0 : 1.0, a, d);
+    }
+  }
+
+  // Speed factor and radial law per token.
+  Scheme law = config_.scheme;
+  if (law == Scheme::mix) law = segment == 0 ? Scheme::post : Scheme::pre;
+  const double sqrt_speed = 1.0 / std::sqrt(t + 1.0);
+  for (int j = 0; j < n; ++j) {
+    const double* th = theta + static_cast<size_t>(j) * d;
+    const double* aj = a + static_cast<size_t>(j) * d;
+    double* out = dtheta + static_cast<size_t>(j) * d;
+    const double dot = kernels::dot(th, aj, d);
+    const double norm2 = kernels::dot(aj, aj, d);
+    double inv_s = 1.0, radial = 0.0;
+    switch (law) {
+      case Scheme::post:
+      case Scheme::mix:
+        break;
+      case Scheme::pre:
+        inv_s = 1.0 / r[j];
+        radial = dot;
+        break;
+      case Scheme::peri: {
+        const double norm = std::sqrt(norm2);
+        inv_s = norm > 0 ? 1.0 / (r[j] * norm) : 0.0;
+        radial = norm > 0 ? dot / norm : 0.0;
+        break;
+      }
+      case Scheme::ngpt: {
+        const double norm = std::sqrt(norm2);
+        inv_s = norm > 0 ? config_.alpha / norm : 0.0;
+        break;
+      }
+      case Scheme::sqrt_scaling:
+        inv_s = sqrt_speed;
+        break;
+    }
+    for (int i = 0; i < d; ++i) out[i] = inv_s * (aj[i] - dot * th[i]);
+    dr[j] = radial;
+  }
+}
+
+}  // namespace normlab::particles

@@ -1,0 +1,173 @@
+// Experiment files: strict reading (file, line and key in every error), variants, and a
+// whole tiny experiment through `normlab run`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <sqlite3.h>
+#include <toml++/toml.h>
+
+#include "normlab/errors.hpp"
+#include "normlab/experiment.hpp"
+#include "normlab/toml_reader.hpp"
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::run_normlab;
+using testing::TempDir;
+
+const char* kValid = R"toml(name = "tiny"
+schemes = ["pre", "post_attn/standardize", "mix(1)"]
+seeds = [1, 2]
+
+[task]
+name = "set_complement"
+v = 6
+
+[model]
+width = 5
+layers = 1
+mlp = false
+
+[train]
+steps = 40
+batch = 8
+lengths = [1, 3]
+checkpoint_every = 20
+
+[eval]
+lengths = [2, 5]
+samples = 32
+weights = ["raw", "bema"]
+)toml";
+
+// Reads `text` as an experiment file; returns the error message, or "" if it is valid.
+std::string read_error(const std::string& text, Experiment* out = nullptr) {
+  TempDir tmp;
+  const auto path = tmp / "e.toml";
+  std::ofstream(path) << text;
+  try {
+    auto table = parse_toml_file(path);
+    TomlSection top(table.get(), path.string(), "top level");
+    Experiment e = read_experiment(top, path.string());
+    if (out != nullptr) *out = e;
+    return "";
+  } catch (const UsageError& e) {
+    return std::string(e.what()).substr(path.string().size());  // drop the temp path
+  } catch (const InputError& e) {
+    return std::string(e.what()).substr(path.string().size());
+  }
+}
+
+TEST(ExperimentFile, ValidFileResolves) {
+  Experiment e;
+  ASSERT_EQ(read_error(kValid, &e), "");
+  EXPECT_EQ(e.name, "tiny");
+  ASSERT_EQ(e.variants.size(), 3u);
+  EXPECT_EQ(e.variants[1].model.scheme, Scheme::post_attn);
+  EXPECT_EQ(e.variants[1].model.norm, NormKind::standardize);
+  EXPECT_EQ(e.variants[2].model.mix_layers, 1);
+  EXPECT_EQ(e.variants[0].model.vocab, 7);  // from the task: v + 1
+  EXPECT_EQ(e.variants[0].model.width, 5);
+  EXPECT_EQ(e.train.steps, 40);
+  EXPECT_EQ(e.eval.lengths, (std::vector<int64_t>{2, 5}));
+}
+
+TEST(ExperimentFile, UnknownKeyNamesFileLineAndKey) {
+  std::string text = kValid;
+  text.replace(text.find("steps = 40"), 10, "stpes = 40");
+  const std::string err = read_error(text);
+  EXPECT_EQ(err.rfind(":15: unknown key 'stpes' in [train]", 0), 0u) << err;
+}
+
+TEST(ExperimentFile, WrongTypeNamesFileLineAndKey) {
+  std::string text = kValid;
+  text.replace(text.find("width = 5"), 9, "width = \"5\"");
+  const std::string err = read_error(text);
+  EXPECT_EQ(err.rfind(":10: key 'width' in [model] must be an integer", 0), 0u) << err;
+}
+
+TEST(ExperimentFile, UnknownTaskParameter) {
+  std::string text = kValid;
+  text.replace(text.find("v = 6"), 5, "w = 6");
+  const std::string err = read_error(text);
+  EXPECT_NE(err.find("unknown key 'w' in [task]"), std::string::npos) << err;
+  EXPECT_NE(err.find(":7:"), std::string::npos) << err;
+}
+
+TEST(ExperimentFile, BadSchemeSaysWhatIsAllowed) {
+  std::string text = kValid;
+  text.replace(text.find("\"mix(1)\""), 8, "\"mix(5)\"");
+  std::string err = read_error(text);
+  EXPECT_NE(err.find("mix(k) needs 0 <= k <= layers"), std::string::npos) << err;
+  text = kValid;
+  text.replace(text.find("\"pre\""), 5, "\"prenorm\"");
+  err = read_error(text);
+  EXPECT_NE(err.find("unknown scheme 'prenorm'; allowed: pre, post"), std::string::npos) << err;
+}
+
+TEST(ExperimentFile, EvaluationLengthOutsideTheTaskRange) {
+  std::string text = kValid;
+  text.replace(text.find("lengths = [2, 5]"), 16, "lengths = [2, 6]");
+  const std::string err = read_error(text);
+  EXPECT_NE(err.find("set_complement"), std::string::npos) << err;
+  EXPECT_NE(err.find("length 6 is outside"), std::string::npos) << err;
+}
+
+TEST(ExperimentFile, TomlSyntaxErrorHasLine) {
+  const std::string err = read_error("name = \n");
+  EXPECT_EQ(err.rfind(":1:", 0), 0u) << err;
+}
+
+TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
+  TempDir tmp;
+  std::ofstream(tmp / "tiny.toml") << kValid;
+  const auto out = tmp / "results";
+  const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("accuracy (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("post_attn/standardize"), std::string::npos) << r.out;
+  // results.csv: 3 variants × 2 seeds × 2 weights × 2 lengths × 2 metrics rows + header.
+  const std::string csv = testing::slurp(out / "results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 2 * 2 * 2) << csv;
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.md"));
+  {  // The SQLite store holds the same rows.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((out / "results.sqlite").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT COUNT(*), COUNT(DISTINCT seed) FROM results "
+                                 "WHERE variant = 'mix(1)'",
+                                 -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 2 * 2 * 2 * 2);
+    EXPECT_EQ(sqlite3_column_int(st, 1), 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+  }
+  EXPECT_TRUE(std::filesystem::exists(out / "runs" / "post_attn-standardize__seed2" / "final"));
+  // A second run finds everything done.
+  const auto again = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_NE(again.err.find("(0 to do, 6 already done)"), std::string::npos) << again.err;
+  EXPECT_EQ(testing::slurp(out / "results.csv"), csv);
+}
+
+TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {
+  TempDir tmp;
+  std::ofstream(tmp / "tiny.toml") << kValid;
+  const auto out = tmp / "results";
+  ASSERT_EQ(run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()}).exit_code, 0);
+  std::string changed = kValid;
+  changed.replace(changed.find("steps = 40"), 10, "steps = 41");
+  std::ofstream(tmp / "tiny.toml") << changed;
+  const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_NE(r.err.find("holds a different run (train differs)"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace normlab

@@ -1,0 +1,75 @@
+// A small study through `normlab run`: the results folder and the printed table.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "normlab/atomic_file.hpp"
+#include "particles/test_util.hpp"
+
+namespace normlab::particles {
+namespace {
+
+using testing::fresh_dir;
+using testing::run_cli;
+
+TEST(Study, WritesResultsAndComparesWithPredictions) {
+  const std::filesystem::path dir = fresh_dir("study");
+  const std::string file = (dir / "tiny.toml").string();
+  write_file_atomic(file, R"(kind = "particles"
+title = "tiny"
+runs = ["post", "slow_pre"]
+[defaults]
+init = "symmetric"
+n = 8
+d = 8
+beta = 2.0
+dt = 0.05
+record_every = 0.5
+[run.post]
+t_end = 10.0
+[run.slow_pre]
+scheme = "pre"
+r0 = 2.0
+t_end = 20.0
+fit_from = 5.0
+)");
+  const std::filesystem::path out = dir / "out";
+  const auto r = run_cli("run " + file + " --out " + out.string(), "NORMLAB_GNUPLOT=/nonexistent");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("slow_pre"), std::string::npos);
+  EXPECT_NE(r.output.find("scalar reduction check"), std::string::npos);
+  // Without gnuplot: one warning line, no plots, the rest written.
+  EXPECT_NE(r.output.find("normlab: warning: gnuplot not found"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(out / "mean_cos.png"));
+  EXPECT_TRUE(std::filesystem::exists(out / "post.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "slow_pre.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.csv"));
+  std::ifstream in(out / "summary.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  const auto& pre = j["runs"][1];
+  EXPECT_EQ(pre["scheme"], "pre");
+  const double v0 = pre["initial_velocity"], predicted = pre["predicted_initial_velocity"];
+  EXPECT_NEAR(v0 / predicted, 1.0, 1e-10);
+  EXPECT_NEAR(predicted, 2.0 / (2.0 * (std::exp(2.0) + 7.0)), 1e-12);
+  EXPECT_EQ(pre["fit"]["t_from"], 5.0);
+  EXPECT_GT(pre["mean_angle_moved_by_early_t"].get<double>(), 0.0);
+  EXPECT_LT(pre["scalar_reduction_max_abs_diff_mean_cos"].get<double>(), 1e-6);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Study, BadRunIsNamed) {
+  const std::filesystem::path dir = fresh_dir("study_bad");
+  const std::string file = (dir / "bad.toml").string();
+  write_file_atomic(file, "kind = \"particles\"\nruns = [\"post\"]\n[run.post]\nbeta = -1.0\n");
+  const auto r = run_cli("run " + file + " --out " + (dir / "out").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("run 'post': --beta must be a finite number > 0, got -1"),
+            std::string::npos)
+      << r.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace normlab::particles
