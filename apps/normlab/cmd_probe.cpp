@@ -114,10 +114,15 @@ void run_probe(const ProbeOptions& o) {
       o.out.empty() ? (source.dir / ("probe_" + o.kind + suffix)).string() : o.out;
   nlohmann::json input_json = input.to_json();
   if (task_input) input_json["task"] = task.json;
-  nlohmann::json j{{"probe", o.kind},      {"checkpoint", source.file.string()},
-                   {"weights", o.weights}, {"scheme", scheme_label(c)},
-                   {"model", to_json(c)},  {"input", input_json},
-                   {"seed", o.seed},       {"threads", o.threads}};
+  nlohmann::json j{{"probe", o.kind},
+                   {"checkpoint", source.file.string()},
+                   {"weights", o.weights},
+                   {"scheme", scheme_label(c)},
+                   {"model", to_json(c)},
+                   {"input", input_json},
+                   {"seed", o.seed},
+                   {"threads", o.threads},
+                   {"max_memory_mib", o.max_memory_mib}};
   std::vector<std::pair<std::string, std::string>> files;
   std::string table;
   std::function<std::vector<std::string>()> draw;  // the plots, drawn after the data files
