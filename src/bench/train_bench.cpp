@@ -49,9 +49,11 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
   }
   std::vector<float> dlogits;
   int64_t step = 0;
-  auto next_batch = [&](int64_t s) -> Batch {
-    if (task != nullptr) return task->make_batch(task_len, preset.batch, rng);
-    return batches[s % batches.size()];
+  Batch fresh;  // a task's batch of this step; random-token batches are reused, not copied
+  auto next_batch = [&](int64_t s) -> const Batch& {
+    if (task == nullptr) return batches[s % batches.size()];
+    fresh = task->make_batch(task_len, preset.batch, rng);
+    return fresh;
   };
   for (; step < warmup; ++step) train_step(model, optimizer, next_batch(step), 1e-3, dlogits);
   TrainBenchResult r;
