@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang-format
   libgtest-dev libgmock-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
-  libsqlite3-dev libopenblas-dev
+  libsqlite3-dev sqlite3 libopenblas-dev
   gnuplot-nox
   python3 python3-numpy python3-torch
   fortunes

@@ -11,6 +11,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/eval_bench.hpp"
 #include "normlab/model_config.hpp"
+#include "normlab/task.hpp"
 #include "normlab/train_bench.hpp"
 
 #include <unistd.h>
@@ -144,6 +145,12 @@ void add_bench_command(CLI::App& app) {
   train->add_option("--width", *width, "Replace the preset's width D")
       ->check(CLI::Range(1, 1 << 16));
   train->add_flag("--json", *json, "Print one JSON object");
+  auto task_name = std::make_shared<std::string>();
+  auto task_len = std::make_shared<int64_t>(0);
+  train->add_option("--task", *task_name,
+                    "Train on this task's batches (default parameters) instead of random tokens");
+  train->add_option("--task-len", *task_len,
+                    "Task length n (default: the longest with sequence length <= the preset's)");
   train->callback([=] {
     BenchPreset p = bench_preset(*preset);
     if (!scheme->empty()) p.model.scheme = parse_scheme(*scheme);
@@ -156,11 +163,33 @@ void add_bench_command(CLI::App& app) {
     if (*layers > 0) p.model.layers = *layers;
     if (*width > 0) p.model.width = *width;
     validate(p.model);
-    const TrainBenchResult r = run_train_bench(p, *threads, 20, 50, *seconds);
+    std::unique_ptr<Task> task;
+    int64_t n = *task_len;
+    if (!task_name->empty()) {
+      task = make_task_from_json(nlohmann::json{{"name", *task_name}});
+      if (n == 0) {  // the longest valid task length whose sequence fits the preset's length
+        const LengthRange range = task->length_range();
+        for (int64_t k = range.min; k <= std::min<int64_t>(range.max, p.len); k += range.step) {
+          if (task->sequence_length(k) <= p.len) n = k;
+        }
+      }
+      task->check_length(n);
+    }
+    const TrainBenchResult r = run_train_bench(p, *threads, 20, 50, *seconds, task.get(), n);
+    // With a task: the same model (the task's vocabulary) on random tokens, for the ratio.
+    TrainBenchResult base;
+    if (task) {
+      BenchPreset same = p;
+      same.model.vocab = task->vocab();
+      same.len = task->sequence_length(n);
+      base = run_train_bench(same, *threads, 20, 50, *seconds);
+    }
     nlohmann::ordered_json j{{"preset", p.name},
                              {"scheme", scheme_label(p.model)},
                              {"layers", p.model.layers},
                              {"width", p.model.width},
+                             {"task", task ? task->label() : "random tokens"},
+                             {"task_len", n},
                              {"threads", *threads},
                              {"batch", p.batch},
                              {"seq_len", p.len},
@@ -173,18 +202,34 @@ void add_bench_command(CLI::App& app) {
                              {"gflops", r.gflops},
                              {"sgemm_peak_gflops", r.sgemm_peak_gflops},
                              {"fraction_of_sgemm_peak", r.fraction_of_peak}};
+    if (task) {
+      for (const char* key : {"flops_per_step", "gflops", "fraction_of_sgemm_peak"}) j.erase(key);
+      j["random_tokens_steps_per_s"] = base.steps_per_s;
+      j["task_over_random_steps"] = r.steps_per_s / base.steps_per_s;
+    }
     if (*json) {
       std::printf("%s\n", j.dump().c_str());
       return;
     }
-    std::printf("preset %s (%s, norm %s, L=%d, D=%d, B=%lld, T=%lld), %d thread(s)\n",
+    std::printf("preset %s (%s, norm %s, L=%d, D=%d, B=%lld, T=%lld), %s, %d thread(s)\n",
                 p.name.c_str(), scheme_label(p.model).c_str(), to_string(p.model.norm).c_str(),
                 p.model.layers, p.model.width, static_cast<long long>(p.batch),
-                static_cast<long long>(p.len), *threads);
-    std::printf("  %.1f steps/s, %.0f tokens/s, %.2f model GFLOP/s\n", r.steps_per_s,
-                r.tokens_per_s, r.gflops);
-    std::printf("  OpenBLAS single-core SGEMM peak %.1f GFLOP/s; model at %.1f%% of it\n",
-                r.sgemm_peak_gflops, 100 * r.fraction_of_peak);
+                static_cast<long long>(task ? task->sequence_length(n) : p.len),
+                task ? task->label().c_str() : "random tokens", *threads);
+    if (!task) {
+      std::printf("  %.1f steps/s, %.0f tokens/s, %.2f model GFLOP/s\n", r.steps_per_s,
+                  r.tokens_per_s, r.gflops);
+      std::printf("  OpenBLAS single-core SGEMM peak %.1f GFLOP/s; model at %.1f%% of it\n",
+                  r.sgemm_peak_gflops, 100 * r.fraction_of_peak);
+    } else {
+      // Only scored rows reach the unembedding, so model FLOPs are not comparable here.
+      std::printf("  %.1f steps/s, %.0f tokens/s (batch generation included)\n", r.steps_per_s,
+                  r.tokens_per_s);
+      std::printf(
+          "  same model on random tokens (all positions scored): %.1f steps/s; task/random "
+          "= %.2f\n",
+          base.steps_per_s, r.steps_per_s / base.steps_per_s);
+    }
   });
 }
 

@@ -2,7 +2,10 @@
 // by `normlab run` for every scheme and seed of an experiment), then evaluates it if the run
 // has evaluation settings. With --resume, continues from the run's last checkpoint and
 // reaches the same final weights as an uninterrupted run.
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 
@@ -19,11 +22,18 @@ void add_train_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto resume = std::make_shared<bool>(false);
   auto kill_at = std::make_shared<int64_t>(0);
+  auto die_with_parent = std::make_shared<bool>(false);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
   cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
   cmd->add_option("--kill-at-step", *kill_at,
                   "Testing aid: the process kills itself with SIGKILL after this step");
+  cmd->add_flag("--die-with-parent", *die_with_parent,
+                "Stop when the parent process ends (used by `normlab run` for its children)");
   cmd->callback([=] {
+    if (*die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() == 1) return;  // the parent is already gone
+    }
     TrainHooks hooks;
     hooks.progress = ::isatty(2) != 0;
     hooks.kill_at_step = *kill_at;

@@ -16,6 +16,7 @@ void add_eval_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_particles_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_probe_command(CLI::App& app);
 void add_tasks_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -53,7 +53,13 @@ std::string parse_error_hint(CLI::App& app) {
     return fmt::format("{}allowed subcommands: {}; run 'normlab --help' for details", unknown,
                        fmt::join(names, ", "));
   }
-  return fmt::format("run 'normlab {} --help' for the allowed options", chosen.front()->get_name());
+  // The innermost chosen subcommand, e.g. "probe depth".
+  std::string path = chosen.front()->get_name();
+  for (CLI::App* sub = chosen.front(); !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    path += " " + sub->get_name();
+  }
+  return fmt::format("run 'normlab {} --help' for the allowed options", path);
 }
 
 }  // namespace
@@ -70,6 +76,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_run_command(app);
   normlab::cli::add_train_command(app);
   normlab::cli::add_eval_command(app);
+  normlab::cli::add_probe_command(app);
   normlab::cli::add_bench_command(app);
   normlab::cli::add_particles_command(app);
   normlab::cli::add_tasks_command(app);

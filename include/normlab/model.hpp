@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,28 @@ struct SublayerParams {
   int64_t res_query = -1;   // AttnRes pseudo-query w of this sublayer's input mixture (D)
   NormParams res_key_norm;  // AttnRes RMSNorm on the sources (gain, D)
 };
+
+// What Model::forward_rows computed in one sublayer, handed to an observer (the probes).
+// Pointers are valid during the call only. The sublayer computed `rows` rows: every row
+// n = b·T + t before the last attention sublayer, only the requested rows from it on.
+template <typename T>
+struct SublayerTrace {
+  int index = 0;                     // sublayer i
+  bool is_attention = false;         // attention (else MLP)
+  int64_t batch = 0, len = 0;        // B, T of the call
+  int64_t rows = 0;                  // R_i rows below
+  const int64_t* row_ids = nullptr;  // (R_i) ascending row indices n = b·T + t
+  const T* input = nullptr;          // (R_i, D) x, the stream entering the sublayer
+  const T* qkv = nullptr;            // attention: (B·T, 3D) q|k|v of every row, after RoPE
+  const T* heads = nullptr;          // attention: (R_i, D) heads concatenated, before w_out
+  const T* branch = nullptr;         // (R_i, D) y = f(u)
+  const T* branch_normed = nullptr;  // (R_i, D) N_out(y); the same as branch without one
+  const T* output = nullptr;         // (R_i, D) the stream leaving the sublayer; AttnRes: the
+                                     // sublayer's record (z, or its block's partial sum)
+};
+
+template <typename T>
+using SublayerObserver = std::function<void(const SublayerTrace<T>&)>;
 
 template <typename T>
 class Model {
@@ -76,8 +99,9 @@ class Model {
   // (core/kernels/attention_stream.hpp), nothing is kept for backward, and the last layer
   // computes only the listed rows. rows: R ascending row indices n = b·T + t.
   // Returns logits (R, V) in the order of `rows`, valid until the next call.
+  // `observer`, if set, sees every sublayer's activations as they are computed (probes).
   const T* forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                        const std::vector<int64_t>& rows);
+                        const std::vector<int64_t>& rows, const SublayerObserver<T>& observer = {});
 
   // Accumulates dL/dparams into grads() given dL/dlogits of the last forward: (B, T, V), or
   // (R, V) when it listed rows.
@@ -96,6 +120,9 @@ class Model {
   // Tp = attention_probs_stride(T) = T rounded up to a multiple of 16; entries beyond the
   // keys a query sees are 0.
   const T* attention_probs(int i) const;
+  // Output of attention sublayer i before its output projection (B, T, D), heads
+  // concatenated: head h is columns [h·D/H, (h+1)·D/H).
+  const T* attention_heads(int i) const;
   // AttnRes (docs/attnres.md; throws std::logic_error under an additive scheme). Mixing point l
   // is the input of sublayer l (l < S) or the final stream (l = S), S = num_sublayers().
   // Mixture weights of point l: (N, K_l) row-major, K_l = scheme().res_sources[l].size(),

@@ -24,9 +24,14 @@ struct TrainBenchResult {
 };
 
 // Runs `warmup` untimed steps, then timed steps until both `min_steps` and `min_seconds`
-// are reached.
+// are reached. Without a task, batches are random tokens with next-token targets at every
+// position (8 batches generated up front, cycled). With a task, the model takes the task's
+// vocabulary and every step generates a fresh batch of task length `task_len` inside the
+// timed loop, as training does.
+class Task;
 TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
-                                 int64_t min_steps, double min_seconds);
+                                 int64_t min_steps, double min_seconds,
+                                 const Task* task = nullptr, int64_t task_len = 0);
 
 // GFLOP/s of a single-threaded OpenBLAS SGEMM of n×n×n, best of `repeats`.
 double measure_sgemm_peak(int n = 2048, int repeats = 3);

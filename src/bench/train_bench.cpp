@@ -12,6 +12,7 @@
 #include "normlab/batch.hpp"
 #include "normlab/flops.hpp"
 #include "normlab/model.hpp"
+#include "normlab/task.hpp"
 #include "normlab/train_step.hpp"
 
 namespace normlab {
@@ -44,9 +45,12 @@ double measure_sgemm_peak(int n, int repeats) {
 }
 
 TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
-                                 int64_t min_steps, double min_seconds) {
+                                 int64_t min_steps, double min_seconds, const Task* task,
+                                 int64_t task_len) {
   set_num_threads(threads);
-  Model<float> model(preset.model);
+  ModelConfig config = preset.model;
+  if (task != nullptr) config.vocab = task->vocab();
+  Model<float> model(config);
   model.init(0);
   AdamW optimizer(model.layout(), AdamWConfig{}, model.scheme().weight_decay);
   Rng rng(1);
@@ -56,15 +60,19 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
   }
   std::vector<float> dlogits;
   int64_t step = 0;
-  for (; step < warmup; ++step) {
-    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
-  }
+  Batch fresh;  // a task's batch of this step; random-token batches are reused, not copied
+  auto next_batch = [&](int64_t s) -> const Batch& {
+    if (task == nullptr) return batches[s % batches.size()];
+    fresh = task->make_batch(task_len, preset.batch, rng);
+    return fresh;
+  };
+  for (; step < warmup; ++step) train_step(model, optimizer, next_batch(step), 1e-3, dlogits);
   TrainBenchResult r;
   const double cpu0 = process_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   double elapsed = 0;
   while (r.steps < min_steps || elapsed < min_seconds) {
-    train_step(model, optimizer, batches[step % batches.size()], 1e-3, dlogits);
+    train_step(model, optimizer, next_batch(step), 1e-3, dlogits);
     ++step;
     ++r.steps;
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -73,9 +81,9 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
   r.steps_per_s = r.steps / elapsed;
   r.cpu_seconds = process_cpu_seconds() - cpu0;
   r.cpu_seconds_per_step = r.cpu_seconds / r.steps;
-  r.tokens_per_s = r.steps_per_s * preset.batch * preset.len;
-  r.flops_per_step =
-      train_step_flops(preset.model, preset.batch, preset.len, model.layout().total());
+  const int64_t len = task != nullptr ? task->sequence_length(task_len) : preset.len;
+  r.tokens_per_s = r.steps_per_s * preset.batch * len;
+  r.flops_per_step = train_step_flops(config, preset.batch, len, model.layout().total());
   r.gflops = r.steps_per_s * r.flops_per_step / 1e9;
   r.sgemm_peak_gflops = measure_sgemm_peak();
   r.fraction_of_peak = r.gflops / r.sgemm_peak_gflops;

@@ -19,6 +19,9 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
 }
 
 // Runs fn(i) for every i in [0, n), split statically across threads.
+// The task body is compiled once, inside the OpenMP loop, which also runs with one thread:
+// with a second, serial copy the compiler may contract multiply-adds differently in the two
+// copies (-ffp-contract=fast), and 1 and 2 threads would no longer give the same bits.
 template <typename F>
 void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();

@@ -876,6 +876,11 @@ const T* Model<T>::attention_probs(int i) const {
 }
 
 template <typename T>
+const T* Model<T>::attention_heads(int i) const {
+  return ws_->subs.at(i).attn_o.data();
+}
+
+template <typename T>
 const T* Model<T>::res_weights(int l) const {
   if (!attnres()) throw std::logic_error("res_weights: the scheme has no AttnRes");
   return ws_->mix_alpha.at(l).data();
@@ -900,6 +905,7 @@ struct Model<T>::EvalWorkspace {
   std::vector<T> embed_raw;             // (N, D)
   std::vector<T> h, h_next;             // (N, D) the stream; R rows after the last attention
   std::vector<T> u, y, z, r, gathered;  // (N, D)
+  std::vector<T> x_rows;                // (R, D) the residual input of the kept rows
   std::vector<T> mean, rstd;            // (N)
   std::vector<T> qkv;                   // (N, 3D)
   std::vector<T> hidden_pre, hidden;    // (N, M)
@@ -914,7 +920,8 @@ struct Model<T>::EvalWorkspace {
 
 template <typename T>
 const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                                const std::vector<int64_t>& rows) {
+                                const std::vector<int64_t>& rows,
+                                const SublayerObserver<T>& observer) {
   const ModelConfig& c = config_;
   check_tokens(tokens, batch, len, fields);
   const int64_t N = batch * len;
@@ -939,6 +946,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   grow(w.qkv, N * 3 * D);
   if (scheme_.embed_norm) grow(w.embed_raw, N * D);
   grow(w.logits, R * V);
+  grow(w.x_rows, R * D);
   if (static_cast<int64_t>(w.all_rows.size()) < N) {
     const int64_t old = static_cast<int64_t>(w.all_rows.size());
     w.all_rows.resize(N);
@@ -1023,6 +1031,13 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       grow(w.y, out_rows * D);
       attention_stream(shape, w.qkv.data(), wanted, out_rows, w.gathered.data());
       linear_forward(w.gathered.data(), params_.data() + p.w_out, w.y.data(), out_rows, D, D, D, D);
+      if (last) {
+        // The residual input of the kept rows only, from here on the stream has R rows.
+        for (int64_t k = 0; k < R; ++k) {
+          std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.x_rows.data() + k * D);
+        }
+        x = w.x_rows.data();
+      }
       if (last && res) {
         // AttnRes: the sources written so far keep only the kept rows, in place (rows are
         // ascending, so row rows[k] ≥ k is never overwritten before it is read).
@@ -1033,12 +1048,6 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
             w.block_rstd[b][k] = w.block_rstd[b][rows[k]];
           }
         }
-      } else if (last) {
-        // The residual input of the kept rows only, from here on the stream has R rows.
-        for (int64_t k = 0; k < R; ++k) {
-          std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.gathered.data() + k * D);
-        }
-        x = w.gathered.data();
       }
     } else {
       grow(w.hidden_pre, cur * M);
@@ -1054,6 +1063,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       norm(p.norm_out, w.y.data(), w.z.data(), out_rows);
       z = w.z.data();
     }
+    const T* out = nullptr;  // what the sublayer leaves: the stream, or under AttnRes its record
     if (res) {
       // Record i + 1 = z, or the block's partial sum + z, in its block's buffer.
       const int b = scheme_.res_source_block[i + 1];
@@ -1065,16 +1075,33 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
         std::copy(z, z + out_rows * D, record);
       }
       res_rstd(static_cast<const T*>(record), w.block_rstd[b].data(), out_rows, D, c.norm_eps);
-      cur = out_rows;
-      continue;
+      out = record;
+    } else {
+      grow(w.h_next, out_rows * D);
+      if (slots.norm_post) grow(w.r, out_rows * D);
+      T* r = slots.norm_post ? w.r.data() : w.h_next.data();
+      residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
+                       T(slots.branch_scale), r, out_rows, D);
+      if (slots.norm_post) norm(p.norm_post, r, w.h_next.data(), out_rows);
+      out = w.h_next.data();
     }
-    grow(w.h_next, out_rows * D);
-    if (slots.norm_post) grow(w.r, out_rows * D);
-    T* r = slots.norm_post ? w.r.data() : w.h_next.data();
-    residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
-                     T(slots.branch_scale), r, out_rows, D);
-    if (slots.norm_post) norm(p.norm_post, r, w.h_next.data(), out_rows);
-    std::swap(w.h, w.h_next);
+    if (observer) {
+      SublayerTrace<T> t;
+      t.index = i;
+      t.is_attention = p.is_attention;
+      t.batch = batch;
+      t.len = len;
+      t.rows = out_rows;
+      t.row_ids = out_rows == N ? w.all_rows.data() : rows.data();
+      t.input = x;
+      t.qkv = p.is_attention ? w.qkv.data() : nullptr;
+      t.heads = p.is_attention ? w.gathered.data() : nullptr;
+      t.branch = w.y.data();
+      t.branch_normed = z;
+      t.output = out;
+      observer(t);
+    }
+    if (!res) std::swap(w.h, w.h_next);  // AttnRes: the next mixture overwrites w.h
     cur = out_rows;
   }
 

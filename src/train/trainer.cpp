@@ -1,6 +1,8 @@
 #include "normlab/trainer.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -255,6 +257,12 @@ fs::path weights_file(const fs::path& final_dir, const std::string& weights) {
 
 RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hooks) {
   const RunSpec spec = read_run_spec(run_dir);
+  // One trainer per run directory: a second one (say, a rerun while an orphaned child still
+  // trains) would interleave checkpoints. The lock is released when the process ends.
+  const int lock = ::open((run_dir / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    throw InputError(fmt::format("{}: another process is training this run", run_dir.string()));
+  }
   const TrainConfig& tc = spec.train;
   auto task = make_task_from_json(spec.task);
   if (task->vocab() != spec.model.vocab) {

@@ -2,6 +2,9 @@
 // uninterrupted run; a diverging run stops with its last good checkpoint kept.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <csignal>
 #include <fstream>
 
@@ -122,6 +125,25 @@ TEST(Divergence, NonFiniteLossStopsTheRunAndKeepsTheLastCheckpoint) {
   const auto fwd = run_normlab(
       {"forward", "--checkpoint", (tmp / "run" / "checkpoint").string(), "--tokens", "1 2 0"});
   EXPECT_TRUE(fwd.exited && fwd.exit_code == 0) << fwd.describe();
+}
+
+}  // namespace
+}  // namespace normlab
+
+namespace normlab {
+namespace {
+
+TEST(RunLock, SecondTrainerOnTheSameRunIsRefused) {
+  testing::TempDir tmp;
+  prepare_run(tmp / "run", small_run(Scheme::pre));
+  const int fd = ::open((tmp / "run" / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // this test plays the running trainer
+  const auto r = testing::run_normlab({"train", (tmp / "run").string()});
+  ::close(fd);
+  EXPECT_TRUE(r.exited && r.exit_code == 1) << r.describe();
+  EXPECT_NE(r.err.find("another process is training this run"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "metrics.jsonl"));
 }
 
 }  // namespace

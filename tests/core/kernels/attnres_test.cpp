@@ -138,7 +138,9 @@ TEST_P(ResMix, BackwardMatchesCentralDifferences) {
   }
   EXPECT_LT(relative_error(aw, numeric_gradient(m.w, loss)), testing::kGradTolerance) << "dw";
   EXPECT_LT(relative_error(ag, numeric_gradient(m.g, loss)), testing::kGradTolerance) << "dg";
-  if (K > 1) EXPECT_GT(testing::norm2(ag), 1e-3) << "the check must see a gain gradient";
+  if (K > 1) {
+    EXPECT_GT(testing::norm2(ag), 1e-3) << "the check must see a gain gradient";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,

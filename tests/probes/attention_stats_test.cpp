@@ -1,0 +1,141 @@
+// Attention dispersion statistics: one-hot attention gives max weight 1 and entropy 0, uniform
+// attention gives 1/n and ln n (causal: ln(t + 1) at position t), and the streaming
+// per-query statistics equal those of the probabilities the training forward stores.
+#include "normlab/probes/attention_stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "normlab/model.hpp"
+#include "normlab/rng.hpp"
+
+namespace normlab {
+namespace {
+
+TEST(AttentionStats, OneHotRow) {
+  const float p[5] = {0, 0, 1, 0, 0};
+  const AttentionRowStats r = attention_stats_from_probs(p, 5);
+  EXPECT_EQ(r.max_weight, 1.0);
+  EXPECT_EQ(r.entropy, 0.0);
+  // Logits with one key far above the others: a one-hot softmax.
+  const double s[4] = {0, 800, 0, -3};
+  const AttentionRowStats l = attention_stats_from_logits(s, 4);
+  EXPECT_EQ(l.max_weight, 1.0);
+  EXPECT_EQ(l.entropy, 0.0);
+}
+
+TEST(AttentionStats, UniformRow) {
+  for (int64_t n : {1, 2, 7, 1000, 1 << 14}) {
+    std::vector<double> s(n, 0.37);
+    const AttentionRowStats r = attention_stats_from_logits(s.data(), n);
+    EXPECT_NEAR(r.max_weight, 1.0 / n, 1e-15) << n;
+    EXPECT_NEAR(r.entropy, std::log(double(n)), 1e-10) << n;
+    std::vector<float> p(n, 1.0f / n);
+    EXPECT_NEAR(attention_stats_from_probs(p.data(), n).entropy, std::log(double(n)), 1e-4);
+  }
+}
+
+TEST(AttentionStats, TwoKeysMatchClosedForm) {
+  // p = (1/(1+e^-d), e^-d/(1+e^-d)) for logits (d, 0).
+  const double d = 1.3, s[2] = {d, 0};
+  const double p0 = 1 / (1 + std::exp(-d)), p1 = 1 - p0;
+  const AttentionRowStats r = attention_stats_from_logits(s, 2);
+  EXPECT_NEAR(r.max_weight, p0, 1e-15);
+  EXPECT_NEAR(r.entropy, -p0 * std::log(p0) - p1 * std::log(p1), 1e-15);
+}
+
+// A hand-built qkv: q = 0 gives uniform attention, so a causal query at position t has
+// entropy ln(t + 1) and max weight 1/(t + 1); a bidirectional one ln T and 1/T.
+TEST(AttentionStats, ZeroQueriesAreUniformCausalAndBidirectional) {
+  const int64_t B = 2, T = 37;
+  const int D = 8, H = 2;
+  Rng rng(1);
+  std::vector<float> qkv(B * T * 3 * D);
+  for (int64_t n = 0; n < B * T; ++n) {
+    for (int c = D; c < 3 * D; ++c) qkv[n * 3 * D + c] = static_cast<float>(rng.normal());
+  }
+  std::vector<double> scratch;
+  for (bool causal : {true, false}) {
+    const AttentionGeometry g{T, D, H, causal, 0.5};
+    for (int64_t n = 0; n < B * T; ++n) {
+      for (int h = 0; h < H; ++h) {
+        const AttentionRowStats r = attention_query_stats(g, qkv.data(), n, h, scratch);
+        const int64_t keys = causal ? n % T + 1 : T;
+        EXPECT_EQ(r.keys, keys);
+        EXPECT_NEAR(r.entropy, std::log(double(keys)), 1e-12);
+        EXPECT_NEAR(r.max_weight, 1.0 / keys, 1e-15);
+      }
+    }
+  }
+}
+
+// One key whose k is aligned with the query and large: one-hot attention.
+TEST(AttentionStats, AlignedKeyIsOneHot) {
+  const int64_t T = 10;
+  const int D = 4, H = 1;
+  std::vector<float> qkv(T * 3 * D, 0.0f);
+  const int64_t t = 9, hot = 4;
+  qkv[t * 3 * D + 0] = 30.0f;        // q_t = 30 e_0
+  qkv[hot * 3 * D + D + 0] = 30.0f;  // k_hot = 30 e_0: logit 900·scale, the others 0
+  std::vector<double> scratch;
+  const AttentionRowStats r =
+      attention_query_stats({T, D, H, true, 1.0}, qkv.data(), t, 0, scratch);
+  EXPECT_EQ(r.max_weight, 1.0);
+  EXPECT_EQ(r.entropy, 0.0);
+}
+
+// The statistics of the model's own stored probabilities (training forward) equal the
+// streaming ones computed from the same q and k, for a causal and a bidirectional model.
+TEST(AttentionStats, MatchModelProbabilities) {
+  for (bool causal : {true, false}) {
+    ModelConfig c;
+    c.vocab = 13;
+    c.width = 16;
+    c.heads = 4;
+    c.layers = 2;
+    c.causal = causal;
+    c.pos = PosEncoding::rope;
+    c.init_std = 0.5;
+    c.beta = 3.0;  // scale beta / sqrt(dh) = 1.5, not 1
+    Model<float> m(c);
+    m.init(7);
+    const int64_t B = 2, T = 45;  // T not a multiple of 16: the probability rows are padded
+    Rng rng(3);
+    std::vector<int32_t> tokens(B * T);
+    for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab));
+    m.forward(tokens.data(), B, T);
+    // The training forward does not keep q|k|v for outside use; forward_rows hands it over.
+    std::vector<float> qkv;
+    const int layer1 = c.mlp ? 2 : 1;
+    m.forward_rows(tokens.data(), B, T, 1, {B * T - 1}, [&](const SublayerTrace<float>& t) {
+      if (t.index == layer1) qkv.assign(t.qkv, t.qkv + B * T * 3 * c.width);
+    });
+    ASSERT_FALSE(qkv.empty());
+    const float* probs = m.attention_probs(layer1);  // (B, H, T, Tp)
+    const int64_t Tp = (T + 15) / 16 * 16;
+    const AttentionGeometry g = attention_geometry(c, T);
+    std::vector<double> scratch;
+    double worst = 0, spread = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int h = 0; h < c.heads; ++h) {
+        for (int64_t t = 0; t < T; ++t) {
+          const int64_t keys = causal ? t + 1 : T;
+          const AttentionRowStats e =
+              attention_stats_from_probs(probs + ((b * c.heads + h) * T + t) * Tp, keys);
+          const AttentionRowStats r = attention_query_stats(g, qkv.data(), b * T + t, h, scratch);
+          EXPECT_EQ(r.keys, keys);
+          worst = std::max(worst, std::abs(r.entropy - e.entropy));
+          worst = std::max(worst, std::abs(r.max_weight - e.max_weight));
+          spread = std::max(spread, std::log(double(keys)) - r.entropy);
+        }
+      }
+    }
+    EXPECT_LT(worst, 2e-5) << "causal " << causal;
+    EXPECT_GT(spread, 0.1) << "the test model's attention should not be uniform";
+  }
+}
+
+}  // namespace
+}  // namespace normlab
