@@ -161,7 +161,7 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
       try {
         task->check_length(e.train.eval_length);
       } catch (const UsageError& err) {
-        throw UsageError(train_section.where("eval_length") + err.what());
+        throw UsageError(train_section.where("eval_length") + "eval_length: " + err.what());
       }
       if (base.pos == PosEncoding::learned &&
           task->sequence_length(e.train.eval_length) > base.max_len) {
