@@ -204,7 +204,7 @@ namespace {
 
 class CharLm final : public Task {
  public:
-  CharLm(std::string dir) : dir_(std::move(dir)), corpus_(&char_lm::load_corpus(dir_)) {}
+  explicit CharLm(std::string dir) : dir_(std::move(dir)), corpus_(&char_lm::load_corpus(dir_)) {}
 
   std::string label() const override {
     return dir_ == char_lm::kDefaultDir ? "char_lm" : fmt::format("char_lm(dir={})", dir_);

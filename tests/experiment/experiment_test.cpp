@@ -231,6 +231,49 @@ TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
   EXPECT_NE(err.find("length 6 is outside its range"), std::string::npos) << err;
 }
 
+// Every training experiment shipped in experiments/ reads without error.
+TEST(ExperimentFile, ShippedFilesAreValid) {
+  const std::filesystem::path dir = std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".toml") continue;
+    auto table = parse_toml_file(entry.path());
+    if (table->get("kind") != nullptr && table->get("kind")->value_or(std::string()) != "train") {
+      continue;
+    }
+    SCOPED_TRACE(entry.path().string());
+    TomlSection top(table.get(), entry.path().string(), "top level");
+    EXPECT_NO_THROW(read_experiment(top, entry.path().string()));
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+// The depth study: every scheme, validation curves of ~20 points, the final sweep at 1x, 2x and
+// 4x the training window.
+TEST(ExperimentFile, DepthStudies) {
+  for (const char* name : {"depth_charlm_L16", "depth_charlm_L32"}) {
+    SCOPED_TRACE(name);
+    const auto path =
+        std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (std::string(name) + ".toml");
+    auto table = parse_toml_file(path);
+    TomlSection top(table.get(), path.string(), "top level");
+    const Experiment e = read_experiment(top, path.string());
+    std::vector<std::string> schemes;
+    for (const Variant& v : e.variants) schemes.push_back(v.label);
+    EXPECT_EQ(schemes, (std::vector<std::string>{"pre", "post", "peri", "ngpt", "sqrt_scaling",
+                                                 "attnres", "block_attnres(4)"}));
+    EXPECT_EQ(e.task["name"], "char_lm");
+    EXPECT_GE(e.variants[0].model.layers, 16);
+    EXPECT_EQ(e.train.min_len, e.train.max_len);
+    EXPECT_EQ(e.eval.lengths,
+              (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len, 4 * e.train.max_len}));
+    ASSERT_GT(e.train.eval_every, 0);
+    EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
+    EXPECT_EQ(e.train.steps / e.train.eval_every, 20);
+  }
+}
+
 TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {
   TempDir tmp;
   std::ofstream(tmp / "tiny.toml") << kValid;
