@@ -32,7 +32,9 @@ void run_train_study(TomlSection& top, const std::string& file, const std::strin
   o.jobs = jobs;
   const int failed = run_experiment(e, o);
   std::printf("%s", collect_results(e, o.out).c_str());
-  std::printf("\nwrote %s/results.csv, summary.csv, summary.md\n", o.out.string().c_str());
+  const bool plotted = write_curves(e, o.out);
+  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s\n",
+              o.out.string().c_str(), plotted ? ", curves.png" : "");
   if (failed > 0) {
     throw InputError(
         fmt::format("{} run(s) failed; fix the cause and run the same command again "

@@ -1,5 +1,7 @@
 // `normlab tasks`: the registered tasks, their parameters with defaults, and their lengths.
 #include <cstdio>
+#include <exception>
+#include <memory>
 #include <variant>
 
 #include <fmt/format.h>
@@ -23,7 +25,13 @@ void add_tasks_command(CLI::App& app) {
         if (!p.choices.empty()) line += fmt::format(" ({})", fmt::join(p.choices, " | "));
         std::printf("%-44s %s\n", line.c_str(), p.help.c_str());
       }
-      const auto task = info.make(defaults);
+      std::unique_ptr<Task> task;
+      try {
+        task = info.make(defaults);
+      } catch (const std::exception& e) {  // e.g. char_lm without its corpus: list the rest
+        std::printf("    not available: %s\n\n", e.what());
+        continue;
+      }
       const LengthRange r = task->length_range();
       std::printf("    lengths: %lld to %lld%s; vocabulary %d; metrics: %s\n\n",
                   static_cast<long long>(r.min), static_cast<long long>(r.max),

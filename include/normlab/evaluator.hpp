@@ -1,5 +1,6 @@
-// Evaluation across lengths: for each task length n, `samples` fresh sequences (seeded by
-// seed and n, so every model sees the same inputs), logits at the scored positions only
+// Evaluation across lengths: for each task length n, `samples` validation sequences
+// (Task::make_batch with validation = true; seeded by seed and n, so every model sees the same
+// inputs), logits at the scored positions only
 // (Model::forward_rows, streaming attention), every metric of the task with its 95% interval.
 #pragma once
 

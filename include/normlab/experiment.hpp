@@ -6,6 +6,7 @@
 //   OUT/runs/VARIANT__seedS/ one run directory each (trainer.hpp), with eval_WEIGHTS.csv/json
 //   OUT/results.csv          one row per scheme, seed, weights, length, metric
 //   OUT/summary.csv, .md     mean ± 95% CI across seeds per scheme, weights, length, metric
+//   OUT/curves.csv, .png     training and validation loss against the step (every run)
 //
 // Runs execute as child processes (`normlab train RUN --resume`), `jobs` at a time; running
 // the same file again skips finished runs and resumes interrupted ones.
@@ -67,5 +68,12 @@ int run_experiment(const Experiment& e, const StudyOptions& options);
 // Reads every run's evaluation files and writes results.csv and the summaries; returns the
 // summary table.
 std::string collect_results(const Experiment& e, const std::filesystem::path& out);
+
+// Reads every run's metrics.jsonl and writes OUT/curves.csv (variant, seed, step, train_loss,
+// val_loss; one row per step with either, empty cells for the missing one) and, if any run has
+// validation losses ([train] eval_every), OUT/curves.png: validation loss against step, one
+// line per variant (the mean over seeds, at the steps every seed has). Returns whether the
+// plot was written.
+bool write_curves(const Experiment& e, const std::filesystem::path& out);
 
 }  // namespace normlab

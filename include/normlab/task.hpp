@@ -1,4 +1,4 @@
-// A synthetic task: a seeded generator of sequences with targets, and its metrics.
+// A task: a seeded generator of sequences with targets, and its metrics.
 //
 // Every task has a *task length* n (its own size: set elements, items, pairs, string
 // length) and maps it to a model sequence length T = sequence_length(n). Positions with
@@ -53,6 +53,13 @@ class Task {
   // Uses only `rng`, so the same seed gives the same sequence.
   virtual void generate(int64_t n, Rng& rng, Batch& batch, int64_t b) const = 0;
 
+  // The same for a held-out validation sequence. Tasks with a fixed data set (char_lm) draw it
+  // from their validation split; a synthetic task's samples are fresh draws from the same
+  // distribution, so the default is generate().
+  virtual void generate_validation(int64_t n, Rng& rng, Batch& batch, int64_t b) const {
+    generate(n, rng, batch, b);
+  }
+
   // Adds sequence b's metric values. `logits` holds the rows of b's scored positions
   // (weight > 0), in position order, V values each.
   virtual void score(const Batch& batch, int64_t b, const float* logits,
@@ -65,8 +72,9 @@ class Task {
   // length the task cannot produce.
   void check_length(int64_t n) const;
 
-  // A batch of B sequences of task length n.
-  Batch make_batch(int64_t n, int64_t batch, Rng& rng) const;
+  // A batch of B sequences of task length n: training sequences, or with `validation` the
+  // task's validation sequences (generate_validation; what evaluation uses).
+  Batch make_batch(int64_t n, int64_t batch, Rng& rng, bool validation = false) const;
 };
 
 // Task parameters, as read from an experiment file or a checkpoint.

@@ -28,14 +28,23 @@ struct TrainConfig {
   int64_t checkpoint_every = 500;  // steps between resumable checkpoints
   int64_t log_every = 50;          // steps between metrics.jsonl lines
   int threads = 1;                 // threads inside the step
+  // Periodic validation (docs/training.md): every eval_every steps, at step 0 and at the end,
+  // the mean loss over eval_batches fixed validation batches (of `batch` sequences at task
+  // length eval_length) is appended to metrics.jsonl as {"step", "val_loss"}.
+  int64_t eval_every = 0;    // steps between validation losses; 0 = off
+  int64_t eval_batches = 8;  // validation batches, the same ones every time
+  int64_t eval_length = 0;   // their task length; 0 = the longest training length
 };
 
+// The periodic-validation keys are written only when eval_every > 0 and default when absent,
+// so run.json files written before they existed still describe the same runs.
 nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
 
 // Reads a [train] section strictly (unknown keys are errors), starting from `base`.
 // Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, lr, beta1,
-// beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, and a sub-table
+// beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, eval_every,
+// eval_batches, eval_length, and a sub-table
 // [train.averaging] with every, start, kappa, eta, rho, gamma.
 TrainConfig read_train_config(TomlSection& section, TrainConfig base = {});
 

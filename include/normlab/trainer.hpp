@@ -2,7 +2,8 @@
 //
 // A run lives in a directory (docs/training.md):
 //   RUN/run.json        the model, task and training configs, and the run's status
-//   RUN/metrics.jsonl   one JSON object per logged step (always written)
+//   RUN/metrics.jsonl   one JSON object per logged step (always written), and one
+//                       {"step", "val_loss"} per periodic validation ([train] eval_every)
 //   RUN/checkpoint/     the latest resumable state: model, optimizer moments, EMA/BEMA
 //                       state, data RNG, step (replaced atomically: a new directory is
 //                       written, then renamed into place)

@@ -24,7 +24,7 @@ std::vector<LengthResult> evaluate(Model<float>& model, const Task& task, const 
     MetricAccumulator metrics;
     for (int64_t done = 0; done < config.samples; done += per_call) {
       const int64_t B = std::min(per_call, config.samples - done);
-      const Batch batch = task.make_batch(n, B, rng);
+      const Batch batch = task.make_batch(n, B, rng, /*validation=*/true);
       rows.clear();
       for (int64_t k = 0; k < B * batch.len; ++k) {
         if (batch.weight[k] > 0) rows.push_back(k);

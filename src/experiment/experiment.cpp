@@ -157,6 +157,21 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
                                    train_section.where("lengths"), e.train.min_len, e.train.max_len,
                                    task->label()));
     }
+    if (e.train.eval_every > 0 && e.train.eval_length > 0) {
+      try {
+        task->check_length(e.train.eval_length);
+      } catch (const UsageError& err) {
+        throw UsageError(train_section.where("eval_length") + "eval_length: " + err.what());
+      }
+      if (base.pos == PosEncoding::learned &&
+          task->sequence_length(e.train.eval_length) > base.max_len) {
+        throw UsageError(fmt::format(
+            "{}eval_length {} needs sequences of {} tokens, beyond the learned positions' "
+            "max_len {}",
+            train_section.where("eval_length"), e.train.eval_length,
+            task->sequence_length(e.train.eval_length), base.max_len));
+      }
+    }
   }
 
   TomlSection eval_section = top.section("eval");

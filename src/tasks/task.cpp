@@ -23,11 +23,17 @@ void Task::check_length(int64_t n) const {
   }
 }
 
-Batch Task::make_batch(int64_t n, int64_t batch, Rng& rng) const {
+Batch Task::make_batch(int64_t n, int64_t batch, Rng& rng, bool validation) const {
   check_length(n);
   Batch out;
   out.resize(batch, sequence_length(n), vocab(), fields());
-  for (int64_t b = 0; b < batch; ++b) generate(n, rng, out, b);
+  for (int64_t b = 0; b < batch; ++b) {
+    if (validation) {
+      generate_validation(n, rng, out, b);
+    } else {
+      generate(n, rng, out, b);
+    }
+  }
   return out;
 }
 

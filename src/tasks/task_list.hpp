@@ -13,6 +13,7 @@ TaskInfo dyck_info();              // dyck.cpp
 TaskInfo tomita_info();            // tomita.cpp
 TaskInfo argmax_retrieval_info();  // argmax_retrieval.cpp
 TaskInfo dict_lookup_info();       // dict_lookup.cpp
+TaskInfo char_lm_info();           // char_lm.cpp
 
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();

@@ -10,7 +10,7 @@
 namespace normlab {
 
 nlohmann::json to_json(const TrainConfig& c) {
-  return nlohmann::json{
+  nlohmann::json j{
       {"steps", c.steps},
       {"batch", c.batch},
       {"min_len", c.min_len},
@@ -36,6 +36,12 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"log_every", c.log_every},
       {"threads", c.threads},
   };
+  if (c.eval_every > 0) {
+    j["eval_every"] = c.eval_every;
+    j["eval_batches"] = c.eval_batches;
+    j["eval_length"] = c.eval_length;
+  }
+  return j;
 }
 
 TrainConfig train_config_from_json(const nlohmann::json& j) {
@@ -65,6 +71,9 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.checkpoint_every = j.at("checkpoint_every").get<int64_t>();
     c.log_every = j.at("log_every").get<int64_t>();
     c.threads = j.at("threads").get<int>();
+    c.eval_every = j.value("eval_every", c.eval_every);
+    c.eval_batches = j.value("eval_batches", c.eval_batches);
+    c.eval_length = j.value("eval_length", c.eval_length);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("training config: {}", e.what()));
   }
@@ -102,6 +111,18 @@ TrainConfig read_train_config(TomlSection& s, TrainConfig c) {
       positive("checkpoint_every", s.get_int("checkpoint_every", c.checkpoint_every));
   c.log_every = positive("log_every", s.get_int("log_every", c.log_every));
   c.threads = static_cast<int>(positive("threads", s.get_int("threads", c.threads)));
+  c.eval_every = s.get_int("eval_every", c.eval_every);
+  if (c.eval_every < 0) {
+    throw UsageError(fmt::format("{}eval_every must be at least 0 (0: no periodic validation)",
+                                 s.where("eval_every")));
+  }
+  c.eval_batches = positive("eval_batches", s.get_int("eval_batches", c.eval_batches));
+  c.eval_length = s.get_int("eval_length", c.eval_length);
+  if (c.eval_length < 0) {
+    throw UsageError(
+        fmt::format("{}eval_length must be at least 0 (0: the longest training length)",
+                    s.where("eval_length")));
+  }
   TomlSection a = s.section("averaging");
   c.averaging.every = a.get_int("every", c.averaging.every);
   if (c.averaging.every < 1) throw UsageError(a.where("every") + "every must be at least 1");

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "normlab/adamw.hpp"
 #include "normlab/atomic_file.hpp"
@@ -134,6 +135,40 @@ void truncate_metrics(const fs::path& file, int64_t step) {
     }
   }
   write_file_atomic(file, kept);
+}
+
+// Periodic validation data: one fixed seed for every run, so every scheme and seed is
+// measured on the same batches, and a generator of its own, so the training data RNG never
+// sees it.
+constexpr uint64_t kValidationSeed = 0x76616c6964617465ULL;  // "validate"
+
+// Mean over tc.eval_batches validation batches (task length n) of each batch's loss, the
+// training loss's definition (cross-entropy averaged over the scored positions), computed with
+// the inference forward (nothing kept for backward; the training workspace is untouched).
+double validation_loss(Model<float>& model, const Task& task, const TrainConfig& tc, int64_t n) {
+  Rng rng(kValidationSeed);
+  std::vector<int64_t> rows;
+  std::vector<int32_t> slots;
+  std::vector<float> weights;
+  double total = 0;
+  for (int64_t i = 0; i < tc.eval_batches; ++i) {
+    const Batch batch = task.make_batch(n, tc.batch, rng, /*validation=*/true);
+    rows.clear();
+    slots.clear();
+    weights.clear();
+    for (int64_t r = 0; r < batch.batch * batch.len; ++r) {
+      if (batch.target_slot[r] >= 0 && batch.weight[r] != 0.0f) {
+        rows.push_back(r);
+        slots.push_back(batch.target_slot[r]);
+        weights.push_back(batch.weight[r]);
+      }
+    }
+    const float* logits =
+        model.forward_rows(batch.tokens.data(), batch.batch, batch.len, batch.fields, rows);
+    total += cross_entropy<float>(logits, batch.targets.data(), weights.data(), nullptr,
+                                  static_cast<int64_t>(rows.size()), batch.vocab, slots.data());
+  }
+  return total / static_cast<double>(tc.eval_batches);
 }
 
 std::string format_duration(double s) {
@@ -282,6 +317,9 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
                                  task->label(), tc.min_len, tc.max_len));
   }
   const int64_t choices = (last - first) / range.step + 1;
+  // Periodic validation length: eval_length, or the longest training length.
+  const int64_t val_len = tc.eval_length > 0 ? tc.eval_length : first + (choices - 1) * range.step;
+  if (tc.eval_every > 0) task->check_length(val_len);
 
   set_num_threads(tc.threads);
   Model<float> model(spec.model);
@@ -305,6 +343,14 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   if (metrics == nullptr)
     throw InputError(fmt::format("{}: cannot write", (run_dir / kMetricsFile).string()));
   RunOutcome out;
+  double last_val = NAN;
+  auto validate = [&] {
+    last_val = validation_loss(model, *task, tc, val_len);
+    const nlohmann::json line{{"step", st.step}, {"val_loss", last_val}};
+    std::fprintf(metrics, "%s\n", line.dump().c_str());
+    std::fflush(metrics);
+  };
+  if (tc.eval_every > 0 && st.step == 0) validate();
   std::vector<float> dlogits;
   const auto t0 = std::chrono::steady_clock::now();
   auto last_print = t0;
@@ -335,14 +381,17 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       std::fprintf(metrics, "%s\n", line.dump().c_str());
       std::fflush(metrics);
     }
+    if (tc.eval_every > 0 && (st.step % tc.eval_every == 0 || st.step == tc.steps)) validate();
     if (hooks.progress) {
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - last_print).count() > 0.25 || st.step == tc.steps) {
         last_print = now;
         const double sps = (st.step - start_step) / std::max(elapsed(), 1e-9);
-        std::fprintf(stderr, "\r%s  step %lld/%lld  loss %.4f  %.0f steps/s  ETA %s   ",
+        const std::string val =
+            std::isfinite(last_val) ? fmt::format("  val {:.4f}", last_val) : std::string();
+        std::fprintf(stderr, "\r%s  step %lld/%lld  loss %.4f%s  %.1f steps/s  ETA %s   ",
                      spec.label.c_str(), static_cast<long long>(st.step),
-                     static_cast<long long>(tc.steps), r.loss, sps,
+                     static_cast<long long>(tc.steps), r.loss, val.c_str(), sps,
                      format_duration((tc.steps - st.step) / sps).c_str());
         std::fflush(stderr);
       }

@@ -2,7 +2,9 @@
 // whole tiny experiment through `normlab run`.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include <sqlite3.h>
 #include <toml++/toml.h>
@@ -154,6 +156,122 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
   EXPECT_NE(again.err.find("(0 to do, 6 already done)"), std::string::npos) << again.err;
   EXPECT_EQ(testing::slurp(out / "results.csv"), csv);
+}
+
+// A whole (tiny) character-level study with periodic validation: the length sweep reports
+// loss, bpc and accuracy, and the loss curves of every run are collected and plotted.
+const char* kCharLm = R"toml(name = "tiny_charlm"
+schemes = ["pre", "post"]
+seeds = [3]
+
+[task]
+name = "char_lm"
+
+[model]
+width = 16
+heads = 2
+layers = 2
+causal = true
+pos = "rope"
+
+[train]
+steps = 30
+batch = 8
+lengths = [16, 16]
+lr = 0.01
+warmup = 5
+log_every = 10
+eval_every = 10
+eval_batches = 2
+
+[eval]
+lengths = [16, 32]
+samples = 8
+)toml";
+
+TEST(ExperimentRun, CharLmWithValidationCurves) {
+  TempDir tmp;
+  std::ofstream(tmp / "c.toml") << kCharLm;
+  const auto out = tmp / "results";
+  const auto r = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("bpc (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
+  // curves.csv: per run, validation at 0, 10, 20, 30 and training lines at 10, 20, 30.
+  const std::string csv = testing::slurp(out / "curves.csv");
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "variant,seed,step,train_loss,val_loss");
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 8u) << csv;
+  EXPECT_EQ(rows[0].rfind("pre,3,0,,", 0), 0u) << rows[0];  // step 0: no training loss yet
+  EXPECT_EQ(rows[4].rfind("post,3,0,,", 0), 0u) << rows[4];
+  for (const std::string& row : rows) {
+    EXPECT_EQ(std::count(row.begin(), row.end(), ','), 4) << row;
+    EXPECT_NE(row.back(), ',') << "every row here has a validation loss: " << row;
+  }
+  // The validation loss starts near log V = log 114 and falls.
+  const double first = std::stod(rows[0].substr(rows[0].rfind(',') + 1));
+  const double last = std::stod(rows[3].substr(rows[3].rfind(',') + 1));
+  EXPECT_NEAR(first, std::log(114.0), 0.5);
+  EXPECT_LT(last, first - 0.3);
+  if (std::system("command -v gnuplot > /dev/null 2>&1") == 0) {
+    EXPECT_GT(std::filesystem::file_size(out / "curves.png"), 1000u);
+    EXPECT_NE(r.out.find("curves.png"), std::string::npos) << r.out;
+  }
+}
+
+TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
+  std::string text = kValid;
+  text.replace(text.find("checkpoint_every = 20"), 21,
+               "checkpoint_every = 20\neval_every = 5\neval_length = 6");
+  const std::string err = read_error(text);
+  EXPECT_NE(err.find("eval_length"), std::string::npos) << err;
+  EXPECT_NE(err.find("length 6 is outside its range"), std::string::npos) << err;
+}
+
+// Every training experiment shipped in experiments/ reads without error.
+TEST(ExperimentFile, ShippedFilesAreValid) {
+  const std::filesystem::path dir = std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".toml") continue;
+    auto table = parse_toml_file(entry.path());
+    if (table->get("kind") != nullptr && table->get("kind")->value_or(std::string()) != "train") {
+      continue;
+    }
+    SCOPED_TRACE(entry.path().string());
+    TomlSection top(table.get(), entry.path().string(), "top level");
+    EXPECT_NO_THROW(read_experiment(top, entry.path().string()));
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+}
+
+// The depth study: every scheme, validation curves of ~20 points, the final sweep at 1x, 2x and
+// 4x the training window.
+TEST(ExperimentFile, DepthStudies) {
+  for (const char* name : {"depth_charlm_L16", "depth_charlm_L32"}) {
+    SCOPED_TRACE(name);
+    const auto path =
+        std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (std::string(name) + ".toml");
+    auto table = parse_toml_file(path);
+    TomlSection top(table.get(), path.string(), "top level");
+    const Experiment e = read_experiment(top, path.string());
+    std::vector<std::string> schemes;
+    for (const Variant& v : e.variants) schemes.push_back(v.label);
+    EXPECT_EQ(schemes, (std::vector<std::string>{"pre", "post", "peri", "ngpt", "sqrt_scaling",
+                                                 "attnres", "block_attnres(4)"}));
+    EXPECT_EQ(e.task["name"], "char_lm");
+    EXPECT_GE(e.variants[0].model.layers, 16);
+    EXPECT_EQ(e.train.min_len, e.train.max_len);
+    EXPECT_EQ(e.eval.lengths,
+              (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len, 4 * e.train.max_len}));
+    ASSERT_GT(e.train.eval_every, 0);
+    EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
+    EXPECT_EQ(e.train.steps / e.train.eval_every, 20);
+  }
 }
 
 TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {

@@ -1,10 +1,12 @@
 // A run killed with SIGKILL and resumed reaches final weights bit-identical to an
-// uninterrupted run; a diverging run stops with its last good checkpoint kept.
+// uninterrupted run, with the same periodic validation losses; periodic validation does not
+// change training; a diverging run stops with its last good checkpoint kept.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
 
+#include <cmath>
 #include <csignal>
 #include <fstream>
 
@@ -49,11 +51,29 @@ std::vector<nlohmann::json> metrics_lines(const std::filesystem::path& file) {
   return lines;
 }
 
+// The lines of metrics.jsonl that carry `key` ("loss": training lines, "val_loss": validation).
+std::vector<nlohmann::json> lines_with(const std::filesystem::path& file, const char* key) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& j : metrics_lines(file)) {
+    if (j.contains(key)) out.push_back(j);
+  }
+  return out;
+}
+
+// Periodic validation every 7 steps: at 0, 7, ..., 56 and at the end (60); the kill at 37
+// falls between validations and the resume point (30) is not a validation step.
+RunSpec with_validation(RunSpec spec) {
+  spec.train.eval_every = 7;
+  spec.train.eval_batches = 3;
+  spec.train.eval_length = 5;
+  return spec;
+}
+
 class Resume : public ::testing::TestWithParam<Scheme> {};
 
 TEST_P(Resume, KilledAndResumedRunMatchesUninterruptedRun) {
   TempDir tmp;
-  const RunSpec spec = small_run(GetParam());
+  const RunSpec spec = with_validation(small_run(GetParam()));
   prepare_run(tmp / "whole", spec);
   prepare_run(tmp / "killed", spec);
 
@@ -82,18 +102,84 @@ TEST_P(Resume, KilledAndResumedRunMatchesUninterruptedRun) {
             slurp(tmp / "whole" / "final" / "bema.safetensors"));
 
   // The metrics log of the resumed run has each step once, with the same losses.
-  const auto a = metrics_lines(tmp / "whole" / "metrics.jsonl");
-  const auto b = metrics_lines(tmp / "killed" / "metrics.jsonl");
+  const auto a = lines_with(tmp / "whole" / "metrics.jsonl", "loss");
+  const auto b = lines_with(tmp / "killed" / "metrics.jsonl", "loss");
   ASSERT_EQ(a.size(), 60u);
   ASSERT_EQ(b.size(), a.size());
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(b[i]["step"], a[i]["step"]);
     EXPECT_EQ(b[i]["loss"], a[i]["loss"]) << "step " << a[i]["step"];
   }
+  // And each validation step once, at the right steps, finite, with the same values.
+  const auto va = lines_with(tmp / "whole" / "metrics.jsonl", "val_loss");
+  const auto vb = lines_with(tmp / "killed" / "metrics.jsonl", "val_loss");
+  const std::vector<int64_t> want = {0, 7, 14, 21, 28, 35, 42, 49, 56, 60};
+  ASSERT_EQ(va.size(), want.size());
+  ASSERT_EQ(vb.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(va[i]["step"].get<int64_t>(), want[i]);
+    EXPECT_EQ(vb[i]["step"].get<int64_t>(), want[i]);
+    ASSERT_TRUE(va[i]["val_loss"].is_number()) << va[i].dump();
+    EXPECT_TRUE(std::isfinite(va[i]["val_loss"].get<double>()));
+    EXPECT_EQ(vb[i]["val_loss"], va[i]["val_loss"]) << "step " << want[i];
+  }
+  // Training lowers the validation loss of this learnable task.
+  EXPECT_LT(va.back()["val_loss"].get<double>(), va.front()["val_loss"].get<double>());
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, Resume, ::testing::Values(Scheme::pre, Scheme::ngpt),
                          [](const auto& info) { return to_string(info.param); });
+
+TEST(Validation, PeriodicValidationDoesNotChangeTraining) {
+  TempDir tmp;
+  const RunSpec off = small_run(Scheme::pre);
+  const RunSpec on = with_validation(off);
+  prepare_run(tmp / "off", off);
+  prepare_run(tmp / "on", on);
+  for (const char* dir : {"off", "on"}) {
+    const auto r = run_normlab({"train", (tmp / dir).string()});
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  }
+  for (const char* file : {"model.safetensors", "ema.safetensors", "bema.safetensors"}) {
+    EXPECT_TRUE(slurp(tmp / "off" / "final" / file) == slurp(tmp / "on" / "final" / file))
+        << file << " differs with periodic validation on";
+  }
+  EXPECT_TRUE(lines_with(tmp / "off" / "metrics.jsonl", "val_loss").empty());
+  const auto a = lines_with(tmp / "off" / "metrics.jsonl", "loss");
+  const auto b = lines_with(tmp / "on" / "metrics.jsonl", "loss");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]["loss"], b[i]["loss"]);
+  // Off, run.json keeps the keys it had before periodic validation existed.
+  EXPECT_FALSE(
+      nlohmann::json::parse(slurp(tmp / "off" / "run.json"))["train"].contains("eval_every"));
+  EXPECT_EQ(read_run_spec(tmp / "on").train.eval_length, 5);
+}
+
+TEST(Validation, TheSameBatchesEveryTime) {
+  // A learning rate too small to move any float weight: every validation loss is the same
+  // number, which it is only if the validation batches are the same every time.
+  TempDir tmp;
+  RunSpec spec = with_validation(small_run(Scheme::pre));
+  spec.train.adam.lr = 1e-30;
+  spec.train.averaging.start = 1000;
+  prepare_run(tmp / "run", spec);
+  const auto r = run_normlab({"train", (tmp / "run").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const auto v = lines_with(tmp / "run" / "metrics.jsonl", "val_loss");
+  ASSERT_EQ(v.size(), 10u);
+  for (const auto& line : v) EXPECT_EQ(line["val_loss"], v[0]["val_loss"]) << line.dump();
+}
+
+TEST(Validation, LengthOutsideTheTaskRangeIsRejectedBeforeTraining) {
+  TempDir tmp;
+  RunSpec spec = with_validation(small_run(Scheme::pre));
+  spec.train.eval_length = 8;  // set_complement(v=8): at most 7 elements
+  prepare_run(tmp / "run", spec);
+  const auto r = run_normlab({"train", (tmp / "run").string()});
+  EXPECT_TRUE(r.exited && r.exit_code == 2) << r.describe();
+  EXPECT_NE(r.err.find("length 8 is outside its range"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "metrics.jsonl"));
+}
 
 TEST(Resume, WithoutResumeFlagStartsOver) {
   TempDir tmp;
