@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -20,7 +21,7 @@ void activation_forward(Activation a, const T* x, T* y, int64_t n) {
     } else {
       const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
       for (int64_t i = s * kChunk; i < end; ++i) {
-        y[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * inv_sqrt2));
+        y[i] = T(0.5) * x[i] * (T(1) + erf_approx(x[i] * inv_sqrt2));
       }
     }
   });
@@ -36,8 +37,8 @@ void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n
       const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
       const T inv_sqrt2pi = T(1 / std::sqrt(2 * std::numbers::pi));
       for (int64_t i = s * kChunk; i < end; ++i) {
-        const T cdf = T(0.5) * (T(1) + std::erf(x[i] * inv_sqrt2));
-        const T pdf = std::exp(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
+        const T cdf = T(0.5) * (T(1) + erf_approx(x[i] * inv_sqrt2));
+        const T pdf = exp_approx(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
         dx[i] = dy[i] * (cdf + x[i] * pdf);
       }
     }
