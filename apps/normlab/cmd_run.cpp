@@ -33,8 +33,11 @@ void run_train_study(TomlSection& top, const std::string& file, const std::strin
   const int failed = run_experiment(e, o);
   std::printf("%s", collect_results(e, o.out).c_str());
   const bool plotted = write_curves(e, o.out);
-  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s\n",
-              o.out.string().c_str(), plotted ? ", curves.png" : "");
+  const std::string depth = depth_report(e, o.out);
+  std::printf("%s", depth.c_str());
+  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s%s\n",
+              o.out.string().c_str(), plotted ? ", curves.png" : "",
+              depth.empty() ? "" : ", depth.csv, depth_layers.csv, depth_*.png");
   if (failed > 0) {
     throw InputError(
         fmt::format("{} run(s) failed; fix the cause and run the same command again "

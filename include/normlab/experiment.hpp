@@ -44,6 +44,12 @@ struct Experiment {
   EvalConfig eval;
   std::vector<std::string> weights = {"raw"};  // raw, ema, bema
   int jobs = 1;
+  // [probe] depth = true: after training, the depth probe (docs/probes.md) on each run's
+  // final raw weights, on `probe_batch` validation sequences of task length `probe_length`
+  // (0: the longest training length).
+  bool probe_depth = false;
+  int64_t probe_batch = 32;
+  int64_t probe_length = 0;
 };
 
 // Parses "scheme[(k)][/norm]" onto `base`; throws UsageError saying what is allowed.
@@ -75,5 +81,16 @@ std::string collect_results(const Experiment& e, const std::filesystem::path& ou
 // line per variant (the mean over seeds, at the steps every seed has). Returns whether the
 // plot was written.
 bool write_curves(const Experiment& e, const std::filesystem::path& out);
+
+// OUT/runs/SLUG__seedS: the run directory of one variant and seed.
+std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,
+                                    uint64_t seed);
+
+// With [probe] depth: runs the depth probe on every finished run that has no
+// RUN/probe_depth.csv yet, then writes OUT/depth.csv (per variant, seed and stream position),
+// OUT/depth_layers.csv (per variant, seed and layer: gradient norm of the layer's parameters)
+// and plots of hidden-state RMS, gradient norm and mean token cosine against depth; returns a
+// short table (empty without [probe] depth).
+std::string depth_report(const Experiment& e, const std::filesystem::path& out);
 
 }  // namespace normlab

@@ -56,8 +56,7 @@ bool write_curves(const Experiment& e, const fs::path& out) {
     // step → validation losses of the seeds that have one; plotted where every seed has one.
     std::map<int64_t, std::vector<double>> val;
     for (uint64_t seed : e.seeds) {
-      const fs::path file =
-          out / "runs" / fmt::format("{}__seed{}", v.slug, seed) / "metrics.jsonl";
+      const fs::path file = run_directory(out, v, seed) / "metrics.jsonl";
       for (const auto& [step, p] : read_curve(file)) {
         csv += fmt::format("{},{},{},{},{}\n", v.label, seed, step, cell(p.train), cell(p.val));
         if (!std::isnan(p.val)) val[step].push_back(p.val);

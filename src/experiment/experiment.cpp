@@ -203,6 +203,21 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
     }
   }
   eval_section.finish();
+
+  TomlSection probe_section = top.section("probe");
+  e.probe_depth = probe_section.get_bool("depth", false);
+  e.probe_batch = probe_section.get_int("batch", e.probe_batch);
+  e.probe_length = probe_section.get_int("length", 0);
+  if (e.probe_batch < 1)
+    throw UsageError(probe_section.where("batch") + "batch must be at least 1");
+  if (e.probe_length != 0) {
+    try {
+      task->check_length(e.probe_length);
+    } catch (const UsageError& err) {
+      throw UsageError(probe_section.where("length") + err.what());
+    }
+  }
+  probe_section.finish();
   top.finish();
   return e;
 }
@@ -212,19 +227,26 @@ nlohmann::json to_json(const Experiment& e) {
   for (const Variant& v : e.variants) {
     variants.push_back({{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}});
   }
-  return nlohmann::json{{"name", e.name},
-                        {"file", e.file},
-                        {"task", e.task},
-                        {"variants", variants},
-                        {"seeds", e.seeds},
-                        {"train", to_json(e.train)},
-                        {"eval",
-                         {{"lengths", e.eval.lengths},
-                          {"samples", e.eval.samples},
-                          {"seed", e.eval.seed},
-                          {"max_rows", e.eval.max_rows},
-                          {"weights", e.weights}}},
-                        {"jobs", e.jobs}};
+  return nlohmann::json{
+      {"name", e.name},
+      {"file", e.file},
+      {"task", e.task},
+      {"variants", variants},
+      {"seeds", e.seeds},
+      {"train", to_json(e.train)},
+      {"eval",
+       {{"lengths", e.eval.lengths},
+        {"samples", e.eval.samples},
+        {"seed", e.eval.seed},
+        {"max_rows", e.eval.max_rows},
+        {"weights", e.weights}}},
+      {"jobs", e.jobs},
+      {"probe", {{"depth", e.probe_depth}, {"batch", e.probe_batch}, {"length", e.probe_length}}}};
+}
+
+std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,
+                                    uint64_t seed) {
+  return out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
 }
 
 }  // namespace normlab

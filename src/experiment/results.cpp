@@ -46,7 +46,7 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
   std::map<std::string, int> diverged;  // variant → diverged seeds
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
-      const fs::path dir = out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
+      const fs::path dir = run_directory(out, v, seed);
       const RunStatus status = read_run_status(dir);
       if (status == RunStatus::diverged) ++diverged[v.label];
       stored_runs.push_back({v.label, scheme_label(v.model), to_string(v.model.norm),

@@ -87,7 +87,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       spec.train = e.train;
       spec.train.seed = seed;
       spec.eval = eval;
-      const fs::path dir = o.out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
+      const fs::path dir = run_directory(o.out, v, seed);
       prepare_run(dir, spec);
       const RunStatus status = read_run_status(dir);
       if (status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir))) {

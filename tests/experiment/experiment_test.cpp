@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <sqlite3.h>
@@ -222,6 +223,80 @@ TEST(ExperimentRun, CharLmWithValidationCurves) {
   }
 }
 
+// Splits "a,b,c" into cells.
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back().push_back(c);
+    }
+  }
+  return out;
+}
+
+// [probe] depth = true: after training, the depth probe runs on every run once, and the study
+// gets depth.csv (per stream position) and depth_layers.csv (per layer). A layer's gradient
+// norm there is the norm over its two sublayers' parameters, so it must equal
+// sqrt(g_attn² + g_mlp²) of the per-position rows.
+TEST(ExperimentRun, DepthProbeOverEveryRun) {
+  TempDir tmp;
+  std::string text = kCharLm;
+  text.replace(text.find("\"pre\", \"post\""), 13, "\"pre\", \"block_attnres(1)\"");
+  text += "\n[probe]\ndepth = true\nbatch = 3\n";
+  std::ofstream(tmp / "c.toml") << text;
+  const auto out = tmp / "results";
+  const auto r = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("depth probe (3 validation sequences"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("depth probe: block_attnres(1) seed 3"), std::string::npos) << r.err;
+
+  std::istringstream positions(testing::slurp(out / "depth.csv"));
+  std::string line;
+  std::getline(positions, line);
+  EXPECT_EQ(line, "variant,seed,position,layer,kind,hidden_rms,branch_rms,grad_norm,cosine,erank");
+  std::map<std::string, std::vector<double>> position_grads;  // variant → per sublayer
+  int rows = 0;
+  while (std::getline(positions, line)) {
+    const auto c = cells(line);
+    ASSERT_EQ(c.size(), 10u) << line;
+    ++rows;
+    EXPECT_GT(std::stod(c[5]), 0.0) << line;  // hidden RMS
+    if (c[4] != "final") position_grads[c[0]].push_back(std::stod(c[7]));
+  }
+  EXPECT_EQ(rows, 2 * (2 * 2 + 1));  // 2 variants × (2 layers × 2 sublayers + the output)
+
+  std::istringstream layers(testing::slurp(out / "depth_layers.csv"));
+  std::getline(layers, line);
+  EXPECT_EQ(line, "variant,seed,layer,grad_norm,param_norm");
+  rows = 0;
+  while (std::getline(layers, line)) {
+    const auto c = cells(line);
+    ASSERT_EQ(c.size(), 5u) << line;
+    ++rows;
+    const auto& g = position_grads.at(c[0]);
+    const int l = std::stoi(c[2]);
+    const double expected = std::hypot(g.at(2 * l), g.at(2 * l + 1));
+    EXPECT_NEAR(std::stod(c[3]), expected, 1e-4 * expected) << line;
+  }
+  EXPECT_EQ(rows, 2 * 2);
+
+  // Probed runs are not probed again.
+  const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_EQ(again.err.find("depth probe:"), std::string::npos) << again.err;
+}
+
+TEST(ExperimentFile, ProbeSectionIsStrict) {
+  std::string err = read_error(std::string(kValid) + "[probe]\ndepht = true\n");
+  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, depth, length"),
+            std::string::npos)
+      << err;
+  err = read_error(std::string(kValid) + "[probe]\ndepth = true\nlength = 9\n");
+  EXPECT_NE(err.find("length 9 is outside"), std::string::npos) << err;
+}
+
 TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
   std::string text = kValid;
   text.replace(text.find("checkpoint_every = 20"), 21,
@@ -271,6 +346,7 @@ TEST(ExperimentFile, DepthStudies) {
     ASSERT_GT(e.train.eval_every, 0);
     EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
     EXPECT_EQ(e.train.steps / e.train.eval_every, 20);
+    EXPECT_TRUE(e.probe_depth);
   }
 }
 

@@ -1,0 +1,162 @@
+// The depth probe over an experiment's runs, and its tables and plots (experiment.hpp).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/checkpoint.hpp"
+#include "normlab/experiment.hpp"
+#include "normlab/model.hpp"
+#include "normlab/plot.hpp"
+#include "normlab/probes/depth_probe.hpp"
+#include "normlab/task.hpp"
+#include "normlab/trainer.hpp"
+
+namespace normlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Probes one finished run's final raw weights; writes RUN/probe_depth.csv and
+// RUN/probe_depth_params.csv.
+void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
+  auto task = make_task_from_json(e.task);
+  LoadedParams loaded = load_param_file(dir / "final" / kModelFile, &v.model);
+  Model<float> model(loaded.config);
+  model.params() = std::move(loaded.values);
+  const int64_t n = e.probe_length > 0 ? e.probe_length : e.train.max_len;
+  Rng rng(e.eval.seed);
+  const Batch batch = task->make_batch(n, e.probe_batch, rng, /*validation=*/true);
+  const DepthResult r = run_depth_probe(model, batch, int64_t{1024} << 20);
+  write_file_atomic(dir / "probe_depth_params.csv", depth_params_csv(r));
+  write_file_atomic(dir / "probe_depth.csv", depth_csv(r));  // last: marks the probe done
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out(1);
+  for (char c : line) {
+    if (c == ',') {
+      out.emplace_back();
+    } else {
+      out.back().push_back(c);
+    }
+  }
+  return out;
+}
+
+// Rows of a CSV file as maps from the header's column names.
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
+  std::vector<std::map<std::string, std::string>> rows;
+  const std::string text = read_file(file);
+  size_t start = 0;
+  std::vector<std::string> header;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::vector<std::string> cells = split_csv_line(text.substr(start, end - start));
+    start = end + 1;
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+double number(const std::map<std::string, std::string>& row, const std::string& key) {
+  auto it = row.find(key);
+  if (it == row.end() || it->second.empty()) return NAN;
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    return NAN;
+  }
+}
+
+PlotSpec depth_plot(const std::string& title, const std::string& x_label,
+                    const std::string& y_label, bool log_y) {
+  PlotSpec spec;
+  spec.title = title;
+  spec.x_label = x_label;
+  spec.y_label = y_label;
+  spec.log_y = log_y;
+  return spec;
+}
+
+}  // namespace
+
+std::string depth_report(const Experiment& e, const fs::path& out) {
+  if (!e.probe_depth) return "";
+  std::string positions_csv =
+      "variant,seed,position,layer,kind,hidden_rms,branch_rms,grad_norm,"
+      "cosine,erank\n";
+  std::string layers_csv = "variant,seed,layer,grad_norm,param_norm\n";
+  PlotSpec hidden = depth_plot("hidden-state RMS against depth", "stream position (sublayer)",
+                               "RMS of the residual stream", true);
+  PlotSpec grads =
+      depth_plot("gradient norm of each layer's parameters", "layer", "gradient norm", true);
+  PlotSpec cosine = depth_plot("mean pairwise cosine of tokens against depth",
+                               "stream position (sublayer)", "mean cosine", false);
+  std::string table = fmt::format(
+      "\ndepth probe ({} validation sequences; first seed of each scheme)\n"
+      "{:<22} {:>10} {:>10} {:>10} {:>11} {:>11} {:>8} {:>8}\n",
+      e.probe_batch, "scheme", "rms in", "rms mid", "rms out", "grad first", "grad last", "cos out",
+      "erank");
+  for (const Variant& v : e.variants) {
+    bool first_seed = true;
+    for (uint64_t seed : e.seeds) {
+      const fs::path dir = run_directory(out, v, seed);
+      if (read_run_status(dir) != RunStatus::finished) continue;
+      if (!fs::exists(dir / "probe_depth.csv")) {
+        std::fprintf(stderr, "depth probe: %s seed %llu\n", v.label.c_str(),
+                     static_cast<unsigned long long>(seed));
+        probe_run(e, v, dir);
+      }
+      const auto pos = read_csv(dir / "probe_depth.csv");
+      const auto params = read_csv(dir / "probe_depth_params.csv");
+      PlotSeries h{v.label, {}, {}}, c{v.label, {}, {}}, g{v.label, {}, {}};
+      for (const auto& row : pos) {
+        positions_csv +=
+            fmt::format("{},{},{},{},{},{},{},{},{},{}\n", v.label, seed, row.at("position"),
+                        row.at("layer"), row.at("kind"), row.at("hidden_rms"), row.at("branch_rms"),
+                        row.at("grad_norm"), row.at("cosine"), row.at("erank"));
+        h.x.push_back(number(row, "position"));
+        h.y.push_back(number(row, "hidden_rms"));
+        c.x.push_back(number(row, "position"));
+        c.y.push_back(number(row, "cosine"));
+      }
+      for (const auto& row : params) {
+        // Per-layer group rows are named "group:layer l" (depth_params_csv); tensor rows have
+        // dotted names.
+        if (row.count("name") == 0 || row.at("name").rfind("group:layer ", 0) != 0) continue;
+        layers_csv += fmt::format("{},{},{},{},{}\n", v.label, seed, row.at("layer"),
+                                  row.at("grad_norm"), row.at("param_norm"));
+        g.x.push_back(number(row, "layer"));
+        g.y.push_back(number(row, "grad_norm"));
+      }
+      if (!first_seed || pos.empty() || g.y.empty()) continue;
+      first_seed = false;
+      table += fmt::format(
+          "{:<22} {:>10.4g} {:>10.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>8.3f} {:>8.2f}\n", v.label,
+          h.y.front(), h.y[h.y.size() / 2], h.y.back(), g.y.front(), g.y.back(), c.y.back(),
+          number(pos.back(), "erank"));
+      hidden.series.push_back(h);
+      cosine.series.push_back(c);
+      grads.series.push_back(g);
+    }
+  }
+  write_file_atomic(out / "depth.csv", positions_csv);
+  write_file_atomic(out / "depth_layers.csv", layers_csv);
+  write_line_plot(out / "depth_hidden_rms.png", hidden);
+  write_line_plot(out / "depth_grad_norm.png", grads);
+  write_line_plot(out / "depth_cosine.png", cosine);
+  return table;
+}
+
+}  // namespace normlab
