@@ -90,7 +90,7 @@ std::filesystem::path run_directory(const std::filesystem::path& out, const Vari
 // RUN/probe_depth.csv yet, then writes OUT/depth.csv (per variant, seed and stream position),
 // OUT/depth_layers.csv (per variant, seed and layer: gradient norm of the layer's parameters)
 // and plots of hidden-state RMS, gradient norm and mean token cosine against depth; returns a
-// short table (empty without [probe] depth).
+// short table (empty without [probe] depth), which it also appends to OUT/summary.md.
 std::string depth_report(const Experiment& e, const std::filesystem::path& out);
 
 }  // namespace normlab

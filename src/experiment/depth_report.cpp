@@ -108,6 +108,11 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       "{:<22} {:>10} {:>10} {:>10} {:>11} {:>11} {:>8} {:>8}\n",
       e.probe_batch, "scheme", "rms in", "rms mid", "rms out", "grad first", "grad last", "cos out",
       "erank");
+  std::string md = fmt::format(
+      "\n**depth probe** ({} validation sequences; first seed of each scheme)\n\n"
+      "| scheme | rms in | rms mid | rms out | grad first | grad last | cos out | erank |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+      e.probe_batch);
   for (const Variant& v : e.variants) {
     bool first_seed = true;
     for (uint64_t seed : e.seeds) {
@@ -146,6 +151,9 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
           "{:<22} {:>10.4g} {:>10.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>8.3f} {:>8.2f}\n", v.label,
           h.y.front(), h.y[h.y.size() / 2], h.y.back(), g.y.front(), g.y.back(), c.y.back(),
           number(pos.back(), "erank"));
+      md += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.3f} | {:.2f} |\n",
+                        v.label, h.y.front(), h.y[h.y.size() / 2], h.y.back(), g.y.front(),
+                        g.y.back(), c.y.back(), number(pos.back(), "erank"));
       hidden.series.push_back(h);
       cosine.series.push_back(c);
       grads.series.push_back(g);
@@ -156,6 +164,9 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
   write_line_plot(out / "depth_hidden_rms.png", hidden);
   write_line_plot(out / "depth_grad_norm.png", grads);
   write_line_plot(out / "depth_cosine.png", cosine);
+  // summary.md was just written by collect_results; the depth table goes after its tables.
+  const fs::path summary = out / "summary.md";
+  write_file_atomic(summary, (fs::exists(summary) ? read_file(summary) : std::string()) + md);
   return table;
 }
 

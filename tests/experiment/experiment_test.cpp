@@ -286,6 +286,13 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
   const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
   EXPECT_EQ(again.err.find("depth probe:"), std::string::npos) << again.err;
+  // summary.md carries the depth table once, after the metric tables, also on a second run.
+  const std::string md = testing::slurp(out / "summary.md");
+  const size_t table = md.find("**depth probe** (3 validation sequences");
+  ASSERT_NE(table, std::string::npos) << md;
+  EXPECT_EQ(md.find("**depth probe**", table + 1), std::string::npos) << md;
+  EXPECT_LT(md.find("(mean ± 95% CI across seeds)"), table) << md;
+  EXPECT_NE(md.find("| block_attnres(1) | "), std::string::npos) << md;
 }
 
 TEST(ExperimentFile, ProbeSectionIsStrict) {
