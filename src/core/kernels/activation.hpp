@@ -1,7 +1,8 @@
 // Elementwise MLP nonlinearities, forward and backward.
 //   gelu(x) = x Φ(x) = 0.5 x (1 + erf(x / √2))        (exact form, PyTorch's default; in
 //                                                     float, erf and exp are the vectorizable
-//                                                     approximations of fast_math.hpp, |Δerf| ≤ 5e-7)
+//                                                     approximations of fast_math.hpp, |Δerf| ≤
+//                                                     5e-7)
 //   gelu'(x) = Φ(x) + x φ(x),  φ(x) = exp(−x²/2) / √(2π)
 //   relu(x) = max(x, 0),       relu'(x) = [x > 0]
 #pragma once

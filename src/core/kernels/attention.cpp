@@ -5,19 +5,15 @@
 #include <cstring>
 #include <vector>
 
+#include "core/kernels/block16.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
 namespace {
 
-// Work on blocks of 16 values (one AVX-512 vector of floats): rows of keys and features are
-// padded with zeros to a multiple of 16 and every inner loop has the fixed length 16, so the
-// compiler emits whole-vector code without remainder loops. Padding never reaches outputs.
-constexpr int64_t kBlock = 16;
-int64_t pad16(int64_t n) {
-  return (n + kBlock - 1) / kBlock * kBlock;
-}
+// Rows of keys and features are padded with zeros to a multiple of 16 (block16.hpp), so every
+// inner loop works on whole blocks; padding never reaches outputs.
 
 // Copies one head's columns [0, dh) of `rows` rows (stride `stride`) into a dense
 // (rows, ld) buffer, zero-padded.
@@ -38,84 +34,31 @@ void gather_transposed(const T* src, int64_t stride, int64_t rows, int dh, int64
   }
 }
 
-// One block of 16 values as a GCC vector (one AVX-512 register of floats): the accumulators of
-// rows_times_mat are written with it because GCC 12 does not vectorize a 2-D accumulator array
-// along the right axis.
-template <typename T>
-struct Block16Of;
-template <>
-struct Block16Of<float> {
-  typedef float type __attribute__((vector_size(kBlock * sizeof(float))));
-};
-template <>
-struct Block16Of<double> {
-  typedef double type __attribute__((vector_size(kBlock * sizeof(double))));
-};
-template <typename T>
-using Block16 = typename Block16Of<T>::type;
-
-template <typename T>
-Block16<T> load16(const T* p) {
-  Block16<T> v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-// out[r][k] = Σ_{c in [c0, c1)} X(r, c) · m[c][k] for r < R and k < cols (a multiple of 16),
-// X(r, c) = x[r·rs + c·cs]. The R rows are accumulated side by side, so R independent
-// register chains hide the latency of the multiply-adds; each output still sums over c in
-// ascending order, exactly as a one-row loop would.
-template <int R, typename T>
-void rows_times_mat(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,
-                    const T* __restrict m, int64_t ld, int64_t cols, T* __restrict out,
-                    int64_t ldo) {
-  for (int64_t k0 = 0; k0 < cols; k0 += kBlock) {
-    Block16<T> acc[R] = {};
-    for (int64_t c = c0; c < c1; ++c) {
-      const Block16<T> mc = load16(m + c * ld + k0);
-      for (int r = 0; r < R; ++r) acc[r] += x[r * rs + c * cs] * mc;
-    }
-    for (int r = 0; r < R; ++r) std::memcpy(out + r * ldo + k0, &acc[r], sizeof(acc[r]));
-  }
-}
-
-// rows_times_mat over `rows` rows in groups of kRows (the last group smaller). With
-// `from_group_start`, the sum of a group starting at row r runs over c in [r, c1) instead of
-// [0, c1): for the causal key gradients, whose terms with c < r are all zero.
-constexpr int64_t kRows = 4;
-template <typename T>
-void rows_times_mat(int64_t rows, const T* x, int64_t rs, int64_t cs, bool from_group_start,
-                    int64_t c1, const T* m, int64_t ld, int64_t cols, T* out, int64_t ldo) {
-  int64_t r = 0;
-  for (; r + kRows <= rows; r += kRows) {
-    rows_times_mat<kRows>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols,
-                          out + r * ldo, ldo);
-  }
-  for (; r < rows; ++r) {
-    rows_times_mat<1>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols, out + r * ldo,
-                      ldo);
-  }
-}
-
 // Softmax of one row of scores s[0, jp) in place, entries j ≥ jend masked to 0:
-//   p_j = exp(scale·(s_j − max)) / Σ exp(...). Max and sum run in 16 independent lanes
-//   reduced in a fixed order (vectorizes without reassociating sums).
+//   p_j = exp(scale·(s_j − max)) / Σ exp(...). The mask is applied in registers (a lane-index
+//   compare), not by scalar stores into the row, which would stall the vector loads that follow
+//   them. Max and sum run in 16 independent lanes reduced in a fixed order (vectorizes without
+//   reassociating sums).
 template <typename T>
 void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
-  for (int64_t j = jend; j < jp; ++j) s[j] = -INFINITY;
-  // The maximum in 16 vector lanes, then across them (exact in any order).
-  Block16<T> lanes = load16(s);
-  for (int64_t k0 = kBlock; k0 < jp; k0 += kBlock) {
+  Block16<T> lane_index;
+  for (int l = 0; l < kBlock; ++l) lane_index[l] = T(l);
+  const Block16<T> minus_inf = Block16<T>{} - T(INFINITY);
+  Block16<T> lanes = minus_inf;
+  for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> v = load16(s + k0);
-    lanes = lanes > v ? lanes : v;
+    const auto keep = lane_index + T(k0) < T(jend);
+    lanes = keep && v > lanes ? v : lanes;
   }
   T m = lanes[0];
   for (int l = 1; l < kBlock; ++l) m = std::max(m, lanes[l]);
   for (int64_t j = 0; j < jp; ++j) s[j] = exp_approx((s[j] - m) * scale);
-  for (int64_t j = jend; j < jp; ++j) s[j] = 0;
-  T sum[kBlock] = {};
+  Block16<T> sum = {};
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-    for (int l = 0; l < kBlock; ++l) sum[l] += s[k0 + l];
+    const Block16<T> v = load16(s + k0);
+    const Block16<T> kept = lane_index + T(k0) < T(jend) ? v : Block16<T>{};
+    std::memcpy(s + k0, &kept, sizeof(kept));
+    sum += kept;
   }
   for (int w = kBlock / 2; w >= 1; w /= 2) {
     for (int l = 0; l < w; ++l) sum[l] += sum[l + w];
@@ -225,18 +168,15 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         const T* p = P + (i0 + r) * Tp;
         T* ds = dS + (i0 + r) * Tp;
         // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
-        T lane[kBlock] = {};
-        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-          for (int l = 0; l < kBlock; ++l) lane[l] += p[k0 + l] * ds[k0 + l];
-        }
+        Block16<T> lanes = {};
+        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
         for (int w = kBlock / 2; w >= 1; w /= 2) {
-          for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+          for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
         }
-        const T weighted = lane[0];
+        const T weighted = lanes[0];
         for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-          for (int l = 0; l < kBlock; ++l) {
-            ds[k0 + l] = p[k0 + l] * (ds[k0 + l] - weighted) * scale;
-          }
+          const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
+          std::memcpy(ds + k0, &v, sizeof(v));
         }
         std::fill(ds + jp, ds + Tp, T(0));
       }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/dot.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
@@ -17,23 +18,6 @@ const T* query_times_gain(const T* w, const T* g, int D) {
   q.resize(D);
   for (int d = 0; d < D; ++d) q[d] = w[d] * g[d];
   return q.data();
-}
-
-// ⟨a, b⟩ over n: dot_lanes' 16 lanes and pairwise reduction, with the reduction written out
-// level by level so that it compiles to vector adds (dot_lanes' loop over the level width
-// compiles to scalar adds through the stack here, a quarter of the backward's time).
-template <typename T>
-inline T dot(const T* __restrict a, const T* __restrict b, int n) {
-  T lane[16] = {};
-  int c = 0;
-  for (; c + 16 <= n; c += 16) {
-    for (int l = 0; l < 16; ++l) lane[l] += a[c + l] * b[c + l];
-  }
-  for (int l = 0; c < n; ++c, ++l) lane[l] += a[c] * b[c];
-  for (int l = 0; l < 8; ++l) lane[l] += lane[l + 8];
-  for (int l = 0; l < 4; ++l) lane[l] += lane[l + 4];
-  for (int l = 0; l < 2; ++l) lane[l] += lane[l + 2];
-  return lane[0] + lane[1];
 }
 
 }  // namespace
@@ -65,7 +49,7 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
     const int64_t n0 = sh * kRowShard, n1 = std::min(N, (sh + 1) * kRowShard);
     for (int k = 0; k < K; ++k) {
       const T* rk = rstd[k];
-      for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot(q, src[k] + n * D, D);
+      for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot_lanes(q, src[k] + n * D, D);
     }
     for (int64_t n = n0; n < n1; ++n) {
       T* a = alpha + n * K;
@@ -115,7 +99,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
     T* c = cs_buf.data();
     for (int p = 0; p < P; ++p) {
       for (int64_t n = n0; n < n1; ++n) {
-        c[p * kRowShard + n - n0] = dot(points[p].dx + n * D, points[p].x + n * D, D);
+        c[p * kRowShard + n - n0] = dot_lanes(points[p].dx + n * D, points[p].x + n * D, D);
       }
     }
     for (int k = 0; k < K; ++k) {
@@ -130,9 +114,9 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
           const T* __restrict dxr = pt.dx + n * D;
           T* __restrict dq = partial_base + (sh * P + p) * D;
           const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
-          const T dl = ak * (dot(dxr, sk, D) - c[p * kRowShard + n - n0]);  // dℓ_k
+          const T dl = ak * (dot_lanes(dxr, sk, D) - c[p * kRowShard + n - n0]);  // dℓ_k
           const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
-          const T cs = -cq * r * (r * dot(q, sk, D)) * inv_d;
+          const T cs = -cq * r * (r * dot_lanes(q, sk, D)) * inv_d;
           for (int d = 0; d < D; ++d) {
             dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
             dq[d] += cq * sk[d];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/dot.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
@@ -42,17 +43,12 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
         continue;
       }
       const T* p = target + slot * V;
-      T zmax = z[0];
-      for (int v = 1; v < V; ++v) zmax = std::max(zmax, z[v]);
+      const T zmax = max_lanes(z, V);
       // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
       T* e = dz != nullptr ? dz : row_scratch<T>(V);
       for (int v = 0; v < V; ++v) e[v] = exp_approx(z[v] - zmax);
-      T sum = 0, psum = 0, pz = 0;
-      for (int v = 0; v < V; ++v) {
-        sum += e[v];
-        psum += p[v];
-        pz += p[v] * z[v];
-      }
+      // Sums in 16 lanes (dot.hpp): a running sum over v would be one chain of V dependent adds.
+      const T sum = sum_lanes(e, V), psum = sum_lanes(p, V), pz = dot_lanes(p, z, V);
       const T lse = zmax + std::log(sum);
       shard_loss += static_cast<double>(w) * static_cast<double>(lse * psum - pz);
       if (dz != nullptr) {

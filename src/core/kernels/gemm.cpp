@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/kernels/small_linear.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -60,12 +61,14 @@ void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
 template <typename T>
 void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
                     int64_t ldy) {
+  if (is_small_linear(K, N)) return small_linear_forward(X, W, Y, M, K, N, ldx, ldy);
   gemm_sharded<T>(false, true, M, N, K, T(1), X, ldx, W, K, T(0), Y, ldy);
 }
 
 template <typename T>
 void linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
                      int64_t N, int64_t ldx, int64_t ldy) {
+  if (is_small_linear(K, N)) return small_linear_backward(X, W, dY, dX, dW, M, K, N, ldx, ldy);
   if (dX != nullptr) gemm_sharded<T>(false, false, M, K, N, T(1), dY, ldy, W, K, T(1), dX, ldx);
   // dW (N, K) = dY^T (N, M) X (M, K): sharded over the N rows of dW, each reduces over all M.
   gemm_sharded<T>(true, false, N, K, M, T(1), dY, ldy, X, ldx, T(1), dW, K);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "core/kernels/block16.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -22,6 +24,10 @@ bool norm_has_bias(NormKind k) {
   return k == NormKind::layernorm;
 }
 
+// Rows are processed in blocks of 16 (block16.hpp), the last one partial: a row of width 15
+// is one masked block. Lanes beyond the row's end load as 0 and are masked out of every sum
+// (x − μ is not 0 there); the sums are 16 lane sums reduced pairwise (the order of dot.hpp).
+
 template <typename T>
 void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y, T* mean, T* rstd,
                   int64_t N, int D, double eps) {
@@ -29,6 +35,7 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y,
   const T divisor = kind == NormKind::l2 ? T(1) : T(D);
   const bool has_gain = norm_has_gain(kind);
   const bool has_bias = norm_has_bias(kind);
+  const Block16<T> lanes = lane_indices<T>();
   parallel_for(shard_count(N), [&](int64_t s) {
     const int64_t end = std::min(N, (s + 1) * kRowShard);
     for (int64_t n = s * kRowShard; n < end; ++n) {
@@ -36,19 +43,23 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y,
       T* yr = y + n * D;
       T mu = 0;
       if (center) {
-        for (int i = 0; i < D; ++i) mu += xr[i];
-        mu /= T(D);
+        Block16<T> sum = {};
+        for (int64_t b = 0; b < D; b += kBlock) sum += load_first(xr + b, D - b);
+        mu = sum_of_lanes<T>(sum) / T(D);
       }
-      T ss = 0;
-      for (int i = 0; i < D; ++i) ss += (xr[i] - mu) * (xr[i] - mu);
-      const T r = T(1) / std::sqrt(ss / divisor + T(eps));
+      Block16<T> ss = {};
+      for (int64_t b = 0; b < D; b += kBlock) {
+        const Block16<T> d = load_first(xr + b, D - b) - mu;
+        ss += lanes < T(D - b) ? d * d : Block16<T>{};
+      }
+      const T r = T(1) / std::sqrt(sum_of_lanes<T>(ss) / divisor + T(eps));
       mean[n] = mu;
       rstd[n] = r;
-      for (int i = 0; i < D; ++i) {
-        T v = (xr[i] - mu) * r;
-        if (has_gain) v *= gain[i];
-        if (has_bias) v += bias[i];
-        yr[i] = v;
+      for (int64_t b = 0; b < D; b += kBlock) {
+        Block16<T> v = (load_first(xr + b, D - b) - mu) * r;
+        if (has_gain) v *= load_first(gain + b, D - b);
+        if (has_bias) v += load_first(bias + b, D - b);
+        store_first(yr + b, D - b, v);
       }
     }
   });
@@ -62,9 +73,11 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
   const bool has_gain = norm_has_gain(kind);
   const bool has_bias = norm_has_bias(kind);
   const int64_t shards = shard_count(N);
-  // Per-shard partial parameter gradients, summed in shard order afterwards.
+  // Per-shard partial parameter gradients, summed in shard order afterwards: Σ dy ⊙ x̂ in
+  // [0, D), Σ dy in [Dp, Dp + D), Dp = D rounded up to 16 so both are read in whole blocks.
+  const int64_t Dp = pad16(D);
   thread_local std::vector<T> partial;
-  const int64_t width = has_gain ? 2 * D : 0;
+  const int64_t width = has_gain ? 2 * Dp : 0;
   if (width > 0) partial.assign(shards * width, T(0));
   T* partial_base = partial.data();
   parallel_for(shards, [&](int64_t s) {
@@ -75,26 +88,31 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
       const T* dyr = dy + n * D;
       const T mu = mean[n];
       const T r = rstd[n];
-      T g_mean = 0, gx_mean = 0;
-      for (int i = 0; i < D; ++i) {
-        const T xhat = (xr[i] - mu) * r;
-        const T g = has_gain ? dyr[i] * gain[i] : dyr[i];
-        g_mean += g;
-        gx_mean += g * xhat;
+      // Lanes beyond the row: dy loads as 0, so g and every product with it are 0 there.
+      Block16<T> g_sum = {}, gx_sum = {};
+      for (int64_t b = 0; b < D; b += kBlock) {
+        const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
+        const Block16<T> d = load_first(dyr + b, D - b);
+        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : d;
+        g_sum += g;
+        gx_sum += g * xhat;
         if (part != nullptr) {
-          part[i] += dyr[i] * xhat;
-          part[D + i] += dyr[i];
+          Block16<T> pg = load16(part + b) + d * xhat;
+          Block16<T> pb = load16(part + Dp + b) + d;
+          std::memcpy(part + b, &pg, sizeof(pg));
+          std::memcpy(part + Dp + b, &pb, sizeof(pb));
         }
       }
-      g_mean /= T(D);
-      gx_mean /= divisor;
+      const T g_mean = sum_of_lanes<T>(g_sum) / T(D);
+      const T gx_mean = sum_of_lanes<T>(gx_sum) / divisor;
       T* dxr = dx + n * D;
-      for (int i = 0; i < D; ++i) {
-        const T xhat = (xr[i] - mu) * r;
-        const T g = has_gain ? dyr[i] * gain[i] : dyr[i];
-        T v = g - xhat * gx_mean;
+      for (int64_t b = 0; b < D; b += kBlock) {
+        const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
+        const Block16<T> d = load_first(dyr + b, D - b);
+        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : d;
+        Block16<T> v = g - xhat * gx_mean;
         if (center) v -= g_mean;
-        dxr[i] += r * v;
+        store_first(dxr + b, D - b, load_first(dxr + b, D - b) + r * v);
       }
     }
   });
@@ -103,7 +121,7 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
       const T* part = partial_base + s * width;
       for (int i = 0; i < D; ++i) dgain[i] += part[i];
       if (has_bias) {
-        for (int i = 0; i < D; ++i) dbias[i] += part[D + i];
+        for (int i = 0; i < D; ++i) dbias[i] += part[Dp + i];
       }
     }
   }

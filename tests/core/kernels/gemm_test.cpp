@@ -3,7 +3,10 @@
 //     ldy > N) whose padding must stay untouched;
 //   - dX and dW against central differences of L = Σ w ⊙ Y, and the "+=" contract (both
 //     gradients add to what the buffers held);
-//   - shapes with M > kRowShard (dX split into row shards) and N > kRowShard (dW split).
+//   - shapes with M > kRowShard (dX split into row shards) and N > kRowShard (dW split);
+//   - both implementations: the small kernels (K ≤ 32 and N ≤ 64, small_linear.hpp) with rows
+//     not a multiple of their groups of four and widths not a multiple of 16, and OpenBLAS just
+//     beyond their limits.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -104,7 +107,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
                                            // dX (M rows) split into two row shards; padded strides.
                                            LinearCase{kRowShard + 44, 3, 4, 2, 1},
                                            // dW (N rows) split into two row shards.
-                                           LinearCase{5, 3, kRowShard + 4, 0, 0}),
+                                           LinearCase{5, 3, kRowShard + 4, 0, 0},
+                                           // Small kernels: the minimal model's q|k|v shape,
+                                           // their limits, and row shards with a remainder.
+                                           LinearCase{13, 15, 45, 1, 2},
+                                           LinearCase{6, 32, 64, 0, 0},
+                                           LinearCase{kRowShard + 5, 7, 19, 3, 0},
+                                           // OpenBLAS just beyond the small kernels' limits.
+                                           LinearCase{6, 33, 17, 1, 0},
+                                           LinearCase{5, 17, 65, 0, 2}),
                          case_name);
 
 }  // namespace

@@ -1,0 +1,148 @@
+// Products of small matrices in blocks of 16 values (one AVX-512 register of floats), for
+// kernels whose operands are too narrow for OpenBLAS to pay off (attention heads, linear layers
+// of width ≤ 32). Buffers read in whole blocks are padded with zeros to a multiple of 16.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+namespace normlab {
+
+constexpr int64_t kBlock = 16;
+inline int64_t pad16(int64_t n) {
+  return (n + kBlock - 1) / kBlock * kBlock;
+}
+
+// One block of 16 values as a GCC vector (one AVX-512 register of floats): the accumulators of
+// rows_times_mat are written with it because GCC 12 does not vectorize a 2-D accumulator array
+// along the right axis.
+template <typename T>
+struct Block16Of;
+template <>
+struct Block16Of<float> {
+  typedef float type __attribute__((vector_size(kBlock * sizeof(float))));
+};
+template <>
+struct Block16Of<double> {
+  typedef double type __attribute__((vector_size(kBlock * sizeof(double))));
+};
+template <typename T>
+using Block16 = typename Block16Of<T>::type;
+
+template <typename T>
+inline Block16<T> load16(const T* p) {
+  Block16<T> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// The first n lanes of a block (all 16 when n ≥ 16), the others zero, and their store: rows
+// whose length is not a multiple of 16 (a width of 15) end in such a partial block. For float
+// with AVX-512 these are single masked loads and stores (no access beyond the n lanes);
+// otherwise plain loops (double serves the finite-difference checks, where speed is moot).
+#ifdef __AVX512F__
+inline __mmask16 first_lanes_mask(int64_t n) {
+  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+}
+#endif
+
+template <typename T>
+inline Block16<T> load_first(const T* p, int64_t n) {
+  Block16<T> v = {};
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<T, float>) {
+    const __m512 m = _mm512_maskz_loadu_ps(first_lanes_mask(n), p);
+    std::memcpy(&v, &m, sizeof(v));
+    return v;
+  }
+#endif
+  for (int64_t l = 0; l < kBlock && l < n; ++l) v[l] = p[l];
+  return v;
+}
+
+template <typename T>
+inline void store_first(T* p, int64_t n, const Block16<T>& v) {
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<T, float>) {
+    __m512 m;
+    std::memcpy(&m, &v, sizeof(m));
+    _mm512_mask_storeu_ps(p, first_lanes_mask(n), m);
+    return;
+  }
+#endif
+  for (int64_t l = 0; l < kBlock && l < n; ++l) p[l] = v[l];
+}
+
+// Σ of the 16 lanes in the fixed pairwise order of dot.hpp.
+template <typename T>
+inline T sum_of_lanes(const Block16<T>& v) {
+  T lane[kBlock];
+  std::memcpy(lane, &v, sizeof(lane));
+  for (int l = 0; l < 8; ++l) lane[l] += lane[l + 8];
+  for (int l = 0; l < 4; ++l) lane[l] += lane[l + 4];
+  for (int l = 0; l < 2; ++l) lane[l] += lane[l + 2];
+  return lane[0] + lane[1];
+}
+
+// 0, 1, ..., 15: compared with a row's remaining length, the lanes of a block inside the row.
+template <typename T>
+inline Block16<T> lane_indices() {
+  Block16<T> v;
+  for (int l = 0; l < kBlock; ++l) v[l] = T(l);
+  return v;
+}
+
+// acc[r][k] = Σ_{c in [c0, c1)} X(r, c) · m[c][k] for r < R and k < cols (a multiple of 16),
+// X(r, c) = x[r·rs + c·cs], handed block by block to store(r, k0, acc[r][k0 .. k0 + 16)). The
+// R rows are accumulated side by side, so R independent register chains hide the latency of
+// the multiply-adds; each output still sums over c in ascending order, exactly as a one-row
+// loop would.
+template <int R, typename T, typename Store>
+inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0,
+                                int64_t c1, const T* __restrict m, int64_t ld, int64_t cols,
+                                Store&& store) {
+  for (int64_t k0 = 0; k0 < cols; k0 += kBlock) {
+    Block16<T> acc[R] = {};
+    for (int64_t c = c0; c < c1; ++c) {
+      const Block16<T> mc = load16(m + c * ld + k0);
+      for (int r = 0; r < R; ++r) acc[r] += x[r * rs + c * cs] * mc;
+    }
+    for (int r = 0; r < R; ++r) store(r, k0, acc[r]);
+  }
+}
+
+// The same, written to out[r][k] (row stride ldo), whole blocks.
+template <int R, typename T>
+inline void rows_times_mat(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,
+                           const T* __restrict m, int64_t ld, int64_t cols, T* __restrict out,
+                           int64_t ldo) {
+  rows_times_mat_each<R>(x, rs, cs, c0, c1, m, ld, cols,
+                         [&](int r, int64_t k0, const Block16<T>& v) {
+                           std::memcpy(out + r * ldo + k0, &v, sizeof(v));
+                         });
+}
+
+// rows_times_mat over `rows` rows in groups of kRows (the last group smaller). With
+// `from_group_start`, the sum of a group starting at row r runs over c in [r, c1) instead of
+// [0, c1): for the causal key gradients, whose terms with c < r are all zero.
+constexpr int64_t kRows = 4;
+template <typename T>
+inline void rows_times_mat(int64_t rows, const T* x, int64_t rs, int64_t cs, bool from_group_start,
+                           int64_t c1, const T* m, int64_t ld, int64_t cols, T* out, int64_t ldo) {
+  int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    rows_times_mat<kRows>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols,
+                          out + r * ldo, ldo);
+  }
+  for (; r < rows; ++r) {
+    rows_times_mat<1>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols, out + r * ldo,
+                      ldo);
+  }
+}
+
+}  // namespace normlab

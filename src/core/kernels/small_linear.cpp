@@ -1,0 +1,99 @@
+#include "core/kernels/small_linear.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "core/kernels/block16.hpp"
+#include "core/parallel.hpp"
+
+namespace normlab {
+namespace {
+
+// Rows [r0, r1) in groups multiplied side by side: f(R, r) for a group of R rows starting at
+// r, R = 8 while it fits, then 4, 2, 1. Eight independent chains of multiply-adds keep both FMA
+// units busy (latency 4, two per cycle); four leave half the issue slots empty.
+template <typename F>
+void in_row_groups(int64_t r0, int64_t r1, F&& f) {
+  int64_t r = r0;
+  for (; r + 8 <= r1; r += 8) f(std::integral_constant<int, 8>{}, r);
+  if (r + 4 <= r1) f(std::integral_constant<int, 4>{}, r), r += 4;
+  if (r + 2 <= r1) f(std::integral_constant<int, 2>{}, r), r += 2;
+  if (r < r1) f(std::integral_constant<int, 1>{}, r);
+}
+
+// Writes or adds one block of a product row to out[k0, k0 + 16) ∩ [0, n): the blocks of a
+// zero-padded operand run past the n real columns, and out may have neighbours there.
+template <typename T>
+struct StoreRows {
+  T* out;
+  int64_t ldo, n;
+  bool add;
+  void operator()(int r, int64_t k0, const Block16<T>& v) const {
+    T* o = out + r * ldo + k0;
+    const int64_t valid = n - k0;
+    const Block16<T> sum = add ? v + load_first(o, valid) : v;
+    store_first(o, valid, sum);
+  }
+};
+
+// out (M, n_out) op= x (M, ·) m for rows [0, M): x's row r is read at x + r·ldx, column c at
+// +c; m (n_in, ld) zero-padded to ld = pad16(n_out). Row shards of kRowShard run in parallel.
+template <typename T>
+void rows_times_padded(const T* x, int64_t ldx, int64_t M, int64_t n_in, const T* m, int64_t ld,
+                       int64_t n_out, T* out, int64_t ldo, bool add) {
+  parallel_for(shard_count(M), [&](int64_t s) {
+    const int64_t m0 = s * kRowShard;
+    const int64_t m1 = std::min(M, m0 + kRowShard);
+    in_row_groups(m0, m1, [&](auto rows, int64_t r) {
+      rows_times_mat_each<rows()>(x + r * ldx, ldx, 1, 0, n_in, m, ld, ld,
+                                  StoreRows<T>{out + r * ldo, ldo, n_out, add});
+    });
+  });
+}
+
+}  // namespace
+
+template <typename T>
+void small_linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N,
+                          int64_t ldx, int64_t ldy) {
+  // Wt (K, Np) = W^T zero-padded: y_m = Σ_k x_mk Wt[k].
+  const int64_t Np = pad16(N);
+  std::vector<T> wt(K * Np, T(0));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t k = 0; k < K; ++k) wt[k * Np + n] = W[n * K + k];
+  }
+  rows_times_padded(X, ldx, M, K, wt.data(), Np, N, Y, ldy, /*add=*/false);
+}
+
+template <typename T>
+void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
+                           int64_t N, int64_t ldx, int64_t ldy) {
+  const int64_t Kp = pad16(K);
+  if (dX != nullptr) {
+    // dx_m += Σ_n dy_mn W[n], W (N, K) zero-padded to (N, Kp).
+    std::vector<T> wp(N * Kp, T(0));
+    for (int64_t n = 0; n < N; ++n) std::copy(W + n * K, W + n * K + K, wp.begin() + n * Kp);
+    rows_times_padded(dY, ldy, M, N, wp.data(), Kp, K, dX, ldx, /*add=*/true);
+  }
+  // dW[n] += Σ_m dy_mn x_m: the rows of dW in groups, each a sum over all M rows in ascending
+  // order; X copied zero-padded to (M, Kp) so it can be read in whole blocks.
+  std::vector<T> xp(M * Kp, T(0));
+  for (int64_t m = 0; m < M; ++m) std::copy(X + m * ldx, X + m * ldx + K, xp.begin() + m * Kp);
+  in_row_groups(0, N, [&](auto rows, int64_t n) {
+    rows_times_mat_each<rows()>(dY + n, 1, ldy, 0, M, xp.data(), Kp, Kp,
+                                StoreRows<T>{dW + n * K, K, K, /*add=*/true});
+  });
+}
+
+template void small_linear_forward<float>(const float*, const float*, float*, int64_t, int64_t,
+                                          int64_t, int64_t, int64_t);
+template void small_linear_forward<double>(const double*, const double*, double*, int64_t, int64_t,
+                                           int64_t, int64_t, int64_t);
+template void small_linear_backward<float>(const float*, const float*, const float*, float*, float*,
+                                           int64_t, int64_t, int64_t, int64_t, int64_t);
+template void small_linear_backward<double>(const double*, const double*, const double*, double*,
+                                            double*, int64_t, int64_t, int64_t, int64_t, int64_t);
+
+}  // namespace normlab
