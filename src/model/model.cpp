@@ -112,11 +112,14 @@ void for_rows(int64_t rows, F&& fn) {
 template <typename T>
 void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows, int D) {
   for_rows(rows, [&](int64_t n0, int64_t n1) {
-    for (int64_t k = n0 * D; k < n1 * D; ++k) {
-      if (alpha != nullptr) {
-        r[k] = x[k] + alpha[k % D] * (z[k] - x[k]);
-      } else {
-        r[k] = a * x[k] + b * z[k];
+    if (alpha == nullptr) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) r[k] = a * x[k] + b * z[k];
+      return;
+    }
+    for (int64_t n = n0; n < n1; ++n) {
+      for (int d = 0; d < D; ++d) {
+        const int64_t k = n * D + d;
+        r[k] = x[k] + alpha[d] * (z[k] - x[k]);
       }
     }
   });
@@ -433,13 +436,19 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
     for (int64_t n = n0; n < n1; ++n) {
       const int64_t t = n % len;
       T* out = e + n * D;
-      std::fill(out, out + D, T(0));
+      bool written = false;  // the first token's row is copied, later ones added
       for (int f = 0; f < fields; ++f) {
         const int32_t tok = tokens[n * fields + f];
         if (tok < 0) continue;
         const T* row = E + static_cast<int64_t>(tok) * D;
-        for (int d = 0; d < D; ++d) out[d] += row[d];
+        if (written) {
+          for (int d = 0; d < D; ++d) out[d] += row[d];
+        } else {
+          std::copy(row, row + D, out);
+          written = true;
+        }
       }
+      if (!written) std::fill(out, out + D, T(0));
       if (P != nullptr) {
         for (int d = 0; d < D; ++d) out[d] += P[t * D + d];
       }

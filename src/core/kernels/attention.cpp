@@ -20,8 +20,20 @@ namespace {
 template <typename T>
 void gather_rows(const T* src, int64_t stride, int64_t rows, int dh, int64_t ld, T* dst) {
   for (int64_t r = 0; r < rows; ++r) {
-    for (int c = 0; c < dh; ++c) dst[r * ld + c] = src[r * stride + c];
-    for (int64_t c = dh; c < ld; ++c) dst[r * ld + c] = T(0);
+    for (int64_t c = 0; c < ld; c += kBlock) {
+      const Block16<T> v = load_first(src + r * stride + c, dh - c);
+      std::memcpy(dst + r * ld + c, &v, sizeof(v));
+    }
+  }
+}
+
+// The inverse: columns [0, dh) of a dense (rows, ld) buffer into rows of stride `stride`.
+template <typename T>
+void scatter_rows(const T* src, int64_t ld, int64_t rows, int dh, T* dst, int64_t stride) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < dh; c += kBlock) {
+      store_first(dst + r * stride + c, dh - c, load16(src + r * ld + c));
+    }
   }
 }
 
@@ -124,10 +136,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
       // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
       rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
     }
-    T* out = o + b * Tn * D + h * dh;
-    for (int64_t t = 0; t < Tn; ++t) {
-      for (int c = 0; c < dh; ++c) out[t * D + c] = O[t * dhp + c];
-    }
+    scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
   });
 }
 
@@ -188,13 +197,9 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
     rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
     T* out = dqkv + b * Tn * row + h * dh;
-    for (int64_t t = 0; t < Tn; ++t) {
-      for (int c = 0; c < dh; ++c) {
-        out[t * row + c] = dQ[t * dhp + c];
-        out[t * row + D + c] = dK[t * dhp + c];
-        out[t * row + 2 * D + c] = dV[t * dhp + c];
-      }
-    }
+    scatter_rows(dQ, dhp, Tn, dh, out, row);
+    scatter_rows(dK, dhp, Tn, dh, out + D, row);
+    scatter_rows(dV, dhp, Tn, dh, out + 2 * D, row);
   });
 }
 

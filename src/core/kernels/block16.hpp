@@ -47,7 +47,7 @@ inline Block16<T> load16(const T* p) {
 // otherwise plain loops (double serves the finite-difference checks, where speed is moot).
 #ifdef __AVX512F__
 inline __mmask16 first_lanes_mask(int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
 }
 #endif
 
@@ -87,6 +87,17 @@ inline T sum_of_lanes(const Block16<T>& v) {
   for (int l = 0; l < 4; ++l) lane[l] += lane[l + 4];
   for (int l = 0; l < 2; ++l) lane[l] += lane[l + 2];
   return lane[0] + lane[1];
+}
+
+// The largest of the 16 lanes (exact in any order).
+template <typename T>
+inline T max_of_lanes(const Block16<T>& v) {
+  T lane[kBlock];
+  std::memcpy(lane, &v, sizeof(lane));
+  for (int l = 0; l < 8; ++l) lane[l] = lane[l] > lane[l + 8] ? lane[l] : lane[l + 8];
+  for (int l = 0; l < 4; ++l) lane[l] = lane[l] > lane[l + 4] ? lane[l] : lane[l + 4];
+  for (int l = 0; l < 2; ++l) lane[l] = lane[l] > lane[l + 2] ? lane[l] : lane[l + 2];
+  return lane[0] > lane[1] ? lane[0] : lane[1];
 }
 
 // 0, 1, ..., 15: compared with a row's remaining length, the lanes of a block inside the row.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kernels/dot.hpp"
+#include "core/kernels/block16.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
@@ -30,6 +30,7 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
   partial.assign(shards, 0.0);
   double* partial_base = partial.data();
   const double inv_total = total_weight > 0 ? 1.0 / total_weight : 0.0;
+  const Block16<T> lanes = lane_indices<T>();
   parallel_for(shards, [&](int64_t s) {
     const int64_t end = std::min(N, (s + 1) * kRowShard);
     double shard_loss = 0;
@@ -43,18 +44,39 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
         continue;
       }
       const T* p = target + slot * V;
-      const T zmax = max_lanes(z, V);
+      // Blocks of 16 logits (block16.hpp), the last one partial; lanes beyond V are masked out
+      // of the maximum and the sums, which are 16 lane sums reduced pairwise (dot.hpp's order).
+      Block16<T> zmax_lanes = Block16<T>{} - T(INFINITY);
+      for (int64_t b = 0; b < V; b += kBlock) {
+        const Block16<T> zb = load_first(z + b, V - b);
+        zmax_lanes = lanes < T(V - b) && zb > zmax_lanes ? zb : zmax_lanes;
+      }
+      const T zmax = max_of_lanes<T>(zmax_lanes);
       // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
       T* e = dz != nullptr ? dz : row_scratch<T>(V);
-      for (int v = 0; v < V; ++v) e[v] = exp_approx(z[v] - zmax);
-      // Sums in 16 lanes (dot.hpp): a running sum over v would be one chain of V dependent adds.
-      const T sum = sum_lanes(e, V), psum = sum_lanes(p, V), pz = dot_lanes(p, z, V);
+      Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
+      for (int64_t b = 0; b < V; b += kBlock) {
+        const Block16<T> zb = load_first(z + b, V - b), pb = load_first(p + b, V - b);
+        T t[kBlock];
+        for (int l = 0; l < kBlock; ++l) t[l] = exp_approx(zb[l] - zmax);
+        const Block16<T> eb = lanes < T(V - b) ? load16(t) : Block16<T>{};
+        store_first(e + b, V - b, eb);
+        sum_lanes += eb;
+        psum_lanes += pb;
+        pz_lanes += pb * zb;
+      }
+      const T sum = sum_of_lanes<T>(sum_lanes), psum = sum_of_lanes<T>(psum_lanes);
+      const T pz = sum_of_lanes<T>(pz_lanes);
       const T lse = zmax + std::log(sum);
       shard_loss += static_cast<double>(w) * static_cast<double>(lse * psum - pz);
       if (dz != nullptr) {
         const T scale = w * T(inv_total);
         const T softmax_scale = psum / sum;
-        for (int v = 0; v < V; ++v) dz[v] = (e[v] * softmax_scale - p[v]) * scale;
+        for (int64_t b = 0; b < V; b += kBlock) {
+          const Block16<T> g =
+              (load_first(e + b, V - b) * softmax_scale - load_first(p + b, V - b)) * scale;
+          store_first(dz + b, V - b, g);
+        }
       }
     }
     partial_base[s] = shard_loss;
