@@ -147,13 +147,16 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       }
       if (!first_seed || pos.empty() || g.y.empty()) continue;
       first_seed = false;
+      // One row per scheme, for stdout and for summary.md: RMS at the input, middle and output
+      // of the stack, first and last layers' gradient norms, output cosine and effective rank.
+      const double rms_in = h.y.front(), rms_mid = h.y[h.y.size() / 2], rms_out = h.y.back();
+      const double grad_first = g.y.front(), grad_last = g.y.back(), cos_out = c.y.back();
+      const double erank = number(pos.back(), "erank");
       table += fmt::format(
           "{:<22} {:>10.4g} {:>10.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>8.3f} {:>8.2f}\n", v.label,
-          h.y.front(), h.y[h.y.size() / 2], h.y.back(), g.y.front(), g.y.back(), c.y.back(),
-          number(pos.back(), "erank"));
+          rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
       md += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.3f} | {:.2f} |\n",
-                        v.label, h.y.front(), h.y[h.y.size() / 2], h.y.back(), g.y.front(),
-                        g.y.back(), c.y.back(), number(pos.back(), "erank"));
+                        v.label, rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
       hidden.series.push_back(h);
       cosine.series.push_back(c);
       grads.series.push_back(g);

@@ -53,17 +53,13 @@ void gather_transposed(const T* src, int64_t stride, int64_t rows, int dh, int64
 //   reassociating sums).
 template <typename T>
 void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
-  Block16<T> lane_index;
-  for (int l = 0; l < kBlock; ++l) lane_index[l] = T(l);
-  const Block16<T> minus_inf = Block16<T>{} - T(INFINITY);
-  Block16<T> lanes = minus_inf;
+  const Block16<T> lane_index = lane_indices<T>();
+  Block16<T> lanes = Block16<T>{} - T(INFINITY);
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> v = load16(s + k0);
-    const auto keep = lane_index + T(k0) < T(jend);
-    lanes = keep && v > lanes ? v : lanes;
+    lanes = lane_index + T(k0) < T(jend) && v > lanes ? v : lanes;
   }
-  T m = lanes[0];
-  for (int l = 1; l < kBlock; ++l) m = std::max(m, lanes[l]);
+  const T m = max_of_lanes<T>(lanes);
   for (int64_t j = 0; j < jp; ++j) s[j] = exp_approx((s[j] - m) * scale);
   Block16<T> sum = {};
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
@@ -72,10 +68,7 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
     std::memcpy(s + k0, &kept, sizeof(kept));
     sum += kept;
   }
-  for (int w = kBlock / 2; w >= 1; w /= 2) {
-    for (int l = 0; l < w; ++l) sum[l] += sum[l + w];
-  }
-  const T inv = T(1) / sum[0];
+  const T inv = T(1) / sum_of_lanes<T>(sum);
   for (int64_t j = 0; j < jp; ++j) s[j] *= inv;
 }
 
@@ -118,15 +111,11 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
     gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
     T* P = probs + task * Tn * Tp;  // (T, Tp) for this (b, h)
     for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-      const int64_t rows = std::min(kRows, Tn - i0);
+      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
       const int64_t jend_group = s.causal ? i0 + rows : Tn;
       const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
       T* Pg = P + i0 * Tp;
-      if (rows == kRows) {
-        rows_times_mat<kRows>(Q + i0 * dhp, dhp, 1, 0, dh, Kt, Tp, jp, Pg, Tp);
-      } else {
-        rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
-      }
+      rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
         T* p = Pg + r * Tp;
@@ -168,7 +157,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     gather_rows(d_o + b * Tn * D + h * dh, D, Tn, dh, dhp, dO);
     const T* P = probs + task * Tn * Tp;  // zero beyond each row's keys
     for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-      const int64_t rows = std::min(kRows, Tn - i0);
+      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
       const int64_t jend_group = s.causal ? i0 + rows : Tn;
       const int64_t jp = pad16(jend_group);
       // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
@@ -179,10 +168,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
         // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
         Block16<T> lanes = {};
         for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
-        for (int w = kBlock / 2; w >= 1; w /= 2) {
-          for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
-        }
-        const T weighted = lanes[0];
+        const T weighted = sum_of_lanes<T>(lanes);
         for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
           const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
           std::memcpy(ds + k0, &v, sizeof(v));

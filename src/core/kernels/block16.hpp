@@ -143,22 +143,26 @@ inline void rows_times_mat(const T* __restrict x, int64_t rs, int64_t cs, int64_
                          });
 }
 
-// rows_times_mat over `rows` rows in groups of kRows (the last group smaller). With
-// `from_group_start`, the sum of a group starting at row r runs over c in [r, c1) instead of
-// [0, c1): for the causal key gradients, whose terms with c < r are all zero.
-constexpr int64_t kRows = 4;
+// Rows [r0, r1) in groups multiplied side by side: f(R, r) for a group of R rows starting at
+// r (R a std::integral_constant), R = kMax while it fits, then halving down to 1.
+template <int kMax, typename F>
+inline void in_row_groups(int64_t r0, int64_t r1, F&& f) {
+  int64_t r = r0;
+  for (; r + kMax <= r1; r += kMax) f(std::integral_constant<int, kMax>{}, r);
+  if constexpr (kMax > 1) in_row_groups<kMax / 2>(r, r1, f);
+}
+
+// rows_times_mat over `rows` rows in groups of at most kRows. With `from_group_start`, the sum
+// of a group starting at row r runs over c in [r, c1) instead of [0, c1): for the causal key
+// gradients, whose terms with c < r are all zero.
+constexpr int kRows = 4;
 template <typename T>
 inline void rows_times_mat(int64_t rows, const T* x, int64_t rs, int64_t cs, bool from_group_start,
                            int64_t c1, const T* m, int64_t ld, int64_t cols, T* out, int64_t ldo) {
-  int64_t r = 0;
-  for (; r + kRows <= rows; r += kRows) {
-    rows_times_mat<kRows>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols,
-                          out + r * ldo, ldo);
-  }
-  for (; r < rows; ++r) {
-    rows_times_mat<1>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols, out + r * ldo,
-                      ldo);
-  }
+  in_row_groups<kRows>(0, rows, [&](auto group, int64_t r) {
+    rows_times_mat<group()>(x + r * rs, rs, cs, from_group_start ? r : 0, c1, m, ld, cols,
+                            out + r * ldo, ldo);
+  });
 }
 
 }  // namespace normlab

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "core/kernels/block16.hpp"
@@ -11,17 +10,9 @@
 namespace normlab {
 namespace {
 
-// Rows [r0, r1) in groups multiplied side by side: f(R, r) for a group of R rows starting at
-// r, R = 8 while it fits, then 4, 2, 1. Eight independent chains of multiply-adds keep both FMA
-// units busy (latency 4, two per cycle); four leave half the issue slots empty.
-template <typename F>
-void in_row_groups(int64_t r0, int64_t r1, F&& f) {
-  int64_t r = r0;
-  for (; r + 8 <= r1; r += 8) f(std::integral_constant<int, 8>{}, r);
-  if (r + 4 <= r1) f(std::integral_constant<int, 4>{}, r), r += 4;
-  if (r + 2 <= r1) f(std::integral_constant<int, 2>{}, r), r += 2;
-  if (r < r1) f(std::integral_constant<int, 1>{}, r);
-}
+// Eight rows side by side keep both FMA units busy (latency 4, two per cycle); four leave half
+// the issue slots empty.
+constexpr int kLinearRows = 8;
 
 // Writes or adds one block of a product row to out[k0, k0 + 16) ∩ [0, n): the blocks of a
 // zero-padded operand run past the n real columns, and out may have neighbours there.
@@ -46,7 +37,7 @@ void rows_times_padded(const T* x, int64_t ldx, int64_t M, int64_t n_in, const T
   parallel_for(shard_count(M), [&](int64_t s) {
     const int64_t m0 = s * kRowShard;
     const int64_t m1 = std::min(M, m0 + kRowShard);
-    in_row_groups(m0, m1, [&](auto rows, int64_t r) {
+    in_row_groups<kLinearRows>(m0, m1, [&](auto rows, int64_t r) {
       rows_times_mat_each<rows()>(x + r * ldx, ldx, 1, 0, n_in, m, ld, ld,
                                   StoreRows<T>{out + r * ldo, ldo, n_out, add});
     });
@@ -81,7 +72,7 @@ void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, in
   // order; X copied zero-padded to (M, Kp) so it can be read in whole blocks.
   std::vector<T> xp(M * Kp, T(0));
   for (int64_t m = 0; m < M; ++m) std::copy(X + m * ldx, X + m * ldx + K, xp.begin() + m * Kp);
-  in_row_groups(0, N, [&](auto rows, int64_t n) {
+  in_row_groups<kLinearRows>(0, N, [&](auto rows, int64_t n) {
     rows_times_mat_each<rows()>(dY + n, 1, ldy, 0, M, xp.data(), Kp, Kp,
                                 StoreRows<T>{dW + n * K, K, K, /*add=*/true});
   });
