@@ -105,8 +105,11 @@ CONFIG_FIELDS = {
     "activation": str, "causal": bool, "pos": str, "max_len": int, "rope_base": float,
     "beta": float, "tied": bool, "final_norm": str, "embed_norm": str, "scheme": str,
     "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
-    "scaled_residual_init": bool, "ngpt_alpha_init": float,
+    "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
+    "mlp_norms": str,
 }
+# Fields that checkpoints written before they existed lack, with the value they then meant.
+OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto"}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -118,9 +121,9 @@ def parse_config(meta: Dict[str, str], where: str) -> dict:
         raise TwinError(f"{where}: the model config in __metadata__ is not valid JSON ({e})")
     cfg = {}
     for key, typ in CONFIG_FIELDS.items():
-        if key not in raw:
+        if key not in raw and key not in OPTIONAL_CONFIG_FIELDS:
             raise TwinError(f"{where}: model config has no field '{key}'")
-        value = raw[key]
+        value = raw.get(key, OPTIONAL_CONFIG_FIELDS.get(key))
         if typ is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
@@ -150,6 +153,34 @@ class Slots:
     residual_scale: float = 1.0  # a
     branch_scale: float = 1.0  # b
     interpolate: bool = False  # nGPT
+    kind_in: str = ""  # each norm's kind; "" is the model's norm
+    kind_out: str = ""
+    kind_post: str = ""
+
+
+def parse_placement(text: str) -> Optional[Dict[str, str]]:
+    """A placement override (model_config.hpp, NormPlacement): None for "auto", else
+    {slot: kind} with kind "" for the model's norm."""
+    if text == "auto":
+        return None
+    if text == "none":
+        return {}
+    out: Dict[str, str] = {}
+    for item in text.split("+"):
+        slot, _, kind = item.partition(":")
+        if slot not in ("in", "out", "post") or slot in out:
+            raise TwinError(f"norm placement '{text}': bad or repeated slot '{slot}'")
+        out[slot] = kind
+    return out
+
+
+def apply_placement(text: str, slots: Slots) -> None:
+    placement = parse_placement(text)
+    if placement is None:
+        return
+    slots.norm_in, slots.kind_in = "in" in placement, placement.get("in", "")
+    slots.norm_out, slots.kind_out = "out" in placement, placement.get("out", "")
+    slots.norm_post, slots.kind_post = "post" in placement, placement.get("post", "")
 
 
 @dataclass
@@ -209,6 +240,7 @@ def resolve_scheme(cfg: dict) -> Resolved:
     for l in range(cfg["layers"]):
         for s in range(per_layer):
             slots = row.slots(l, s == 0, cfg)
+            apply_placement(cfg["attn_norms"] if s == 0 else cfg["mlp_norms"], slots)
             if cfg["norm"] == "none":
                 slots.norm_in = slots.norm_out = slots.norm_post = False
             subs.append(slots)
@@ -262,12 +294,13 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     branch = rs.branch_init_scale
     out: List[Spec] = []
 
-    def add_norm(prefix: str, active: bool) -> None:
+    def add_norm(prefix: str, active: bool, kind: str = "") -> None:
         if not active:
             return
-        if norm_has_gain(cfg["norm"]):
+        kind = kind or cfg["norm"]
+        if norm_has_gain(kind):
             out.append(Spec(prefix + ".weight", (D,), init="constant", value=1.0))
-        if norm_has_bias(cfg["norm"]):
+        if norm_has_bias(kind):
             out.append(Spec(prefix + ".bias", (D,), init="constant", value=0.0))
 
     out.append(Spec("embed.weight", (V, D), True, "normal", std, rows))
@@ -287,7 +320,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         prefix = f"layers.{i // per_layer}.{'attn' if attention else 'mlp'}"
         if attnres:
             add_res_mix(prefix + ".res_query", prefix + ".res_norm")
-        add_norm(prefix + ".norm_in", slots.norm_in)
+        add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in)
         if attention:
             out.append(Spec(prefix + ".q.weight", (D, D), True, "normal", std, rows))
             out.append(Spec(prefix + ".k.weight", (D, D), True, "normal", std, rows))
@@ -298,8 +331,8 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             out.append(Spec(prefix + ".up.weight", (M, D), True, "normal", std * branch, rows))
             out.append(Spec(prefix + ".down.weight", (D, M), True, "normal",
                             residual_std * branch, cols))
-        add_norm(prefix + ".norm_out", slots.norm_out)
-        add_norm(prefix + ".norm_post", slots.norm_post)
+        add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out)
+        add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post)
         if slots.interpolate:
             out.append(Spec(prefix + ".alpha", (D,), init="constant",
                             value=cfg["ngpt_alpha_init"]))
@@ -506,8 +539,8 @@ class Twin(torch.nn.Module):
 
     # ---- pieces
 
-    def _norm(self, prefix: str, x: torch.Tensor) -> torch.Tensor:
-        return normalize(self.cfg["norm"], x, self.p.get(prefix + ".weight"),
+    def _norm(self, prefix: str, x: torch.Tensor, kind: str = "") -> torch.Tensor:
+        return normalize(kind or self.cfg["norm"], x, self.p.get(prefix + ".weight"),
                          self.p.get(prefix + ".bias"), self.cfg["norm_eps"])
 
     def _table(self, kind: str, T: int) -> Tuple[torch.Tensor, ...]:
@@ -557,14 +590,14 @@ class Twin(torch.nn.Module):
         slots = self.rs.sublayers[i]
         attention = i % self.per_layer == 0
         prefix = f"layers.{i // self.per_layer}.{'attn' if attention else 'mlp'}"
-        u = self._norm(prefix + ".norm_in", x) if slots.norm_in else x
+        u = self._norm(prefix + ".norm_in", x, slots.kind_in) if slots.norm_in else x
         y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
-        z = self._norm(prefix + ".norm_out", y) if slots.norm_out else y
+        z = self._norm(prefix + ".norm_out", y, slots.kind_out) if slots.norm_out else y
         if slots.interpolate:
             r = x + self.p[prefix + ".alpha"] * (z - x)  # nGPT
         else:
             r = slots.residual_scale * x + slots.branch_scale * z
-        out = self._norm(prefix + ".norm_post", r) if slots.norm_post else r
+        out = self._norm(prefix + ".norm_post", r, slots.kind_post) if slots.norm_post else r
         return out, z
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

@@ -61,6 +61,12 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--init-std", c.init_std, "Std of the normal weight init")
       ->check(real_number())
       ->capture_default_str();
+  cmd->add_option("--attn-norms", o.attn_norms,
+                  "Attention sublayers' norms, overriding the scheme: auto, none, or slots "
+                  "in, out, post joined by '+', each optionally ':KIND' (docs/schemes.md)")
+      ->capture_default_str();
+  cmd->add_option("--mlp-norms", o.mlp_norms, "MLP sublayers' norms, as --attn-norms")
+      ->capture_default_str();
   cmd->add_flag("--scaled-init,!--no-scaled-init", c.scaled_residual_init,
                 "Scale output-projection init by 1/sqrt(2L) (default on)");
 }
@@ -75,6 +81,16 @@ ModelConfig resolve_model_options(ModelOptions& o) {
   }
   c.pos = parse_pos_encoding(o.pos);
   c.activation = parse_activation(o.activation);
+  try {
+    c.attn_norms = parse_norm_placement(o.attn_norms);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--attn-norms: {}", e.what()));
+  }
+  try {
+    c.mlp_norms = parse_norm_placement(o.mlp_norms);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--mlp-norms: {}", e.what()));
+  }
   if (o.final_norm_flag->count() > 0) c.final_norm = o.final_norm ? Toggle::on : Toggle::off;
   if (o.embed_norm_flag->count() > 0) c.embed_norm = o.embed_norm ? Toggle::on : Toggle::off;
   if (o.mix_layers_opt->count() > 0 && c.scheme != Scheme::mix) {

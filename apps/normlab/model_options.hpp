@@ -3,7 +3,8 @@
 // Names: --scheme, --norm, --vocab, --width, --heads, --layers, --mlp/--no-mlp, --mlp-mult,
 // --activation, --pos, --max-len, --causal/--bidirectional, --beta, --mix-layers,
 // --block-size, --tied/--untied, --final-norm/--no-final-norm,
-// --embed-norm/--no-embed-norm, --init-std, --scaled-init/--no-scaled-init.
+// --embed-norm/--no-embed-norm, --init-std, --scaled-init/--no-scaled-init,
+// --attn-norms, --mlp-norms.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,8 @@ struct ModelOptions {
   std::string norm;  // empty: the scheme's default (rmsnorm; l2 for ngpt)
   std::string pos = "none";
   std::string activation = "gelu";
+  std::string attn_norms = "auto";  // placement override (docs/schemes.md)
+  std::string mlp_norms = "auto";
   bool final_norm = false;
   bool embed_norm = false;
   CLI::Option* final_norm_flag = nullptr;

@@ -24,7 +24,8 @@ namespace normlab {
 
 // Offsets of one norm's parameters in the flat buffer; -1 when absent.
 struct NormParams {
-  bool active = false;  // the norm is applied here
+  bool active = false;                // the norm is applied here
+  NormKind kind = NormKind::rmsnorm;  // which norm (slots may differ from the model's norm)
   int64_t gain = -1;
   int64_t bias = -1;
 };
@@ -150,7 +151,7 @@ class Model {
   // Embeddings (+ positions) of N = batch·len rows into out (N, D).
   void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
              T* out) const;
-  NormParams add_norm(const std::string& prefix, bool active);
+  NormParams add_norm(const std::string& prefix, bool active, NormKind kind);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void sublayer_forward(int i, int64_t batch, int64_t len);
   // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the

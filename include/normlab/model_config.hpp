@@ -4,6 +4,7 @@
 // that any number can be traced back to the model that produced it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,24 @@ enum class Activation { gelu, relu };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
 
+// One norm slot of a placement override: present or not, and its kind (none given: the
+// model's `norm`).
+struct SlotNorm {
+  bool present = false;
+  std::optional<NormKind> kind;
+};
+
+// The norms of one kind of sublayer (attention or MLP, every layer), overriding the scheme's
+// row (docs/schemes.md, "Placement overrides"). Written "auto" (the scheme decides), "none"
+// (no norm), or slots joined by '+' with an optional kind: "post", "in+out",
+// "out:standardize".
+struct NormPlacement {
+  bool automatic = true;  // the scheme's row decides; in, out and post are unused
+  SlotNorm in;            // N before the branch f
+  SlotNorm out;           // N on f's output, before the residual add
+  SlotNorm post;          // N after the residual add
+};
+
 struct ModelConfig {
   int vocab = 16;                            // V: vocabulary size
   int width = 32;                            // D: model width (embedding and value dimension)
@@ -64,6 +83,8 @@ struct ModelConfig {
   double init_std = 0.02;            // std of the normal init of embeddings and weight matrices
   bool scaled_residual_init = true;  // attention-out and MLP-down init std / sqrt(2L) (GPT-2)
   double ngpt_alpha_init = 0.05;     // initial per-feature step alpha of nGPT
+  NormPlacement attn_norms;          // attention sublayers' norms (auto: the scheme's)
+  NormPlacement mlp_norms;           // MLP sublayers' norms (auto: the scheme's)
 
   int head_dim() const { return width / heads; }
   int mlp_hidden() const { return mlp_mult * width; }
@@ -76,12 +97,14 @@ std::string to_string(NormKind k);
 std::string to_string(PosEncoding p);
 std::string to_string(Activation a);
 std::string to_string(Toggle t);
+std::string to_string(const NormPlacement& p);
 
 // Parsers throw UsageError listing the allowed names.
 Scheme parse_scheme(const std::string& s);
 NormKind parse_norm_kind(const std::string& s);
 PosEncoding parse_pos_encoding(const std::string& s);
 Activation parse_activation(const std::string& s);
+NormPlacement parse_norm_placement(const std::string& s);
 
 std::vector<std::string> scheme_names();
 std::vector<std::string> norm_kind_names();

@@ -28,6 +28,10 @@ struct SublayerSlots {
   double residual_scale = 1.0;  // multiplies x in the add (deepnorm: (2L)^(1/4))
   double branch_scale = 1.0;    // multiplies z in the add (sqrt_scaling: 1/sqrt(l+1))
   bool interpolate = false;     // nGPT: r = x + alpha ⊙ (z − x)
+  // The kind of each norm: the model's `norm`, unless a placement override names one.
+  NormKind kind_in = NormKind::rmsnorm;
+  NormKind kind_out = NormKind::rmsnorm;
+  NormKind kind_post = NormKind::rmsnorm;
 };
 
 // How the sublayer inputs are formed.
@@ -69,7 +73,8 @@ struct ResolvedScheme {
   int res_blocks = 0;  // number of blocks, the embedding's included
 };
 
-// Resolves config.scheme (with config.norm, layers, mix_layers, final_norm, embed_norm).
+// Resolves config.scheme (with config.norm, layers, mix_layers, final_norm, embed_norm), then
+// applies the placement overrides attn_norms and mlp_norms to every layer's sublayers.
 // The config must be valid (see validate()).
 ResolvedScheme resolve_scheme(const ModelConfig& config);
 

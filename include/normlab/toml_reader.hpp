@@ -45,6 +45,10 @@ class TomlSection {
   // A sub-table; an absent key gives an empty section. Call finish() on it too.
   TomlSection section(const std::string& key);
 
+  // An array of tables ([[key]] ... ); an absent key gives an empty list. Call finish() on
+  // each.
+  std::vector<TomlSection> table_list(const std::string& key);
+
   // Throws UsageError naming the first key that no get_* asked for.
   void finish() const;
 

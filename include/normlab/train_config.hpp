@@ -22,6 +22,7 @@ struct TrainConfig {
   int64_t warmup = 100;            // linear warmup steps
   Decay decay = Decay::linear;     // decay after warmup
   double min_lr_ratio = 0.0;       // final lr / peak lr
+  double decay_fraction = 0.2;     // wsd: share of the steps after warmup spent decaying
   AdamWConfig adam;                // lr, betas, eps, weight decay, clip
   AveragingConfig averaging;       // EMA / BEMA
   uint64_t seed = 0;               // model init and data seed
@@ -42,7 +43,8 @@ nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
 
 // Reads a [train] section strictly (unknown keys are errors), starting from `base`.
-// Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, lr, beta1,
+// Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, decay_fraction
+// (wsd only), lr, beta1,
 // beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, eval_every,
 // eval_batches, eval_length, and a sub-table
 // [train.averaging] with every, start, kappa, eta, rho, gamma.

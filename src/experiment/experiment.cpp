@@ -16,18 +16,33 @@ Toggle read_toggle(TomlSection& s, const std::string& key, Toggle fallback) {
   return v == "on" ? Toggle::on : v == "off" ? Toggle::off : Toggle::automatic;
 }
 
-// The [model] section: every ModelConfig field under its config name. vocab comes from
-// the task; scheme and norm come from each variant (norm here is the default).
-ModelConfig read_model_section(TomlSection& s) {
-  ModelConfig c;
+std::string slug_of(const std::string& label) {
+  std::string out;
+  for (char ch : label) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
+      out.push_back(ch);
+    } else if (ch == '/') {
+      out += "-";
+    } else if (ch == '(') {
+      out += "_";
+    }
+  }
+  return out;
+}
+
+// Model keys: every ModelConfig field under its config name, in [model] and in each
+// [[variant]]. Keys present overwrite `c`; absent keys keep its values. vocab comes from the
+// task; scheme comes from each variant (norm here is the default).
+void read_model_keys(TomlSection& s, ModelConfig& c) {
   c.width = static_cast<int>(s.get_int("width", c.width));
   c.heads = static_cast<int>(s.get_int("heads", c.heads));
   c.layers = static_cast<int>(s.get_int("layers", c.layers));
   c.mlp = s.get_bool("mlp", c.mlp);
   c.mlp_mult = static_cast<int>(s.get_int("mlp_mult", c.mlp_mult));
-  c.activation = parse_activation(s.get_choice("activation", "gelu", {"gelu", "relu"}));
+  c.activation =
+      parse_activation(s.get_choice("activation", to_string(c.activation), {"gelu", "relu"}));
   c.causal = s.get_bool("causal", c.causal);
-  c.pos = parse_pos_encoding(s.get_choice("pos", "none", pos_encoding_names()));
+  c.pos = parse_pos_encoding(s.get_choice("pos", to_string(c.pos), pos_encoding_names()));
   c.max_len = static_cast<int>(s.get_int("max_len", c.max_len));
   c.rope_base = s.get_double("rope_base", c.rope_base);
   c.beta = s.get_double("beta", c.beta);
@@ -41,21 +56,38 @@ ModelConfig read_model_section(TomlSection& s) {
   c.init_std = s.get_double("init_std", c.init_std);
   c.scaled_residual_init = s.get_bool("scaled_init", c.scaled_residual_init);
   c.ngpt_alpha_init = s.get_double("ngpt_alpha_init", c.ngpt_alpha_init);
-  return c;
-}
-
-std::string slug_of(const std::string& label) {
-  std::string out;
-  for (char ch : label) {
-    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') {
-      out.push_back(ch);
-    } else if (ch == '/') {
-      out += "-";
-    } else if (ch == '(') {
-      out += "_";
+  for (const auto& [key, placement] :
+       {std::pair{"attn_norms", &c.attn_norms}, std::pair{"mlp_norms", &c.mlp_norms}}) {
+    try {
+      *placement = parse_norm_placement(s.get_string(key, to_string(*placement)));
+    } catch (const UsageError& err) {
+      throw UsageError(s.where(key) + err.what());
     }
   }
-  return out;
+}
+
+// One [[variant]] table: a label, a scheme written as in `schemes`, and any model keys that
+// differ from [model] for this variant (e.g. attn_norms, final_norm).
+Variant read_variant_table(TomlSection& s, const ModelConfig& base) {
+  const std::string label = s.get_string("label", "");
+  const std::string scheme = s.get_string("scheme", "");
+  if (label.empty()) throw UsageError(s.where("label") + "a [[variant]] needs a label");
+  if (scheme.empty()) throw UsageError(s.where("scheme") + "a [[variant]] needs a scheme");
+  ModelConfig model = base;
+  read_model_keys(s, model);
+  s.finish();
+  Variant v;
+  try {
+    v = parse_variant(scheme, model);
+  } catch (const UsageError& err) {
+    throw UsageError(s.where("scheme") + err.what());
+  }
+  v.label = label;
+  v.slug = slug_of(label);
+  if (v.slug.empty()) {
+    throw UsageError(s.where("label") + "a variant label needs a letter, digit or '_'");
+  }
+  return v;
 }
 
 }  // namespace
@@ -111,9 +143,11 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
   top.get_string("description", "");
   top.get_choice("kind", "train", {"train", "particles"});
   const std::vector<std::string> variants = top.get_string_list("schemes", {});
-  if (variants.empty()) {
+  std::vector<TomlSection> variant_tables = top.table_list("variant");
+  if (variants.empty() && variant_tables.empty()) {
     throw UsageError(top.where("schemes") +
-                     "schemes must list at least one scheme, e.g. [\"pre\", \"post\"]");
+                     "schemes must list at least one scheme, e.g. [\"pre\", \"post\"], or "
+                     "the file must have [[variant]] tables");
   }
   for (int64_t s : top.get_int_list("seeds", {0})) {
     if (s < 0) throw UsageError(top.where("seeds") + "seeds must be non-negative");
@@ -128,7 +162,8 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
   e.task = task_to_json(task_section.get_string("name", ""), params);
 
   TomlSection model_section = top.section("model");
-  ModelConfig base = read_model_section(model_section);
+  ModelConfig base;
+  read_model_keys(model_section, base);
   base.vocab = task->vocab();
   if (model_section.has("vocab")) {
     const int64_t vocab = model_section.get_int("vocab", base.vocab);
@@ -144,6 +179,16 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
       e.variants.push_back(parse_variant(text, base));
     } catch (const UsageError& err) {
       throw UsageError(top.where("schemes") + err.what());
+    }
+  }
+  for (TomlSection& table : variant_tables) e.variants.push_back(read_variant_table(table, base));
+  for (size_t i = 0; i < e.variants.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (e.variants[i].slug == e.variants[j].slug) {
+        throw UsageError(fmt::format("{}variants '{}' and '{}' have the same name on disk '{}'",
+                                     top.where(variant_tables.empty() ? "schemes" : "variant"),
+                                     e.variants[j].label, e.variants[i].label, e.variants[i].slug));
+      }
     }
   }
 

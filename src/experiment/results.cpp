@@ -119,15 +119,22 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     lengths.insert(r.length);
   }
   std::string summary_csv = "variant,weights,metric,length,mean,ci_half_width,seeds\n";
-  std::string table, md;
+  // Lengths beyond the longest training length are extrapolation; their columns are marked.
+  const auto column = [&](int64_t n) {
+    return fmt::format("n={}{}", n, n > e.train.max_len ? "*" : "");
+  };
+  const std::string legend =
+      fmt::format("trained on lengths {}..{}; * marks lengths beyond training (extrapolation)\n",
+                  e.train.min_len, e.train.max_len);
+  std::string table = "\n" + legend, md = "\n" + legend;
   for (const std::string& metric : metrics) {
     table += fmt::format("\n{} (mean ± 95% CI across seeds)\n", metric);
     std::string header = fmt::format("{:<28} {:<5}", "scheme", "wts");
     md += fmt::format("\n**{}** (mean ± 95% CI across seeds)\n\n| scheme | weights |", metric);
     std::string md_rule = "| --- | --- |";
     for (int64_t n : lengths) {
-      header += fmt::format(" {:>16}", fmt::format("n={}", n));
-      md += fmt::format(" n={} |", n);
+      header += fmt::format(" {:>16}", column(n));
+      md += fmt::format(" {} |", column(n));
       md_rule += " --- |";
     }
     table += header + "\n";

@@ -126,6 +126,18 @@ TomlSection TomlSection::section(const std::string& key) {
   return TomlSection(node->as_table(), file_, sub_name);
 }
 
+std::vector<TomlSection> TomlSection::table_list(const std::string& key) {
+  std::vector<TomlSection> out;
+  const toml::node* node = lookup(key);
+  if (node == nullptr) return out;
+  const toml::array* array = node->as_array();
+  if (array == nullptr || !array->is_array_of_tables()) type_error(key, "an array of tables");
+  for (size_t i = 0; i < array->size(); ++i) {
+    out.emplace_back(array->get(i)->as_table(), file_, fmt::format("[[{}]] #{}", key, i + 1));
+  }
+  return out;
+}
+
 void TomlSection::finish() const {
   if (table_ == nullptr) return;
   for (const auto& [key, node] : *table_) {

@@ -150,16 +150,17 @@ template <typename T>
 Model<T>::~Model() = default;
 
 template <typename T>
-NormParams Model<T>::add_norm(const std::string& prefix, bool active) {
+NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind kind) {
   NormParams n;
   n.active = active;
+  n.kind = kind;
   if (!active) return n;
   const int64_t D = config_.width;
-  if (norm_has_gain(config_.norm)) {
+  if (norm_has_gain(kind)) {
     n.gain = layout_.add(
         {.name = prefix + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
   }
-  if (norm_has_bias(config_.norm)) {
+  if (norm_has_bias(kind)) {
     n.bias = layout_.add(
         {.name = prefix + ".bias", .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
   }
@@ -205,7 +206,7 @@ void Model<T>::build_layout() {
                         .init_value = std,
                         .unit_norm = rows});
   }
-  embed_norm_ = add_norm("embed_norm", scheme_.embed_norm);
+  embed_norm_ = add_norm("embed_norm", scheme_.embed_norm, c.norm);
 
   for (int i = 0; i < static_cast<int>(scheme_.sublayers.size()); ++i) {
     const SublayerSlots& slots = scheme_.sublayers[i];
@@ -215,7 +216,7 @@ void Model<T>::build_layout() {
     SublayerParams p;
     p.is_attention = attention;
     if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
-    p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in);
+    p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in);
     if (attention) {
       p.w_in = layout_.add({.name = prefix + ".q.weight",
                             .shape = {D, D},
@@ -249,8 +250,8 @@ void Model<T>::build_layout() {
                              .init_value = residual_std * branch,
                              .unit_norm = cols});
     }
-    p.norm_out = add_norm(prefix + ".norm_out", slots.norm_out);
-    p.norm_post = add_norm(prefix + ".norm_post", slots.norm_post);
+    p.norm_out = add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out);
+    p.norm_post = add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post);
     if (slots.interpolate) {
       p.alpha = layout_.add({.name = prefix + ".alpha",
                              .shape = {D},
@@ -265,7 +266,7 @@ void Model<T>::build_layout() {
     final_res_query_ = final_mix.res_query;
     final_res_norm_ = final_mix.res_key_norm;
   }
-  final_norm_ = add_norm("final_norm", scheme_.final_norm);
+  final_norm_ = add_norm("final_norm", scheme_.final_norm, c.norm);
   if (c.tied) {
     unembed_ = embed_;
   } else {
@@ -477,7 +478,7 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   T* e = scheme_.embed_norm ? w.embed_raw.data() : embedded;
   embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
-    norm_forward(c.norm, e, param_ptr(params_, embed_norm_.gain),
+    norm_forward(embed_norm_.kind, e, param_ptr(params_, embed_norm_.gain),
                  param_ptr(params_, embed_norm_.bias), embedded, w.embed_mean.data(),
                  w.embed_rstd.data(), N, D, c.norm_eps);
   }
@@ -515,7 +516,7 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     resize(w.final_h, R * D);
     resize(w.final_mean, R);
     resize(w.final_rstd, R);
-    norm_forward(c.norm, h, param_ptr(params_, final_norm_.gain),
+    norm_forward(final_norm_.kind, h, param_ptr(params_, final_norm_.gain),
                  param_ptr(params_, final_norm_.bias), w.final_h.data(), w.final_mean.data(),
                  w.final_rstd.data(), R, D, c.norm_eps);
     h = w.final_h.data();
@@ -546,8 +547,9 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   const T* x = w.stream[i].data();
   const T* u = x;
   if (slots.norm_in) {
-    norm_forward(c.norm, x, param_ptr(params_, p.norm_in.gain), param_ptr(params_, p.norm_in.bias),
-                 sub.u.data(), sub.in_mean.data(), sub.in_rstd.data(), N, D, c.norm_eps);
+    norm_forward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
+                 param_ptr(params_, p.norm_in.bias), sub.u.data(), sub.in_mean.data(),
+                 sub.in_rstd.data(), N, D, c.norm_eps);
     u = sub.u.data();
   }
 
@@ -568,7 +570,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
 
   const T* z = sub.y.data();
   if (slots.norm_out) {
-    norm_forward(c.norm, z, param_ptr(params_, p.norm_out.gain),
+    norm_forward(p.norm_out.kind, z, param_ptr(params_, p.norm_out.gain),
                  param_ptr(params_, p.norm_out.bias), sub.z.data(), sub.out_mean.data(),
                  sub.out_rstd.data(), N, D, c.norm_eps);
     z = sub.z.data();
@@ -591,7 +593,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
                    T(slots.branch_scale), r, N, D);
   if (slots.norm_post) {
-    norm_forward(c.norm, r, param_ptr(params_, p.norm_post.gain),
+    norm_forward(p.norm_post.kind, r, param_ptr(params_, p.norm_post.gain),
                  param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
                  sub.post_rstd.data(), N, D, c.norm_eps);
   }
@@ -701,7 +703,7 @@ void Model<T>::backward(const T* dlogits) {
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     w.d_final_in.assign(R * D, T(0));
-    norm_backward(c.norm, h_in, param_ptr(params_, final_norm_.gain), w.final_mean.data(),
+    norm_backward(final_norm_.kind, h_in, param_ptr(params_, final_norm_.gain), w.final_mean.data(),
                   w.final_rstd.data(), w.d_final.data(), w.d_final_in.data(),
                   param_ptr(grads_, final_norm_.gain), param_ptr(grads_, final_norm_.bias), R, D);
     d_h = w.d_final_in.data();
@@ -746,7 +748,7 @@ void Model<T>::backward(const T* dlogits) {
   const T* de = d_cur;
   if (scheme_.embed_norm) {
     std::fill(d_next, d_next + N * D, T(0));
-    norm_backward(c.norm, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
+    norm_backward(embed_norm_.kind, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
                   w.embed_mean.data(), w.embed_rstd.data(), d_cur, d_next,
                   param_ptr(grads_, embed_norm_.gain), param_ptr(grads_, embed_norm_.bias), N, D);
     de = d_next;
@@ -785,9 +787,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   const T* dr = d_out;
   if (slots.norm_post) {
     std::fill(w.d_r.begin(), w.d_r.end(), T(0));
-    norm_backward(c.norm, sub.r.data(), param_ptr(params_, p.norm_post.gain), sub.post_mean.data(),
-                  sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
-                  param_ptr(grads_, p.norm_post.bias), N, D);
+    norm_backward(p.norm_post.kind, sub.r.data(), param_ptr(params_, p.norm_post.gain),
+                  sub.post_mean.data(), sub.post_rstd.data(), d_out, w.d_r.data(),
+                  param_ptr(grads_, p.norm_post.gain), param_ptr(grads_, p.norm_post.bias), N, D);
     dr = w.d_r.data();
   }
 
@@ -820,9 +822,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   if (slots.norm_out) {
     dy = w.d_y.data();
     std::fill(dy, dy + N * D, T(0));
-    norm_backward(c.norm, sub.y.data(), param_ptr(params_, p.norm_out.gain), sub.out_mean.data(),
-                  sub.out_rstd.data(), dz, dy, param_ptr(grads_, p.norm_out.gain),
-                  param_ptr(grads_, p.norm_out.bias), N, D);
+    norm_backward(p.norm_out.kind, sub.y.data(), param_ptr(params_, p.norm_out.gain),
+                  sub.out_mean.data(), sub.out_rstd.data(), dz, dy,
+                  param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias), N, D);
   }
 
   // y = f(u)
@@ -853,7 +855,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
 
   // u = N_in(x); the gradient adds to the residual path's.
   if (slots.norm_in) {
-    norm_backward(c.norm, x, param_ptr(params_, p.norm_in.gain), sub.in_mean.data(),
+    norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain), sub.in_mean.data(),
                   sub.in_rstd.data(), du, d_in, param_ptr(grads_, p.norm_in.gain),
                   param_ptr(grads_, p.norm_in.bias), N, D);
   } else {
@@ -969,7 +971,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
-    norm_forward(c.norm, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias), y,
+    norm_forward(np.kind, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias), y,
                  w.mean.data(), w.rstd.data(), rows_n, D, c.norm_eps);
   };
 

@@ -100,6 +100,59 @@ static Toggle parse_toggle(const std::string& s) {
   return parse(kToggles, s, "switch");
 }
 
+std::string to_string(const NormPlacement& p) {
+  if (p.automatic) return "auto";
+  std::vector<std::string> items;
+  auto add = [&](const SlotNorm& slot, const char* name) {
+    if (!slot.present) return;
+    items.push_back(slot.kind ? fmt::format("{}:{}", name, to_string(*slot.kind)) : name);
+  };
+  add(p.in, "in");
+  add(p.out, "out");
+  add(p.post, "post");
+  return items.empty() ? "none" : fmt::format("{}", fmt::join(items, "+"));
+}
+
+NormPlacement parse_norm_placement(const std::string& s) {
+  NormPlacement p;
+  if (s == "auto") return p;
+  p.automatic = false;
+  if (s == "none") return p;
+  const std::string allowed =
+      "allowed: auto, none, or slots in, out, post joined by '+', each optionally ':KIND' "
+      "(e.g. \"post\", \"in+out\", \"out:standardize\")";
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t plus = s.find('+', start);
+    const std::string item = s.substr(start, plus == std::string::npos ? plus : plus - start);
+    const size_t colon = item.find(':');
+    const std::string slot_name = item.substr(0, colon);
+    SlotNorm* slot = slot_name == "in"     ? &p.in
+                     : slot_name == "out"  ? &p.out
+                     : slot_name == "post" ? &p.post
+                                           : nullptr;
+    if (slot == nullptr) {
+      throw UsageError(
+          fmt::format("norm placement '{}': unknown slot '{}'; {}", s, slot_name, allowed));
+    }
+    if (slot->present) {
+      throw UsageError(fmt::format("norm placement '{}': slot '{}' is given twice", s, slot_name));
+    }
+    slot->present = true;
+    if (colon != std::string::npos) {
+      const NormKind kind = parse_norm_kind(item.substr(colon + 1));
+      if (kind == NormKind::none) {
+        throw UsageError(fmt::format(
+            "norm placement '{}': a slot's kind cannot be none (leave the slot out instead)", s));
+      }
+      slot->kind = kind;
+    }
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  return p;
+}
+
 std::vector<std::string> scheme_names() {
   return all_names(kSchemes);
 }
@@ -156,6 +209,21 @@ void validate(const ModelConfig& c) {
     require(c.block_size >= 1,
             fmt::format("block_attnres block size must be at least 1 (got {})", c.block_size));
   }
+  for (const auto& [placement, name] :
+       {std::pair{&c.attn_norms, "attn_norms"}, std::pair{&c.mlp_norms, "mlp_norms"}}) {
+    if (placement->automatic) continue;
+    require(c.norm != NormKind::none,
+            fmt::format("{} overrides the norms, which needs a norm kind: norm is none", name));
+    require(c.scheme != Scheme::ngpt,
+            fmt::format("{} cannot override ngpt's norms: its update needs both of them", name));
+    const bool attnres = c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres;
+    require(!(attnres && placement->post.present),
+            fmt::format("{} = {}: AttnRes records each sublayer's output unnormalized, so "
+                        "there is no 'post' slot; allowed slots: in, out",
+                        name, to_string(*placement)));
+  }
+  require(c.mlp || c.mlp_norms.automatic,
+          fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));
   if (c.scheme == Scheme::ngpt) {
     require(c.ngpt_alpha_init > 0,
             fmt::format("ngpt alpha init must be positive (got {})", c.ngpt_alpha_init));
@@ -187,6 +255,8 @@ nlohmann::json to_json(const ModelConfig& c) {
       {"init_std", c.init_std},
       {"scaled_residual_init", c.scaled_residual_init},
       {"ngpt_alpha_init", c.ngpt_alpha_init},
+      {"attn_norms", to_string(c.attn_norms)},
+      {"mlp_norms", to_string(c.mlp_norms)},
   };
 }
 
@@ -222,6 +292,11 @@ ModelConfig model_config_from_json(const nlohmann::json& j) {
     c.init_std = field("init_std").get<double>();
     c.scaled_residual_init = field("scaled_residual_init").get<bool>();
     c.ngpt_alpha_init = field("ngpt_alpha_init").get<double>();
+    // Checkpoints written before placement overrides existed have neither field: "auto".
+    if (j.contains("attn_norms"))
+      c.attn_norms = parse_norm_placement(j.at("attn_norms").get<std::string>());
+    if (j.contains("mlp_norms"))
+      c.mlp_norms = parse_norm_placement(j.at("mlp_norms").get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("model config has a field of the wrong type: {}", e.what()));
   } catch (const UsageError& e) {

@@ -12,6 +12,19 @@ SublayerSlots post_slots() {
   return {.norm_post = true};
 }
 
+// A placement override replaces the row's norms of one sublayer; scales, interpolation and the
+// residual mode stay the row's.
+void apply_placement(const NormPlacement& p, NormKind model_norm, SublayerSlots& slots) {
+  slots.kind_in = slots.kind_out = slots.kind_post = model_norm;
+  if (p.automatic) return;
+  slots.norm_in = p.in.present;
+  slots.norm_out = p.out.present;
+  slots.norm_post = p.post.present;
+  slots.kind_in = p.in.kind.value_or(model_norm);
+  slots.kind_out = p.out.kind.value_or(model_norm);
+  slots.kind_post = p.post.kind.value_or(model_norm);
+}
+
 bool resolve_toggle(Toggle t, bool automatic) {
   if (t == Toggle::on) return true;
   if (t == Toggle::off) return false;
@@ -86,6 +99,7 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
           slots.residual_scale = std::pow(2.0 * L, 0.25);
           break;
       }
+      apply_placement(is_attention ? c.attn_norms : c.mlp_norms, c.norm, slots);
       if (c.norm == NormKind::none) {
         slots.norm_in = slots.norm_out = slots.norm_post = false;
       }

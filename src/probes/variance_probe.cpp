@@ -126,8 +126,10 @@ VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
   const ResolvedScheme& scheme = model.scheme();
   std::vector<bool> normed(L);
   bool any_normed = false;
+  NormKind normed_kind = c.norm;  // the attention output norm's kind (a placement may set it)
   for (int l = 0; l < L; ++l) {
     normed[l] = scheme.sublayers[l * spl].norm_out;
+    if (normed[l] && !any_normed) normed_kind = scheme.sublayers[l * spl].kind_out;
     any_normed = any_normed || normed[l];
   }
   std::vector<std::vector<LayerMoments>> acc(lengths.size());
@@ -151,7 +153,7 @@ VarianceResult run_variance_probe(Model<float>& model, const ProbeInput& input,
   VarianceResult out;
   out.layers = L;
   out.heads = H;
-  out.norm_after = any_normed ? to_string(c.norm) : "none";
+  out.norm_after = any_normed ? to_string(normed_kind) : "none";
   out.lengths = run_length_sweep(
       model, input, config.sweep,
       [&](const SweepSample& s) {

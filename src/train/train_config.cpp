@@ -36,6 +36,8 @@ nlohmann::json to_json(const TrainConfig& c) {
       {"log_every", c.log_every},
       {"threads", c.threads},
   };
+  // Written only for wsd, so run.json files of the other schedules stay as they were.
+  if (c.decay == Decay::wsd) j["decay_fraction"] = c.decay_fraction;
   if (c.eval_every > 0) {
     j["eval_every"] = c.eval_every;
     j["eval_batches"] = c.eval_batches;
@@ -54,6 +56,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j) {
     c.warmup = j.at("warmup").get<int64_t>();
     c.decay = parse_decay(j.at("schedule").get<std::string>());
     c.min_lr_ratio = j.at("min_lr_ratio").get<double>();
+    c.decay_fraction = j.value("decay_fraction", c.decay_fraction);
     c.adam.lr = j.at("lr").get<double>();
     c.adam.beta1 = j.at("beta1").get<double>();
     c.adam.beta2 = j.at("beta2").get<double>();
@@ -97,9 +100,18 @@ TrainConfig read_train_config(TomlSection& s, TrainConfig c) {
   c.max_len = lengths[1];
   c.warmup = s.get_int("warmup", c.warmup);
   if (c.warmup < 0) throw UsageError(s.where("warmup") + "warmup must be at least 0");
-  c.decay =
-      parse_decay(s.get_choice("schedule", to_string(c.decay), {"constant", "linear", "cosine"}));
+  c.decay = parse_decay(
+      s.get_choice("schedule", to_string(c.decay), {"constant", "linear", "cosine", "wsd"}));
   c.min_lr_ratio = s.get_double("min_lr_ratio", c.min_lr_ratio);
+  if (s.has("decay_fraction") && c.decay != Decay::wsd) {
+    throw UsageError(s.where("decay_fraction") +
+                     "decay_fraction applies only to schedule = \"wsd\"");
+  }
+  c.decay_fraction = s.get_double("decay_fraction", c.decay_fraction);
+  if (!(c.decay_fraction > 0 && c.decay_fraction <= 1)) {
+    throw UsageError(fmt::format("{}decay_fraction must be in (0, 1] (got {})",
+                                 s.where("decay_fraction"), c.decay_fraction));
+  }
   c.adam.lr = s.get_double("lr", c.adam.lr);
   if (c.adam.lr <= 0) throw UsageError(s.where("lr") + "lr must be positive");
   c.adam.beta1 = s.get_double("beta1", c.adam.beta1);

@@ -361,8 +361,8 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   while (st.step < tc.steps) {
     const int64_t n = first + static_cast<int64_t>(rng.below(choices)) * range.step;
     const Batch batch = task->make_batch(n, tc.batch, rng);
-    const double lr =
-        learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay, tc.min_lr_ratio);
+    const double lr = learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay,
+                                    tc.min_lr_ratio, tc.decay_fraction);
     const StepResult r = train_step(model, adam, batch, lr, dlogits);
     if (!std::isfinite(r.loss)) {
       out.status = RunStatus::diverged;

@@ -78,6 +78,58 @@ TEST(ExperimentFile, ValidFileResolves) {
   EXPECT_EQ(e.eval.lengths, (std::vector<int64_t>{2, 5}));
 }
 
+// [[variant]] tables: a label, a scheme, and model keys for that variant only.
+TEST(ExperimentFile, VariantTablesOverrideTheModelPerVariant) {
+  std::string text = kValid;
+  text.replace(text.find("schemes = "),
+               text.find('\n', text.find("schemes = ")) - text.find("schemes = "),
+               "schemes = [\"pre\"]");
+  text += R"toml(
+[[variant]]
+label = "attn_ln"
+scheme = "post"
+attn_norms = "out:standardize"
+width = 7
+
+[[variant]]
+label = "peri_ln"
+scheme = "peri/layernorm"
+final_norm = "off"
+)toml";
+  Experiment e;
+  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(e.variants.size(), 3u);
+  EXPECT_EQ(e.variants[0].label, "pre");
+  EXPECT_EQ(e.variants[1].label, "attn_ln");
+  EXPECT_EQ(e.variants[1].slug, "attn_ln");
+  EXPECT_EQ(e.variants[1].model.scheme, Scheme::post);
+  EXPECT_EQ(to_string(e.variants[1].model.attn_norms), "out:standardize");
+  EXPECT_EQ(e.variants[1].model.width, 7);
+  EXPECT_EQ(e.variants[0].model.width, 5);  // [model] stays the default of the others
+  EXPECT_EQ(e.variants[2].model.norm, NormKind::layernorm);
+  EXPECT_EQ(e.variants[2].model.final_norm, Toggle::off);
+  EXPECT_EQ(e.variants[0].model.final_norm, Toggle::automatic);
+}
+
+TEST(ExperimentFile, VariantTableErrorsNameTheKey) {
+  const std::string base = kValid;
+  EXPECT_NE(read_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),
+            std::string::npos);
+  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\n"
+                              "attn_norms = \"middle\"\n")
+                .find("unknown slot 'middle'"),
+            std::string::npos);
+  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nstpes = 1\n")
+                .find("unknown key 'stpes'"),
+            std::string::npos);
+  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"pre\"\nscheme = \"post\"\n")
+                .find("same name on disk"),
+            std::string::npos);
+  const std::string with_line =
+      read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nmlp_norms = \"post\"\n");
+  EXPECT_NE(with_line.find("needs an MLP"), std::string::npos) << with_line;
+}
+
 TEST(ExperimentFile, UnknownKeyNamesFileLineAndKey) {
   std::string text = kValid;
   text.replace(text.find("steps = 40"), 10, "stpes = 40");

@@ -355,6 +355,35 @@ std::vector<Variant> variants() {
                  c.heads = 4;
                },
                3, 7});
+  // Placement overrides (docs/schemes.md): slots and per-slot kinds replacing the row's norms.
+  const struct {
+    const char* name;
+    Scheme scheme;
+    NormKind norm;
+    const char* attn;
+    const char* mlp;
+  } placements[] = {
+      {"placement_post_attn_out_layernorm", Scheme::post, NormKind::layernorm, "out", "auto"},
+      {"placement_post_attn_out_standardize", Scheme::post, NormKind::layernorm, "out:standardize",
+       "auto"},
+      {"placement_pre_all_slots_mixed_kinds", Scheme::pre, NormKind::rmsnorm, "in+out+post",
+       "in:layernorm+post:l2"},
+      {"placement_pre_attn_none", Scheme::pre, NormKind::rmsnorm, "none", "auto"},
+      {"placement_sqrt_scaling_post", Scheme::sqrt_scaling, NormKind::layernorm, "post",
+       "out+post:standardize"},
+      {"placement_deepnorm_in", Scheme::deepnorm, NormKind::rmsnorm, "in", "in+post"},
+      {"placement_block_attnres_in_out", Scheme::block_attnres, NormKind::layernorm,
+       "in+out:rmsnorm", "out"},
+  };
+  for (const auto& p : placements) {
+    v.push_back({p.name, [p](C c) {
+                   c.layers = 3;
+                   c.scheme = p.scheme;
+                   c.norm = p.norm;
+                   c.attn_norms = parse_norm_placement(p.attn);
+                   c.mlp_norms = parse_norm_placement(p.mlp);
+                 }});
+  }
   for (int k = 0; k <= 3; ++k) {
     for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
       v.push_back({"layers3_mix" + std::to_string(k) + "_" + to_string(norm), [k, norm](C c) {

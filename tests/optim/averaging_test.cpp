@@ -62,5 +62,20 @@ TEST(Schedule, WarmupThenDecay) {
   EXPECT_NEAR(learning_rate(70, 100, 10, lr, Decay::constant, 0), 0.1, 1e-12);
 }
 
+TEST(Schedule, WarmupStableDecay) {
+  // 100 steps, warmup 10, decay over 20% of the 90 steps after warmup: 18 steps from 82.
+  const double lr = 0.1;
+  EXPECT_EQ(wsd_decay_start(100, 10, 0.2), 82);
+  EXPECT_NEAR(learning_rate(5, 100, 10, lr, Decay::wsd, 0), 0.06, 1e-12);   // warmup
+  EXPECT_NEAR(learning_rate(10, 100, 10, lr, Decay::wsd, 0), 0.1, 1e-12);   // stable
+  EXPECT_NEAR(learning_rate(81, 100, 10, lr, Decay::wsd, 0), 0.1, 1e-12);   // last stable step
+  EXPECT_NEAR(learning_rate(91, 100, 10, lr, Decay::wsd, 0), 0.05, 1e-12);  // half way down
+  EXPECT_NEAR(learning_rate(100, 100, 10, lr, Decay::wsd, 0.1), 0.01, 1e-12);
+  // decay_fraction 0.5: 45 decay steps from step 55.
+  EXPECT_EQ(wsd_decay_start(100, 10, 0.5), 55);
+  EXPECT_NEAR(learning_rate(76, 100, 10, lr, Decay::wsd, 0, 0.5), 0.1 * (1 - 21.0 / 45.0), 1e-12);
+  EXPECT_EQ(parse_decay("wsd"), Decay::wsd);
+}
+
 }  // namespace
 }  // namespace normlab

@@ -180,6 +180,22 @@ const TwinCase kCases[] = {
      "--scheme block_attnres --block-size 3 --norm standardize --layers 4 --no-mlp "
      "--init-std 0.3",
      kAttnResSteps},
+    // Placement overrides (docs/schemes.md): the vanishing-variance baseline and proposals,
+    // slots of mixed kinds, and an override on a residual-scaled and an AttnRes scheme.
+    {"placement_vv_proposal_layernorm",
+     "--scheme post --norm layernorm --attn-norms out --layers 1 --init-std 0.3"},
+    {"placement_vv_ablation_standardize",
+     "--scheme post --norm layernorm --attn-norms out:standardize --layers 1 --init-std 0.3"},
+    {"placement_pre_mixed_kinds",
+     "--scheme pre --norm rmsnorm --attn-norms in+out+post:layernorm --mlp-norms "
+     "in:l2+post --init-std 0.3"},
+    {"placement_sqrt_scaling_post_mlp_none",
+     "--scheme sqrt_scaling --norm layernorm --attn-norms post --mlp-norms none --layers 3 "
+     "--init-std 0.3"},
+    {"placement_block_attnres_out",
+     "--scheme block_attnres --block-size 2 --norm rmsnorm "
+     "--attn-norms in+out:standardize --layers 2 --init-std 0.3",
+     kAttnResSteps},
     {"block_attnres4_rmsnorm_embednorm_sinusoidal_heads2",
      "--scheme block_attnres --block-size 4 --norm rmsnorm --embed-norm --pos sinusoidal "
      "--layers 3 --width 16 --heads 2 --init-std 0.3",
