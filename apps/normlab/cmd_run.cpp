@@ -1,4 +1,6 @@
-// `normlab run FILE.toml [--out DIR] [--jobs N]`: runs an experiment file.
+// `normlab run FILE.toml [--tier NAME] [--set KEY=VALUE ...] [--out DIR] [--jobs N]`: runs an
+// experiment file, after merging the tier and the --set assignments over it
+// (experiment_overrides.hpp).
 //
 // The file's top-level `kind` selects the study: "train" (the default; task, model, schemes,
 // seeds, training and evaluation; docs/experiments.md) or "particles" (the normalized-
@@ -13,6 +15,7 @@
 #include "commands.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/experiment_overrides.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/toml_reader.hpp"
 
@@ -23,11 +26,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void run_train_study(TomlSection& top, const std::string& file, const std::string& out_opt,
-                     int jobs) {
-  const Experiment e = read_experiment(top, file);
+void run_train_study(TomlSection& top, const std::string& file, const std::string& tier,
+                     const std::vector<std::string>& sets, const std::string& out_opt, int jobs) {
+  Experiment e = read_experiment(top, file);
+  e.tier = tier;
+  e.sets = sets;
   StudyOptions o;
-  o.out = out_opt.empty() ? fs::path("results") / e.name : fs::path(out_opt);
+  o.out = out_opt.empty() ? fs::path("results") / study_folder_name(e.name, tier, sets)
+                          : fs::path(out_opt);
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
   const int failed = run_experiment(e, o);
@@ -53,19 +59,43 @@ void add_run_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto jobs = std::make_shared<int>(0);
+  auto tier = std::make_shared<std::string>();
+  auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("FILE", *file, "Experiment file")->required();
-  cmd->add_option("--out", *out, "Results folder (default results/NAME)");
+  cmd->add_option("--tier", *tier,
+                  "Tier of the file to run: its [tier.NAME] table merged over the file (default "
+                  "quick when the file has tiers)");
+  cmd->add_option("--set", *sets,
+                  "KEY=VALUE, repeatable: a dotted key and a TOML value merged over the file "
+                  "after the tier, e.g. --set train.lr=3e-3 --set 'train.schedule=\"cosine\"'")
+      ->allow_extra_args(false);
+  cmd->add_option("--out", *out,
+                  "Results folder (default results/NAME, results/NAME-TIER with tiers, "
+                  "then __KEY=VALUE per --set)");
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
       ->check(CLI::Range(1, 256));
   cmd->callback([=] {
     auto table = parse_toml_file(*file);
+    const std::vector<std::string> tiers = tier_names(*table, *file);
+    const std::string applied = apply_tier(*table, *file, *tier);
+    if (tier->empty() && !applied.empty()) {
+      std::printf("tier %s (tiers in %s: %s; choose with --tier)\n", applied.c_str(), file->c_str(),
+                  fmt::format("{}", fmt::join(tiers, ", ")).c_str());
+    }
+    std::vector<std::string> normalized;
+    for (const std::string& set : *sets) {
+      apply_set(*table, set);
+      normalized.push_back(normalized_set(set));
+    }
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(top, *file, *out, *jobs);
+      run_train_study(top, *file, applied, normalized, *out, *jobs);
     } else {
+      const std::string name = fs::path(*file).stem().string();
       particles::run_study(
-          top, out->empty() ? fs::path("results") / fs::path(*file).stem() : fs::path(*out));
+          top, out->empty() ? fs::path("results") / study_folder_name(name, applied, normalized)
+                            : fs::path(*out));
     }
   });
 }

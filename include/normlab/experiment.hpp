@@ -50,6 +50,10 @@ struct Experiment {
   bool probe_depth = false;
   int64_t probe_batch = 32;
   int64_t probe_length = 0;
+  // How the file was specialized on the command line (experiment_overrides.hpp): the tier
+  // applied ("" when the file has none) and the --set assignments, in order.
+  std::string tier;
+  std::vector<std::string> sets;
 };
 
 // Parses "scheme[(k)][/norm]" onto `base`; throws UsageError saying what is allowed.

@@ -286,7 +286,9 @@ nlohmann::json to_json(const Experiment& e) {
         {"max_rows", e.eval.max_rows},
         {"weights", e.weights}}},
       {"jobs", e.jobs},
-      {"probe", {{"depth", e.probe_depth}, {"batch", e.probe_batch}, {"length", e.probe_length}}}};
+      {"probe", {{"depth", e.probe_depth}, {"batch", e.probe_batch}, {"length", e.probe_length}}},
+      {"tier", e.tier},
+      {"sets", e.sets}};
 }
 
 std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,

@@ -7,6 +7,17 @@
 #include "normlab/errors.hpp"
 
 namespace normlab {
+namespace {
+
+// "FILE:LINE: " for a node read from the file; "--set KEY=VALUE: " for a value given on the
+// command line (experiment_overrides.hpp gives such values that source path).
+std::string node_location(const std::string& file, const toml::node& node) {
+  const auto& path = node.source().path;
+  if (path != nullptr && path->starts_with("--set ")) return *path + ": ";
+  return fmt::format("{}:{}: ", file, node.source().begin.line);
+}
+
+}  // namespace
 
 TomlSection::TomlSection(const toml::table* table, std::string file, std::string name)
     : table_(table), file_(std::move(file)), name_(std::move(name)) {}
@@ -17,9 +28,7 @@ bool TomlSection::has(const std::string& key) const {
 
 std::string TomlSection::where(const std::string& key) const {
   if (table_ != nullptr) {
-    if (const toml::node* node = table_->get(key)) {
-      return fmt::format("{}:{}: ", file_, node->source().begin.line);
-    }
+    if (const toml::node* node = table_->get(key)) return node_location(file_, *node);
     if (table_->source().begin.line > 0) {
       return fmt::format("{}:{}: ", file_, table_->source().begin.line);
     }
@@ -143,8 +152,8 @@ void TomlSection::finish() const {
   for (const auto& [key, node] : *table_) {
     std::string k(key.str());
     if (known_.count(k) == 0) {
-      throw UsageError(fmt::format("{}:{}: unknown key '{}' in {}; allowed: {}", file_,
-                                   node.source().begin.line, k, name_, fmt::join(known_, ", ")));
+      throw UsageError(fmt::format("{}unknown key '{}' in {}; allowed: {}",
+                                   node_location(file_, node), k, name_, fmt::join(known_, ", ")));
     }
   }
 }

@@ -1,0 +1,53 @@
+// Tiers and --set: changes applied to an experiment file's TOML document before the strict
+// reader (experiment.hpp) sees it (docs/experiments.md, "Tiers and --set").
+//
+//   [tier.quick] / [tier.full] ...   tables that mirror the top level; `--tier NAME` deep-merges
+//                                    tier.NAME over the document and removes `tier`
+//   --set KEY=VALUE                  a dotted key and a TOML value, merged after the tier
+//
+// Merging: tables merge key by key, recursively; any other value (numbers, strings, arrays,
+// arrays of tables) replaces what was there. Merged nodes are moved, not copied, so they keep
+// their source region and the reader's errors still name the file, line and key.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace toml {
+inline namespace v3 {
+class table;
+}  // namespace v3
+}  // namespace toml
+
+namespace normlab {
+
+// The tier a file runs at when none is asked for.
+inline constexpr const char* kDefaultTier = "quick";
+
+// Deep-merges `overlay` into `base`, moving overlay's nodes (overlay is left empty).
+void merge_toml(toml::table& base, toml::table&& overlay);
+
+// The names under [tier], sorted; empty when the file has none. A `tier` key that is not a
+// table of tables is a UsageError naming the file and line.
+std::vector<std::string> tier_names(const toml::table& doc, const std::string& file);
+
+// Applies tier `requested` (empty: kDefaultTier when the file has tiers) and removes the
+// `tier` table. Returns the tier that was applied, "" when the file has no tiers (then a
+// non-empty `requested` is a UsageError naming the tiers, i.e. none).
+std::string apply_tier(toml::table& doc, const std::string& file, const std::string& requested);
+
+// Parses "KEY=VALUE" (KEY dotted, VALUE a TOML value) and deep-merges it into `doc`. A
+// malformed assignment is a UsageError starting "--set 'KEY=VALUE': ". Values keep the
+// source "--set KEY=VALUE", which the reader shows instead of a line of the file.
+void apply_set(toml::table& doc, const std::string& assignment);
+
+// "KEY=VALUE" with the spaces around '=' removed: the form recorded and used in folder names.
+std::string normalized_set(const std::string& assignment);
+
+// The results folder name of a study: NAME, NAME-TIER, NAME[-TIER]__SET1__SET2 with each set
+// reduced to file-name-safe characters, e.g. "resharpen_tomita-quick__task.language=3".
+std::string study_folder_name(const std::string& name, const std::string& tier,
+                              const std::vector<std::string>& sets);
+
+}  // namespace normlab

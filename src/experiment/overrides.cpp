@@ -1,0 +1,139 @@
+#include "normlab/experiment_overrides.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include <toml++/toml.h>
+
+#include "normlab/errors.hpp"
+
+namespace normlab {
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+// A dotted path of bare TOML keys: letters, digits, '_' and '-' between the dots.
+bool is_dotted_key(const std::string& key) {
+  if (key.empty() || key.front() == '.' || key.back() == '.') return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const char c = key[i];
+    if (c == '.' && key[i - 1] == '.') return false;
+    if (c != '.' && c != '_' && c != '-' && !std::isalnum(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void merge_toml(toml::table& base, toml::table&& overlay) {
+  for (auto& [key, node] : overlay) {
+    toml::node* existing = base.get(key.str());
+    if (existing != nullptr && existing->is_table() && node.is_table()) {
+      merge_toml(*existing->as_table(), std::move(*node.as_table()));
+    } else {
+      // Moved, so that the node keeps its source region (a copy would lose it).
+      base.insert_or_assign(key, std::move(node));
+    }
+  }
+  overlay.clear();
+}
+
+std::vector<std::string> tier_names(const toml::table& doc, const std::string& file) {
+  const toml::node* tiers = doc.get("tier");
+  if (tiers == nullptr) return {};
+  if (!tiers->is_table()) {
+    throw UsageError(fmt::format("{}:{}: key 'tier' must be a table of tiers, e.g. [tier.quick]",
+                                 file, tiers->source().begin.line));
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, node] : *tiers->as_table()) {
+    if (!node.is_table()) {
+      throw UsageError(fmt::format("{}:{}: tier '{}' must be a table, e.g. [tier.{}]", file,
+                                   node.source().begin.line, name.str(), name.str()));
+    }
+    names.emplace_back(name.str());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string apply_tier(toml::table& doc, const std::string& file, const std::string& requested) {
+  const std::vector<std::string> names = tier_names(doc, file);
+  if (names.empty()) {
+    if (!requested.empty()) {
+      throw UsageError(
+          fmt::format("--tier {}: {} has no tiers (no [tier.NAME] tables)", requested, file));
+    }
+    return "";
+  }
+  const std::string tier = requested.empty() ? kDefaultTier : requested;
+  if (std::find(names.begin(), names.end(), tier) == names.end()) {
+    throw UsageError(fmt::format("--tier {}: {} has no tier '{}'; its tiers: {}", tier, file, tier,
+                                 fmt::join(names, ", ")));
+  }
+  toml::table overlay = std::move(*doc.get("tier")->as_table()->get(tier)->as_table());
+  doc.erase("tier");
+  merge_toml(doc, std::move(overlay));
+  return tier;
+}
+
+std::string normalized_set(const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos) return trim(assignment);
+  return trim(assignment.substr(0, eq)) + "=" + trim(assignment.substr(eq + 1));
+}
+
+void apply_set(toml::table& doc, const std::string& assignment) {
+  const std::string allowed =
+      "expected KEY=VALUE with KEY a dotted key (train.lr, task.language, seeds) and VALUE a "
+      "TOML value (3e-3, \"cosine\", [1, 2], true)";
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos) {
+    throw UsageError(fmt::format("--set '{}': no '='; {}", assignment, allowed));
+  }
+  const std::string key = trim(assignment.substr(0, eq));
+  const std::string value = trim(assignment.substr(eq + 1));
+  if (!is_dotted_key(key)) {
+    throw UsageError(
+        fmt::format("--set '{}': '{}' is not a dotted key; {}", assignment, key, allowed));
+  }
+  if (value.empty()) {
+    throw UsageError(fmt::format("--set '{}': no value; {}", assignment, allowed));
+  }
+  toml::table snippet;
+  try {
+    // The source path is what the reader shows for these values instead of FILE:LINE.
+    snippet = toml::parse(key + " = " + value, "--set " + key + "=" + value);
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("--set '{}': '{}' is not a TOML value ({}); {}", assignment, value,
+                                 e.description(), allowed));
+  }
+  merge_toml(doc, std::move(snippet));
+}
+
+std::string study_folder_name(const std::string& name, const std::string& tier,
+                              const std::vector<std::string>& sets) {
+  std::string out = tier.empty() ? name : name + "-" + tier;
+  for (const std::string& set : sets) {
+    out += "__";
+    for (const char c : normalized_set(set)) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '=' || c == '_' ||
+          c == '-' || c == '+') {
+        out.push_back(c);
+      } else if (c == ',') {
+        out.push_back('-');
+      }  // quotes, brackets, braces and spaces are dropped
+    }
+  }
+  return out;
+}
+
+}  // namespace normlab
