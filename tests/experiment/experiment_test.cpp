@@ -12,6 +12,8 @@
 
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/experiment_overrides.hpp"
+#include "normlab/scheme.hpp"
 #include "normlab/toml_reader.hpp"
 #include "support/cli.hpp"
 
@@ -366,6 +368,16 @@ TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
 }
 
 // Every training experiment shipped in experiments/ reads without error.
+// A shipped file read as `normlab run FILE --tier TIER` reads it ("" : a file without tiers).
+Experiment read_shipped(const std::string& name, const std::string& tier) {
+  const auto path = std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (name + ".toml");
+  auto table = parse_toml_file(path);
+  apply_tier(*table, path.string(), tier);
+  TomlSection top(table.get(), path.string(), "top level");
+  return read_experiment(top, path.string());
+}
+
+// Every training study, at every tier it has.
 TEST(ExperimentFile, ShippedFilesAreValid) {
   const std::filesystem::path dir = std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments";
   int checked = 0;
@@ -375,37 +387,110 @@ TEST(ExperimentFile, ShippedFilesAreValid) {
     if (table->get("kind") != nullptr && table->get("kind")->value_or(std::string()) != "train") {
       continue;
     }
-    SCOPED_TRACE(entry.path().string());
-    TomlSection top(table.get(), entry.path().string(), "top level");
-    EXPECT_NO_THROW(read_experiment(top, entry.path().string()));
-    ++checked;
+    std::vector<std::string> tiers = tier_names(*table, entry.path().string());
+    if (tiers.empty()) tiers.push_back("");
+    for (const std::string& tier : tiers) {
+      SCOPED_TRACE(entry.path().string() + " tier " + tier);
+      EXPECT_NO_THROW(read_shipped(entry.path().stem().string(), tier));
+      ++checked;
+    }
   }
-  EXPECT_GE(checked, 8);
+  EXPECT_GE(checked, 16);
 }
 
-// The depth study: every scheme, validation curves of ~20 points, the final sweep at 1x, 2x and
-// 4x the training window.
+// The studies of the claims ledger have a quick and a full tier that differ only in budget:
+// the same variants, models, task, lengths and metrics; the full tier has at least as many
+// steps and at least five seeds (three for the depth study, the minimum).
+TEST(ExperimentFile, TiersKeepTheDesign) {
+  for (const char* name :
+       {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval", "resharpen_dyck",
+        "resharpen_tomita", "vanishing_variance_argmax", "vanishing_variance_dict",
+        "depth_charlm_L16"}) {
+    SCOPED_TRACE(name);
+    const Experiment quick = read_shipped(name, "quick"), full = read_shipped(name, "full");
+    ASSERT_EQ(quick.variants.size(), full.variants.size());
+    for (size_t i = 0; i < quick.variants.size(); ++i) {
+      EXPECT_EQ(quick.variants[i].label, full.variants[i].label);
+      EXPECT_EQ(to_json(quick.variants[i].model), to_json(full.variants[i].model));
+    }
+    EXPECT_EQ(quick.task, full.task);
+    EXPECT_EQ(quick.eval.lengths, full.eval.lengths);
+    EXPECT_EQ(quick.weights, full.weights);
+    EXPECT_EQ(quick.train.min_len, full.train.min_len);
+    EXPECT_EQ(quick.train.max_len, full.train.max_len);
+    EXPECT_EQ(quick.train.decay, full.train.decay);
+    EXPECT_LE(quick.train.steps, full.train.steps);
+    EXPECT_GE(full.seeds.size(), std::string(name) == "depth_charlm_L16" ? 3u : 5u);
+    EXPECT_GE(quick.seeds.size(), 2u);
+  }
+}
+
+// The paper's minimal models of 2510.08341 have no norm after the residual add but where the
+// scheme puts one: no final norm in any variant of its studies.
+TEST(ExperimentFile, PostNormPaperStudiesHaveNoFinalNorm) {
+  for (const char* name : {"quick", "resharpen_set_complement", "resharpen_width",
+                           "resharpen_max_retrieval", "resharpen_dyck", "resharpen_tomita"}) {
+    SCOPED_TRACE(name);
+    const Experiment e = read_shipped(name, std::string(name) == "quick" ? "" : "quick");
+    for (const Variant& v : e.variants) {
+      EXPECT_FALSE(resolve_scheme(v.model).final_norm) << v.label;
+    }
+  }
+}
+
+// The vanishing-variance studies: the baseline and the proposals differ only in the attention
+// sublayer's norms (2504.02827, docs/reference.md §5).
+TEST(ExperimentFile, VanishingVarianceBlocksDifferOnlyInTheAttentionNorm) {
+  for (const char* name : {"vanishing_variance_argmax", "vanishing_variance_dict"}) {
+    SCOPED_TRACE(name);
+    const Experiment e = read_shipped(name, "quick");
+    ASSERT_EQ(e.variants[0].label, "post_ln");
+    const ResolvedScheme base = resolve_scheme(e.variants[0].model);
+    EXPECT_TRUE(base.sublayers[0].norm_post);
+    EXPECT_FALSE(base.sublayers[0].norm_out);
+    for (size_t i = 1; i <= 2; ++i) {
+      const ResolvedScheme r = resolve_scheme(e.variants[i].model);
+      EXPECT_FALSE(r.sublayers[0].norm_post);
+      EXPECT_TRUE(r.sublayers[0].norm_out);
+      EXPECT_EQ(r.sublayers[0].kind_out, i == 1 ? NormKind::layernorm : NormKind::standardize);
+      // The MLP sublayer, the final and embedding norms: exactly the baseline's.
+      EXPECT_EQ(r.sublayers[1].norm_post, base.sublayers[1].norm_post);
+      EXPECT_EQ(r.sublayers[1].kind_post, base.sublayers[1].kind_post);
+      EXPECT_EQ(r.sublayers[1].norm_in, base.sublayers[1].norm_in);
+      EXPECT_EQ(r.final_norm, base.final_norm);
+      EXPECT_EQ(r.embed_norm, base.embed_norm);
+    }
+  }
+}
+
+// The depth studies: every scheme, validation curves of ~20 points, the final sweep at 1x, 2x
+// and 4x the training window; L16 uses WSD with a validation point at the decay's first step.
 TEST(ExperimentFile, DepthStudies) {
   for (const char* name : {"depth_charlm_L16", "depth_charlm_L32"}) {
-    SCOPED_TRACE(name);
-    const auto path =
-        std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (std::string(name) + ".toml");
-    auto table = parse_toml_file(path);
-    TomlSection top(table.get(), path.string(), "top level");
-    const Experiment e = read_experiment(top, path.string());
-    std::vector<std::string> schemes;
-    for (const Variant& v : e.variants) schemes.push_back(v.label);
-    EXPECT_EQ(schemes, (std::vector<std::string>{"pre", "post", "peri", "ngpt", "sqrt_scaling",
-                                                 "attnres", "block_attnres(4)"}));
-    EXPECT_EQ(e.task["name"], "char_lm");
-    EXPECT_GE(e.variants[0].model.layers, 16);
-    EXPECT_EQ(e.train.min_len, e.train.max_len);
-    EXPECT_EQ(e.eval.lengths,
-              (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len, 4 * e.train.max_len}));
-    ASSERT_GT(e.train.eval_every, 0);
-    EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
-    EXPECT_EQ(e.train.steps / e.train.eval_every, 20);
-    EXPECT_TRUE(e.probe_depth);
+    for (const char* tier : {"quick", "full"}) {
+      if (std::string(name) == "depth_charlm_L32" && std::string(tier) == "quick") continue;
+      SCOPED_TRACE(std::string(name) + " " + tier);
+      const Experiment e = read_shipped(name, std::string(name) == "depth_charlm_L32" ? "" : tier);
+      std::vector<std::string> schemes;
+      for (const Variant& v : e.variants) schemes.push_back(v.label);
+      EXPECT_EQ(schemes, (std::vector<std::string>{"pre", "post", "peri", "ngpt", "sqrt_scaling",
+                                                   "attnres", "block_attnres(4)"}));
+      EXPECT_EQ(e.task["name"], "char_lm");
+      EXPECT_GE(e.variants[0].model.layers, 16);
+      EXPECT_EQ(e.train.min_len, e.train.max_len);
+      EXPECT_EQ(e.eval.lengths, (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len,
+                                                      4 * e.train.max_len}));
+      ASSERT_GT(e.train.eval_every, 0);
+      EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
+      EXPECT_TRUE(e.probe_depth);
+      if (e.train.decay == Decay::wsd) {
+        const int64_t start = wsd_decay_start(e.train.steps, e.train.warmup, e.train.decay_fraction);
+        EXPECT_EQ(start % e.train.eval_every, 0) << "no validation point at the decay's start";
+        EXPECT_GE(e.train.steps / e.train.eval_every, 6);
+      } else {
+        EXPECT_EQ(e.train.steps / e.train.eval_every, 20);
+      }
+    }
   }
 }
 
