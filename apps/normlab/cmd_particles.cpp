@@ -39,7 +39,7 @@ std::string plain_number(double x) {
 void print_summary(const particles::ParticlesConfig& c, const particles::Trajectory& tr,
                    const ParticlesOptions& o) {
   using namespace particles;
-  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s%s, heads %d, %s%s\n",
+  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s%s, heads %d, %s%s%s\n",
               to_string(c.scheme).c_str(), to_string(c.init).c_str(), c.n, c.d,
               plain_number(c.beta).c_str(), to_string(c.qkv).c_str(),
               c.qkv == QkvKind::identity
@@ -48,7 +48,8 @@ void print_summary(const particles::ParticlesConfig& c, const particles::Traject
               c.heads, o.scalar ? "scalar reduction" : "n particles",
               c.scheme == Scheme::mix    ? fmt::format(", tau {}", plain_number(c.tau)).c_str()
               : c.scheme == Scheme::ngpt ? fmt::format(", alpha {}", plain_number(c.alpha)).c_str()
-                                         : "");
+                                         : "",
+              c.causal ? ", causal" : "");
   const Observation& first = tr.rows.front();
   const Observation& last = tr.rows.back();
   std::printf("initial velocity: %.10g\n", first.dcos_dt);
