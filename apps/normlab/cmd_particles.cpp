@@ -1,4 +1,4 @@
-// `normlab particles`: simulates the normalized-attention particle dynamics (REFERENCE.md §3)
+// `normlab particles`: simulates the normalized-attention particle dynamics (docs/particles.md)
 // for one scheme and prints or writes the recorded observables (docs/particles.md).
 #include <fmt/format.h>
 
@@ -11,22 +11,25 @@
 #include "normlab/errors.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/fits.hpp"
+#include "normlab/particles/radius_fit.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/simulation.hpp"
 #include "normlab/plot.hpp"
+#include "particles_bridge.hpp"
 
 namespace normlab::cli {
 
 namespace {
 
 struct ParticlesOptions {
-  std::string scheme, init, qkv = "identity", integrator = "rk4";
+  std::string scheme, init, qkv = "identity", qkv_depth = "auto", integrator = "rk4";
   particles::ParticlesConfig config;
   int64_t seed = 0;
   bool summary = false;
   bool scalar = false;
   std::string csv, plot;
   double fit_from = -1, fit_to = -1, fit_floor = 1e-20;
+  ParticlesBridgeOptions bridge;  // --from-checkpoint and its inputs
 };
 
 std::string plain_number(double x) {
@@ -36,13 +39,17 @@ std::string plain_number(double x) {
 void print_summary(const particles::ParticlesConfig& c, const particles::Trajectory& tr,
                    const ParticlesOptions& o) {
   using namespace particles;
-  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s, heads %d, %s%s\n",
+  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s%s, heads %d, %s%s%s\n",
               to_string(c.scheme).c_str(), to_string(c.init).c_str(), c.n, c.d,
-              plain_number(c.beta).c_str(), to_string(c.qkv).c_str(), c.heads,
-              o.scalar ? "scalar reduction" : "n particles",
+              plain_number(c.beta).c_str(), to_string(c.qkv).c_str(),
+              c.qkv == QkvKind::identity
+                  ? ""
+                  : fmt::format(" ({})", to_string(resolved_qkv_depth(c))).c_str(),
+              c.heads, o.scalar ? "scalar reduction" : "n particles",
               c.scheme == Scheme::mix    ? fmt::format(", tau {}", plain_number(c.tau)).c_str()
               : c.scheme == Scheme::ngpt ? fmt::format(", alpha {}", plain_number(c.alpha)).c_str()
-                                         : "");
+                                         : "",
+              c.causal ? ", causal" : "");
   const Observation& first = tr.rows.front();
   const Observation& last = tr.rows.back();
   std::printf("initial velocity: %.10g\n", first.dcos_dt);
@@ -78,6 +85,19 @@ void print_summary(const particles::ParticlesConfig& c, const particles::Traject
     std::printf("  better fit: %s\n", fit.better.c_str());
   }
   std::printf("predicted terminal law: %s\n", predicted_terminal(c).law.c_str());
+  if (c.scheme == Scheme::pre || c.scheme == Scheme::peri || c.scheme == Scheme::mix) {
+    const RadiusFit rf = fit_radius_growth(tr.rows, c.r0, fo.t_from, fo.t_to);
+    if (rf.points < 3) {
+      std::printf("radius growth fit: not enough rows (%d) with t in [%s, %s] and radius > r0\n",
+                  rf.points, plain_number(fo.t_from).c_str(), plain_number(fo.t_to).c_str());
+    } else {
+      std::printf(
+          "radius growth: mean radius - r0 = C t^p over %d rows, t in [%s, %s]: p = %.4f "
+          "(95%% interval [%.4f, %.4f], r2 %.4f; qkv %s)\n",
+          rf.points, plain_number(rf.t_from).c_str(), plain_number(rf.t_to).c_str(), rf.exponent,
+          rf.ci_low, rf.ci_high, rf.r2, to_string(resolved_qkv_depth(c)).c_str());
+    }
+  }
   std::printf(
       "integration: %lld %s steps (%lld rejected), %lld evaluations, %.3f s, %.1f "
       "steps/s\n",
@@ -86,12 +106,58 @@ void print_summary(const particles::ParticlesConfig& c, const particles::Traject
       tr.stats.seconds, tr.stats.seconds > 0 ? tr.stats.steps / tr.stats.seconds : 0.0);
 }
 
-void run(const ParticlesOptions& o) {
+// --from-checkpoint: the bridge to a model. The options that describe a simulation of our own
+// would be ignored there, so they are refused.
+void run_from_checkpoint(const ParticlesOptions& o, const CLI::App& cmd) {
+  for (const char* own :
+       {"--scheme",    "--init",   "--n",         "--d",      "--beta",         "--t-end",
+        "--tau",       "--alpha",  "--r0",        "--delta",  "--qkv",          "--qkv-file",
+        "--qkv-depth", "--heads",  "--init-file", "--causal", "--record-every", "--summary",
+        "--plot",      "--scalar", "--fit-from",  "--fit-to", "--fit-floor"}) {
+    if (cmd.count(own) > 0) {
+      throw UsageError(fmt::format(
+          "{} does not apply with --from-checkpoint (the model sets it); allowed there: "
+          "--input, --task, --task-param, --batch, --seq-len, --seed, --csv, --integrator, "
+          "--dt, --rtol, --atol",
+          own));
+    }
+  }
+  if (o.seed < 0) throw UsageError(fmt::format("--seed must be >= 0, got {}", o.seed));
+  ParticlesBridgeOptions b = o.bridge;
+  b.seed = static_cast<uint64_t>(o.seed);
+  b.csv = o.csv;
+  b.integrator = particles::parse_integrator(o.integrator);
+  b.dt = o.config.dt;
+  if (cmd.count("--rtol") > 0) b.rtol = o.config.rtol;
+  if (cmd.count("--atol") > 0) b.atol = o.config.atol;
+  if (!(b.dt > 0) || !(b.rtol > 0) || !(b.atol > 0)) {
+    throw UsageError("--dt, --rtol and --atol must be > 0");
+  }
+  run_particles_bridge(b);
+}
+
+void run(const ParticlesOptions& o, const CLI::App& cmd) {
   using namespace particles;
+  if (!o.bridge.checkpoint.empty()) {
+    run_from_checkpoint(o, cmd);
+    return;
+  }
+  for (const char* bridge_only : {"--input", "--task", "--task-param", "--batch", "--seq-len"}) {
+    if (cmd.count(bridge_only) > 0) {
+      throw UsageError(fmt::format("{} applies to --from-checkpoint only", bridge_only));
+    }
+  }
+  if (o.scheme.empty() || o.init.empty()) {
+    throw UsageError(fmt::format(
+        "{} is required (or --from-checkpoint DIR); allowed schemes: {}; initializations: {}",
+        o.scheme.empty() ? "--scheme" : "--init", fmt::join(scheme_names(), ", "),
+        fmt::join(init_names(), ", ")));
+  }
   ParticlesConfig c = o.config;
   c.scheme = parse_scheme(o.scheme);
   c.init = parse_init(o.init);
   c.qkv = parse_qkv(o.qkv);
+  c.qkv_depth = parse_qkv_depth(o.qkv_depth);
   c.integrator = parse_integrator(o.integrator);
   if (o.seed < 0) throw UsageError(fmt::format("--seed must be >= 0, got {}", o.seed));
   c.seed = static_cast<uint64_t>(o.seed);
@@ -134,8 +200,10 @@ void add_particles_command(CLI::App& app) {
                          "Simulate tokens as particles on the sphere under a normalization scheme "
                          "(normalized-attention dynamics, docs/particles.md)");
   particles::ParticlesConfig& c = o->config;
-  cmd->add_option("--scheme", o->scheme, "post, pre, mix, peri, ngpt or sqrt_scaling")->required();
-  cmd->add_option("--init", o->init, "symmetric, random, cone or file")->required();
+  cmd->add_option("--scheme", o->scheme,
+                  "post, pre, mix, peri, ngpt or sqrt_scaling (required unless --from-checkpoint)");
+  cmd->add_option("--init", o->init,
+                  "symmetric, random, cone or file (required unless --from-checkpoint)");
   cmd->add_option("--n", c.n, "number of tokens")->capture_default_str();
   cmd->add_option("--d", c.d, "dimension")->capture_default_str();
   cmd->add_option("--beta", c.beta, "inverse temperature of the softmax (> 0)")
@@ -150,6 +218,11 @@ void add_particles_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--qkv", o->qkv, "identity, kaiming, gaussian or file")->capture_default_str();
   cmd->add_option("--qkv-file", c.qkv_file, "text array (heads, 3, d, d): Q, K, V per head");
+  cmd->add_option("--qkv-depth", o->qkv_depth,
+                  "per_layer: layer floor(t) has its own Q, K, V; tied: one for all t; auto: "
+                  "per_layer for kaiming/gaussian, tied for identity/file")
+      ->capture_default_str();
+  cmd->add_flag("--causal", c.causal, "causal attention: token j attends to tokens k <= j");
   cmd->add_option("--heads", c.heads, "number of heads (A_j is their mean)")->capture_default_str();
   cmd->add_option("--init-file", c.init_file, "text array (n, d) of initial directions");
   cmd->add_option("--integrator", o->integrator, "rk4 or dopri5")->capture_default_str();
@@ -168,7 +241,19 @@ void add_particles_command(CLI::App& app) {
   cmd->add_option("--fit-floor", o->fit_floor,
                   "terminal fit: ignore rows with 1 - mean cos below this")
       ->capture_default_str();
-  cmd->callback([o] { run(*o); });
+  ParticlesBridgeOptions& b = o->bridge;
+  cmd->add_option("--from-checkpoint", b.checkpoint,
+                  "bridge: run the ODE with this model's per-layer attention from its embeddings "
+                  "and compare with the depth probe (run dir, its final/, or a checkpoint)");
+  cmd->add_option("--input", b.input, "bridge inputs: random tokens or the task's (task)")
+      ->capture_default_str();
+  cmd->add_option("--task", b.task, "bridge, --input task: the task (default: the run's)");
+  cmd->add_option("--task-param", b.task_params, "bridge: task parameter KEY=VALUE (repeatable)");
+  cmd->add_option("--batch", b.batch, "bridge: sequences")->capture_default_str();
+  cmd->add_option("--seq-len", b.seq_len,
+                  "bridge: tokens per random sequence, or the task length of --input task")
+      ->capture_default_str();
+  cmd->callback([o, cmd] { run(*o, *cmd); });
 }
 
 }  // namespace normlab::cli

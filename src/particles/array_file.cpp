@@ -14,8 +14,15 @@ namespace normlab::particles {
 
 namespace {
 
+// The dimensions as words; a negative entry (any size) prints as '*'.
+std::vector<std::string> shape_words(const std::vector<int64_t>& shape) {
+  std::vector<std::string> parts;
+  for (int64_t v : shape) parts.push_back(v < 0 ? "*" : std::to_string(v));
+  return parts;
+}
+
 std::string shape_string(const std::vector<int64_t>& shape) {
-  return fmt::format("({})", fmt::join(shape, ", "));
+  return fmt::format("({})", fmt::join(shape_words(shape), ", "));
 }
 
 // Splits a line into whitespace-separated fields.
@@ -58,7 +65,7 @@ TextArray read_text_array(const std::filesystem::path& path, const std::vector<i
       if (fields.empty() || fields[0] != "shape" || fields.size() < 2) {
         throw UsageError(
             fmt::format("{}:{}: expected a header line 'shape {}' before the values of the {}",
-                        file, line_no, fmt::join(expected, " "), what));
+                        file, line_no, fmt::join(shape_words(expected), " "), what));
       }
       for (size_t i = 1; i < fields.size(); ++i) {
         char* end = nullptr;
@@ -70,7 +77,11 @@ TextArray read_text_array(const std::filesystem::path& path, const std::vector<i
         }
         array.shape.push_back(v);
       }
-      if (array.shape != expected) {
+      bool matches = array.shape.size() == expected.size();
+      for (size_t i = 0; matches && i < expected.size(); ++i) {
+        matches = expected[i] < 0 || expected[i] == array.shape[i];
+      }
+      if (!matches) {
         throw UsageError(fmt::format("{}:{}: wrong shape {} for the {}: expected {}", file, line_no,
                                      shape_string(array.shape), what, shape_string(expected)));
       }
@@ -109,7 +120,7 @@ TextArray read_text_array(const std::filesystem::path& path, const std::vector<i
   }
   if (!have_shape) {
     throw UsageError(fmt::format("{}: empty file: expected 'shape {}' and the values of the {}",
-                                 file, fmt::join(expected, " "), what));
+                                 file, fmt::join(shape_words(expected), " "), what));
   }
   if (rows_read != rows_expected) {
     throw UsageError(

@@ -44,6 +44,10 @@ const std::vector<std::string>& integrator_names() {
   static const std::vector<std::string> names{"rk4", "dopri5"};
   return names;
 }
+const std::vector<std::string>& qkv_depth_names() {
+  static const std::vector<std::string> names{"auto", "per_layer", "tied"};
+  return names;
+}
 
 std::string to_string(Scheme s) {
   return scheme_names()[static_cast<size_t>(s)];
@@ -57,6 +61,9 @@ std::string to_string(QkvKind k) {
 std::string to_string(IntegratorKind k) {
   return integrator_names()[static_cast<size_t>(k)];
 }
+std::string to_string(QkvDepth k) {
+  return qkv_depth_names()[static_cast<size_t>(k)];
+}
 
 Scheme parse_scheme(const std::string& name) {
   return parse_enum<Scheme>("scheme", name, scheme_names());
@@ -69,6 +76,15 @@ QkvKind parse_qkv(const std::string& name) {
 }
 IntegratorKind parse_integrator(const std::string& name) {
   return parse_enum<IntegratorKind>("integrator", name, integrator_names());
+}
+QkvDepth parse_qkv_depth(const std::string& name) {
+  return parse_enum<QkvDepth>("Q/K/V depth", name, qkv_depth_names());
+}
+
+QkvDepth resolved_qkv_depth(const ParticlesConfig& c) {
+  if (c.qkv_depth != QkvDepth::automatic) return c.qkv_depth;
+  return c.qkv == QkvKind::kaiming || c.qkv == QkvKind::gaussian ? QkvDepth::per_layer
+                                                                 : QkvDepth::tied;
 }
 
 void validate(const ParticlesConfig& c) {
@@ -128,6 +144,16 @@ void validate(const ParticlesConfig& c) {
                     to_string(c.init)));
   }
   if (c.qkv == QkvKind::file && c.qkv_file.empty()) bad("--qkv file needs --qkv-file PATH");
+  if (c.qkv_depth == QkvDepth::per_layer && c.qkv == QkvKind::identity) {
+    bad("--qkv-depth per_layer needs --qkv kaiming, gaussian or file (identity is the same "
+        "matrix in every layer); allowed with identity: auto, tied");
+  }
+  if (per_layer_qkv(c) && c.t_end > 1e6) {
+    bad(
+        fmt::format("--qkv-depth per_layer stops at every integer time: --t-end must be <= 1e6, "
+                    "got {}",
+                    c.t_end));
+  }
   if (c.qkv != QkvKind::file && !c.qkv_file.empty()) {
     bad(fmt::format("--qkv-file is only used with --qkv file (got --qkv {})", to_string(c.qkv)));
   }
@@ -164,7 +190,9 @@ void read_config_keys(TomlSection& s, ParticlesConfig& c) {
   c.seed = static_cast<uint64_t>(seed);
   c.qkv = parse_qkv(choice("qkv", to_string(c.qkv), qkv_names()));
   c.qkv_file = s.get_string("qkv_file", c.qkv_file);
+  c.qkv_depth = parse_qkv_depth(choice("qkv_depth", to_string(c.qkv_depth), qkv_depth_names()));
   c.heads = positive_int("heads", c.heads);
+  c.causal = s.get_bool("causal", c.causal);
   c.init_file = s.get_string("init_file", c.init_file);
   c.integrator =
       parse_integrator(choice("integrator", to_string(c.integrator), integrator_names()));
@@ -193,7 +221,9 @@ std::string describe(const ParticlesConfig& c) {
   line("seed", std::to_string(c.seed));
   line("qkv", to_string(c.qkv));
   if (c.qkv == QkvKind::file) line("qkv_file", c.qkv_file);
+  line("qkv_depth", to_string(resolved_qkv_depth(c)));
   line("heads", std::to_string(c.heads));
+  line("causal", c.causal ? "true" : "false");
   line("integrator", to_string(c.integrator));
   if (c.integrator == IntegratorKind::dopri5) {
     line("rtol", fmt::format("{}", c.rtol));

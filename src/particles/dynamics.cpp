@@ -12,11 +12,14 @@ namespace normlab::particles {
 
 namespace {
 
-// In place: each row of g (n, n) becomes the softmax of the row.
-void softmax_rows(double* g, int n) {
+// In place: each row of g (n, n) becomes the softmax of the row; causal: of its entries k ≤ j,
+// the others set to 0.
+void softmax_rows(double* g, int n_cols, bool causal) {
   using kernels::kLanes;
-  for (int j = 0; j < n; ++j) {
-    double* row = g + static_cast<size_t>(j) * n;
+  for (int j = 0; j < n_cols; ++j) {
+    double* row = g + static_cast<size_t>(j) * n_cols;
+    const int n = causal ? j + 1 : n_cols;
+    for (int k = n; k < n_cols; ++k) row[k] = 0.0;
     double max = row[0];
     for (int k = 1; k < n; ++k) max = row[k] > max ? row[k] : max;
     double part[kLanes] = {};
@@ -42,8 +45,12 @@ void softmax_rows(double* g, int n) {
 
 ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights,
                                bool fast_coordinates)
+    : ParticleSystem(config, LayerWeights::tied(std::move(weights)), fast_coordinates) {}
+
+ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layers,
+                               bool fast_coordinates)
     : config_(config),
-      weights_(std::move(weights)),
+      layers_(std::move(layers)),
       n_(config.n),
       d_(config.d),
       dim_(config.d),
@@ -53,17 +60,18 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights,
   const size_t dd = static_cast<size_t>(d) * d;
   g_.resize(static_cast<size_t>(n_) * n_);
   a_.resize(nd);
+  if (config_.scheme == Scheme::mix) breaks_.push_back(config_.tau);
+  if (layers_.per_layer()) {
+    for (double k = 1; k < config_.t_end; k += 1) breaks_.push_back(k);
+  }
+  std::sort(breaks_.begin(), breaks_.end());
+  breaks_.erase(std::unique(breaks_.begin(), breaks_.end()), breaks_.end());
+  loaded_layer_ = -1;
+  load_layer(0);
   if (weights_.identity) return;
   z_.resize(nd);
   u_.resize(nd);
-  for (const HeadWeights& head : weights_.heads) {
-    // M = Qᵀ K, so that ⟨Q θ_j, K θ_k⟩ = θ_jᵀ M θ_k.
-    std::vector<double> m(dd);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, head.q.data(), d,
-                head.k.data(), d, 0.0, m.data(), d);
-    qk_.push_back(std::move(m));
-  }
-  schur_ = fast_ && weights_.heads.size() == 1;
+  schur_ = fast_ && !layers_.per_layer() && weights_.heads.size() == 1;
   if (!schur_) return;
   RealSchur schur = real_schur(weights_.heads[0].v, d);
   rotation_ = std::move(schur.o);
@@ -83,9 +91,23 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, Weights weights,
   }
 }
 
+void ParticleSystem::load_layer(int k) {
+  if (k == loaded_layer_) return;
+  loaded_layer_ = k;
+  weights_ = layers_.layer(k);
+  qk_.clear();
+  const int d = d_;
+  for (const HeadWeights& head : weights_.heads) {
+    // M = Qᵀ K, so that ⟨Q θ_j, K θ_k⟩ = θ_jᵀ M θ_k.
+    std::vector<double> m(static_cast<size_t>(d) * d);
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, head.q.data(), d,
+                head.k.data(), d, 0.0, m.data(), d);
+    qk_.push_back(std::move(m));
+  }
+}
+
 std::vector<double> ParticleSystem::breakpoints() const {
-  if (config_.scheme == Scheme::mix) return {config_.tau};
-  return {};
+  return breaks_;
 }
 
 std::vector<double> ParticleSystem::initial_state(const std::vector<double>& theta) {
@@ -172,6 +194,9 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
   const double beta = config_.beta;
   double* g = g_.data();
   double* a = a_.data();
+  const double start = segment_start(segment);
+  if (layers_.per_layer()) load_layer(static_cast<int>(std::floor(start)));
+  const bool causal = config_.causal;
 
   if (weights_.identity) {
     // G = β Θ Θᵀ (upper triangle), mirrored; W = softmax; A = W Θ.
@@ -180,7 +205,7 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
       for (int k = 0; k < j; ++k)
         g[static_cast<size_t>(j) * n + k] = g[static_cast<size_t>(k) * n + j];
     }
-    softmax_rows(g, n);
+    softmax_rows(g, n, causal);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, g, n, theta, d, 0.0, a, d);
   } else {
     const int heads = static_cast<int>(weights_.heads.size());
@@ -191,7 +216,7 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
                   d, 0.0, z_.data(), d);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, theta, d,
                   0.0, g, n);
-      softmax_rows(g, n);
+      softmax_rows(g, n, causal);
       if (schur_) {
         // U = Θ̃ Tᵀ: triangular part in place on a copy of Θ̃, then the subdiagonal entries.
         std::copy(theta, theta + static_cast<size_t>(n) * d, u_.begin());
@@ -213,7 +238,8 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
 
   // Speed factor and radial law per token.
   Scheme law = config_.scheme;
-  if (law == Scheme::mix) law = segment == 0 ? Scheme::post : Scheme::pre;
+  // mix(τ): the post law in segments that start before τ (segment 0 when τ > 0), pre after.
+  if (law == Scheme::mix) law = segment > 0 && start >= config_.tau ? Scheme::pre : Scheme::post;
   const double sqrt_speed = 1.0 / std::sqrt(t + 1.0);
   for (int j = 0; j < n; ++j) {
     const double* th = theta + static_cast<size_t>(j) * d;

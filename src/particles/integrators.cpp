@@ -17,10 +17,11 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The number of breakpoints ≤ t (breakpoints are increasing; per-layer weights have one per
+// integer time, so this is a binary search, not a scan).
 int segment_of(const std::vector<double>& breakpoints, double t) {
-  int segment = 0;
-  for (double b : breakpoints) segment += b <= t ? 1 : 0;
-  return segment;
+  return static_cast<int>(std::upper_bound(breakpoints.begin(), breakpoints.end(), t) -
+                          breakpoints.begin());
 }
 
 void check_finite(const std::vector<double>& y, double t) {

@@ -1,10 +1,12 @@
 #include "normlab/particles/simulation.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "normlab/errors.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/initial_state.hpp"
+#include "normlab/particles/layer_weights.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/weights.hpp"
 
@@ -36,8 +38,22 @@ IntegratorOptions options_of(const ParticlesConfig& c) {
 Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress,
                     const std::vector<double>& extra_times) {
   validate(config);
-  ParticleSystem system(config, make_weights(config));
-  std::vector<double> y = system.initial_state(initial_directions(config));
+  return simulate_from(config, LayerWeights::from_config(config), initial_directions(config), {},
+                       progress, extra_times);
+}
+
+Trajectory simulate_from(const ParticlesConfig& config, LayerWeights layers,
+                         const std::vector<double>& theta, const std::vector<double>& radii,
+                         const ProgressFn& progress, const std::vector<double>& extra_times) {
+  validate(config);
+  ParticleSystem system(config, std::move(layers));
+  std::vector<double> y = system.initial_state(theta);
+  if (!radii.empty()) {
+    if (radii.size() != static_cast<size_t>(config.n)) {
+      throw std::invalid_argument("simulate_from: radii must have n entries");
+    }
+    std::copy(radii.begin(), radii.end(), y.end() - config.n);
+  }
   const std::vector<double> y0 = y;
   Trajectory out;
   std::vector<double> work;

@@ -13,8 +13,10 @@
 #include "normlab/errors.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/fits.hpp"
+#include "normlab/particles/radius_fit.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/simulation.hpp"
+#include "normlab/particles/summary_table.hpp"
 #include "normlab/plot.hpp"
 #include "normlab/toml_reader.hpp"
 
@@ -25,7 +27,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct RunSpec {
-  std::string label;
+  std::string label;  // the run's name in the file
+  std::string name;   // label, or label_seedS when the run has several seeds (file stem)
   ParticlesConfig config;
   FitOptions fit;
 };
@@ -34,6 +37,7 @@ struct RunResult {
   RunSpec spec;
   Trajectory trajectory;
   DecayFit fit;
+  RadiusFit radius;             // mean_radius − r0 ≈ C t^p over the fit window
   double seconds = 0;           // wall time of the run, observers included
   bool has_prediction = false;  // closed-form initial velocity applies
   double predicted_velocity = 0;
@@ -49,6 +53,26 @@ void read_fit_keys(TomlSection& s, FitOptions& fit) {
   fit.floor = s.get_double("fit_floor", fit.floor);
 }
 
+// `seeds = [..]`: the run once per seed (overrides `seed`). Empty: the one `seed`.
+std::vector<int64_t> read_seeds(TomlSection& s, const std::vector<int64_t>& current) {
+  std::vector<int64_t> seeds = s.get_int_list("seeds", current);
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    if (seeds[i] < 0) {
+      throw UsageError(
+          fmt::format("{}key 'seeds' must list integers >= 0, got {}", s.where("seeds"), seeds[i]));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (seeds[j] == seeds[i]) {
+        throw UsageError(fmt::format("{}key 'seeds' lists {} twice", s.where("seeds"), seeds[i]));
+      }
+    }
+  }
+  if (s.has("seeds") && seeds.empty()) {
+    throw UsageError(fmt::format("{}key 'seeds' must list at least one seed", s.where("seeds")));
+  }
+  return seeds;
+}
+
 std::vector<RunSpec> read_runs(TomlSection& top) {
   ParticlesConfig base;
   FitOptions base_fit;
@@ -58,6 +82,7 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
   TomlSection defaults = top.section("defaults");
   read_config_keys(defaults, base);
   read_fit_keys(defaults, base_fit);
+  const std::vector<int64_t> base_seeds = read_seeds(defaults, {});
   defaults.finish();
 
   const std::vector<std::string> labels = top.get_string_list("runs", {});
@@ -75,7 +100,7 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
         throw UsageError(fmt::format("{}run '{}' is listed twice", top.where("runs"), label));
       }
     }
-    RunSpec spec{label, base, base_fit};
+    RunSpec spec{label, label, base, base_fit};
     // A run named after a scheme uses that scheme unless its table says otherwise.
     for (const std::string& name : scheme_names()) {
       if (name == label) spec.config.scheme = parse_scheme(label);
@@ -83,6 +108,7 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
     TomlSection table = run_tables.section(label);
     read_config_keys(table, spec.config);
     read_fit_keys(table, spec.fit);
+    std::vector<int64_t> seeds = read_seeds(table, base_seeds);
     table.finish();
     try {
       validate(spec.config);
@@ -91,7 +117,13 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
     }
     if (spec.fit.t_from < 0) spec.fit.t_from = spec.config.t_end / 2;
     if (spec.fit.t_to < 0) spec.fit.t_to = spec.config.t_end;
-    runs.push_back(spec);
+    if (seeds.empty()) seeds.push_back(static_cast<int64_t>(spec.config.seed));
+    for (int64_t seed : seeds) {
+      RunSpec one = spec;
+      one.config.seed = static_cast<uint64_t>(seed);
+      if (seeds.size() > 1) one.name = fmt::format("{}_seed{}", label, seed);
+      runs.push_back(one);
+    }
   }
   run_tables.finish();
   return runs;
@@ -113,7 +145,7 @@ void write_plots(const std::vector<RunResult>& results, const std::filesystem::p
     spec.log_x = log_x;
     spec.log_y = log_y;
     for (const RunResult& r : results) {
-      PlotSeries series{r.spec.label, {}, {}};
+      PlotSeries series{r.spec.name, {}, {}};
       for (const Observation& o : r.trajectory.rows) {
         series.x.push_back(o.t);
         series.y.push_back(value(o));
@@ -142,6 +174,9 @@ nlohmann::json result_json(const RunResult& r, double early_t) {
   auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
   nlohmann::json j;
   j["label"] = r.spec.label;
+  j["name"] = r.spec.name;
+  j["seed"] = c.seed;
+  j["qkv_depth"] = to_string(resolved_qkv_depth(c));
   j["config"] = describe(c);
   j["scheme"] = to_string(c.scheme);
   j["initial_velocity"] = first.dcos_dt;
@@ -166,6 +201,10 @@ nlohmann::json result_json(const RunResult& r, double early_t) {
               {"stretched_kappa", number(r.fit.stretched_rate)},
               {"stretched_rss", number(r.fit.stretched_rss)},
               {"better", r.fit.better}};
+  j["radius_fit"] = {{"points", r.radius.points},         {"t_from", number(r.radius.t_from)},
+                     {"t_to", number(r.radius.t_to)},     {"exponent", number(r.radius.exponent)},
+                     {"ci_low", number(r.radius.ci_low)}, {"ci_high", number(r.radius.ci_high)},
+                     {"r2", number(r.radius.r2)}};
   j["predicted_terminal"] = {{"law", p.law}, {"kind", p.kind}, {"value", p.value}};
   j["scalar_reduction_max_abs_diff_mean_cos"] =
       r.scalar_max_diff >= 0 ? nlohmann::json(r.scalar_max_diff) : nlohmann::json();
@@ -187,22 +226,23 @@ std::string summary_csv(const std::vector<RunResult>& results) {
       "mean_angle_moved_by_early_t,t_end,"
       "final_one_minus_mean_cos,final_mean_radius,fit_points,fit_t_from,fit_t_to,exp_rate,"
       "exp_rss,power_exponent,power_rss,stretched_kappa,stretched_rss,better_fit,"
-      "predicted_terminal,scalar_max_abs_diff,steps,seconds\n";
+      "predicted_terminal,scalar_max_abs_diff,steps,seconds,radius_exponent,radius_ci_low,"
+      "radius_ci_high\n";
   for (const RunResult& r : results) {
     const Observation& first = r.trajectory.rows.front();
     const Observation& last = r.trajectory.rows.back();
     out += fmt::format(
         "{},{},{:.10g},{},{:.6g},{:.6g},{:g},{:.6g},{:.6g},{},{:g},{:g},{:.6g},{:.3g},{:.6g},{:.3g}"
         ","
-        "{:.6g},{:.3g},{},\"{}\",{},{},{:.2f}\n",
-        r.spec.label, to_string(r.spec.config.scheme), first.dcos_dt,
+        "{:.6g},{:.3g},{},\"{}\",{},{},{:.2f},{:.6g},{:.6g},{:.6g}\n",
+        r.spec.name, to_string(r.spec.config.scheme), first.dcos_dt,
         r.has_prediction ? fmt::format("{:.10g}", r.predicted_velocity) : "", first.mean_speed,
         r.early_angle, last.t, last.one_minus_mean_cos, last.mean_radius, r.fit.points,
         r.fit.t_from, r.fit.t_to, r.fit.exp_rate, r.fit.exp_rss, r.fit.power_exponent,
         r.fit.power_rss, r.fit.stretched_rate, r.fit.stretched_rss, r.fit.better,
         predicted_terminal(r.spec.config).law,
         r.scalar_max_diff >= 0 ? fmt::format("{:.3g}", r.scalar_max_diff) : "",
-        r.trajectory.stats.steps, r.seconds);
+        r.trajectory.stats.steps, r.seconds, r.radius.exponent, r.radius.ci_low, r.radius.ci_high);
   }
   return out;
 }
@@ -218,21 +258,26 @@ void print_table(const std::vector<RunResult>& results, double early_t) {
         r.has_prediction
             ? fmt::format("{:.1e}", std::abs(v0 - r.predicted_velocity) / r.predicted_velocity)
             : "-";
-    std::printf("%-15s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", r.spec.label.c_str(),
+    std::printf("%-15s %-13s %-13s %-9s %-9s %-9s %-9s %-12s %-24s\n", r.spec.name.c_str(),
                 num(v0, 6).c_str(), predicted.c_str(), rel.c_str(), num(r.fit.exp_rate).c_str(),
                 num(r.fit.power_exponent).c_str(), num(r.fit.stretched_rate).c_str(),
                 r.fit.better.c_str(), predicted_terminal(r.spec.config).law.c_str());
   }
   const std::string angle_header = fmt::format("angle@t={:g}", early_t);
-  std::printf("\n%-15s %-11s %-12s %-11s %-22s %-9s %-9s %-8s\n", "run", "init.speed",
-              angle_header.c_str(), "t_end", "1-mean cos at t_end", "radius", "steps", "seconds");
+  std::printf("\n%-15s %-11s %-12s %-11s %-22s %-9s %-24s %-9s %-8s\n", "run", "init.speed",
+              angle_header.c_str(), "t_end", "1-mean cos at t_end", "radius",
+              "radius p [95% interval]", "steps", "seconds");
   for (const RunResult& r : results) {
     const Observation& first = r.trajectory.rows.front();
     const Observation& last = r.trajectory.rows.back();
-    std::printf("%-15s %-11s %-12s %-11s %-22s %-9s %-9lld %-8.1f\n", r.spec.label.c_str(),
+    const std::string radius_p =
+        r.radius.points >= 3 ? fmt::format("{} [{}, {}]", num(r.radius.exponent, 3),
+                                           num(r.radius.ci_low, 3), num(r.radius.ci_high, 3))
+                             : "-";
+    std::printf("%-15s %-11s %-12s %-11s %-22s %-9s %-24s %-9lld %-8.1f\n", r.spec.name.c_str(),
                 num(first.mean_speed).c_str(), num(r.early_angle).c_str(), num(last.t).c_str(),
                 num(last.one_minus_mean_cos, 4).c_str(), num(last.mean_radius).c_str(),
-                static_cast<long long>(r.trajectory.stats.steps), r.seconds);
+                radius_p.c_str(), static_cast<long long>(r.trajectory.stats.steps), r.seconds);
   }
   bool any_scalar = false;
   for (const RunResult& r : results) any_scalar |= r.scalar_max_diff >= 0;
@@ -243,7 +288,7 @@ void print_table(const std::vector<RunResult>& results, double early_t) {
       std::printf(
           "  %-15s max |delta mean cos| %.2e; max relative delta(1 - mean cos) over the fit "
           "window %.2e\n",
-          r.spec.label.c_str(), r.scalar_max_diff, r.scalar_max_rel_diff_tail);
+          r.spec.name.c_str(), r.scalar_max_diff, r.scalar_max_rel_diff_tail);
     }
   }
 }
@@ -276,7 +321,7 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
     const auto start = Clock::now();
     auto last_report = start;
     std::fprintf(stderr, "[%zu/%zu] %s: n %d, d %d, t_end %g, %s ...\n", i + 1, runs.size(),
-                 spec.label.c_str(), spec.config.n, spec.config.d, spec.config.t_end,
+                 spec.name.c_str(), spec.config.n, spec.config.d, spec.config.t_end,
                  to_string(spec.config.integrator).c_str());
     const std::vector<double> extra{early_t};
     r.trajectory = simulate(
@@ -285,7 +330,7 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
           const auto now = Clock::now();
           if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
             std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", i + 1, runs.size(),
-                         spec.label.c_str(), o.t, spec.config.t_end,
+                         spec.name.c_str(), o.t, spec.config.t_end,
                          std::chrono::duration<double>(now - start).count());
             last_report = now;
           }
@@ -296,6 +341,7 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
     }
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.fit = fit_terminal_decay(r.trajectory.rows, spec.fit);
+    r.radius = fit_radius_growth(r.trajectory.rows, spec.config.r0, spec.fit.t_from, spec.fit.t_to);
     if (has_scalar_reduction(spec.config)) {
       r.has_prediction = true;
       r.predicted_velocity = predicted_initial_velocity(spec.config);
@@ -316,9 +362,9 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
         }
       }
     }
-    write_file_atomic(out_dir / (spec.label + ".csv"), observations_csv(r.trajectory.rows));
+    write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
     std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),
-                 spec.label.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
+                 spec.name.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
     results.push_back(std::move(r));
   }
 
@@ -330,10 +376,19 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   summary["seconds"] = std::chrono::duration<double>(Clock::now() - study_start).count();
   write_file_atomic(out_dir / "summary.json", summary.dump(2) + "\n");
   write_file_atomic(out_dir / "summary.csv", summary_csv(results));
+  std::vector<SummaryRow> rows;
+  for (const RunResult& r : results) {
+    const Observation& first = r.trajectory.rows.front();
+    const Observation& last = r.trajectory.rows.back();
+    rows.push_back({r.spec.name, r.spec.config, first.dcos_dt, first.mean_speed, early_t,
+                    r.early_angle, r.fit, r.radius, last.mean_radius, last.one_minus_mean_cos});
+  }
+  write_file_atomic(out_dir / "particles_summary.csv", summary_rows_csv(rows));
   write_plots(results, out_dir, title);
   print_table(results, early_t);
-  std::printf("\ntotal %.1f s; wrote %s/{summary.csv,summary.json,<run>.csv,*.png}\n",
-              summary["seconds"].get<double>(), out_dir.string().c_str());
+  std::printf(
+      "\ntotal %.1f s; wrote %s/{particles_summary.csv,summary.csv,summary.json,<run>.csv,*.png}\n",
+      summary["seconds"].get<double>(), out_dir.string().c_str());
 }
 
 }  // namespace normlab::particles

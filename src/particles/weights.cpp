@@ -25,8 +25,22 @@ Weights make_weights(const ParticlesConfig& c) {
     }
     return w;
   }
+  return make_random_layer_weights(c, 0);
+}
+
+uint64_t layer_stream_seed(uint64_t seed, int layer) {
+  // Rng seeds through SplitMix64, so consecutive seeds give unrelated streams.
+  return (seed ^ 0x5eedc0ffee123457ULL) + static_cast<uint64_t>(layer) * 0x9e3779b97f4a7c15ULL;
+}
+
+Weights make_random_layer_weights(const ParticlesConfig& c, int layer) {
+  Weights w;
+  w.d = c.d;
+  w.identity = false;
+  w.heads.resize(static_cast<size_t>(c.heads));
+  const size_t dd = static_cast<size_t>(c.d) * c.d;
   const double stddev = c.qkv == QkvKind::kaiming ? std::sqrt(2.0 / c.d) : std::sqrt(1.0 / c.d);
-  Rng rng(c.seed ^ 0x5eedc0ffee123457ULL);
+  Rng rng(layer_stream_seed(c.seed, layer));
   for (HeadWeights& head : w.heads) {
     for (std::vector<double>* m : {&head.q, &head.k, &head.v}) {
       m->resize(dd);

@@ -1,5 +1,5 @@
-// The right-hand side against a direct transcription of REFERENCE.md §3, the radial laws,
-// Schur coordinates, several heads, and determinism.
+// The right-hand side against a direct transcription of docs/particles.md ("The system"), the
+// radial laws, Schur coordinates, several heads, and determinism.
 #include "normlab/particles/dynamics.hpp"
 
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ double dot(const double* a, const double* b, int d) {
   return s;
 }
 
-// The formulas of REFERENCE.md §3, one token at a time, no BLAS.
+// The formulas of docs/particles.md ("The system"), one token at a time, no BLAS.
 Vec reference_rhs(const ParticlesConfig& c, const Weights& w, double t, bool after_tau,
                   const Vec& y) {
   const int n = c.n, d = c.d;

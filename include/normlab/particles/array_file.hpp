@@ -23,8 +23,8 @@ struct TextArray {
   std::vector<double> values;  // row-major, size = product of shape
 };
 
-// Reads a text array and checks that its shape is `expected`. `what` names the array in
-// messages, e.g. "initial directions (n, d)".
+// Reads a text array and checks that its shape is `expected` (a negative entry: any size). `what`
+// names the array in messages, e.g. "initial directions (n, d)".
 TextArray read_text_array(const std::filesystem::path& path, const std::vector<int64_t>& expected,
                           const std::string& what);
 

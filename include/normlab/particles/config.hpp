@@ -1,4 +1,4 @@
-// Configuration of one particle-dynamics simulation (REFERENCE.md §3, "normalized attention"
+// Configuration of one particle-dynamics simulation (docs/particles.md, "normalized attention"
 // dynamics): n tokens x_j = r_j θ_j with θ_j on the unit sphere S^{d-1}, moving by
 //
 //     dθ_j/dt = P_{θ_j}(A_j) / s_j(t),   A_j = Σ_k softmax_k(β ⟨Q θ_j, K θ_k⟩) V θ_k,
@@ -19,13 +19,20 @@ class TomlSection;
 
 namespace normlab::particles {
 
-// Normalization scheme = speed regulator (REFERENCE.md §3 table).
+// Normalization scheme = speed regulator (docs/particles.md, "The system").
 enum class Scheme { post, pre, mix, peri, ngpt, sqrt_scaling };
 // Initial directions θ_j(0).
 enum class InitKind { symmetric, random, cone, file };
 // Source of the per-head matrices Q, K, V (each d × d).
 enum class QkvKind { identity, kaiming, gaussian, file };
 enum class IntegratorKind { rk4, dopri5 };
+// Whether Q, K, V change with depth. A randomly initialized deep transformer draws each layer's
+// matrices afresh: layer k (the unit of depth t ∈ [k, k+1)) has its own Q_k, K_k, V_k.
+//   automatic  per_layer for kaiming and gaussian, tied for identity and file
+//   per_layer  layer k = floor(t) uses its own matrices (random: drawn from a stream derived from
+//              the seed and k; file: shape (layers, heads, 3, d, d)); steps stop at every integer
+//   tied       one Q, K, V for all t (the weight-tied dynamics of the paper's theory)
+enum class QkvDepth { automatic, per_layer, tied };
 
 struct ParticlesConfig {
   Scheme scheme = Scheme::post;         // speed factor s_j(t) and radial law dr_j/dt
@@ -43,7 +50,9 @@ struct ParticlesConfig {
   QkvKind qkv = QkvKind::identity;  // Q = K = V = I, random, or read from qkv_file
   std::string qkv_file;             // text array of shape (heads, 3, d, d): Q, K, V per head
   int heads = 1;                    // number of heads; A_j is the mean of the heads' mixtures
-  std::string init_file;            // text array of shape (n, d): initial directions
+  QkvDepth qkv_depth = QkvDepth::automatic;  // per-layer or depth-tied Q, K, V (see QkvDepth)
+  bool causal = false;    // token j attends only to tokens k ≤ j (a causal mask), else to all
+  std::string init_file;  // text array of shape (n, d): initial directions
   IntegratorKind integrator = IntegratorKind::rk4;
   double rtol = 1e-9;         // dopri5 relative tolerance, > 0
   double atol = 1e-12;        // dopri5 absolute tolerance, > 0
@@ -55,25 +64,36 @@ const std::vector<std::string>& scheme_names();
 const std::vector<std::string>& init_names();
 const std::vector<std::string>& qkv_names();
 const std::vector<std::string>& integrator_names();
+const std::vector<std::string>& qkv_depth_names();  // "auto", "per_layer", "tied"
 
 std::string to_string(Scheme s);
 std::string to_string(InitKind k);
 std::string to_string(QkvKind k);
 std::string to_string(IntegratorKind k);
+std::string to_string(QkvDepth k);
 
 // Parse a name; throws UsageError listing the allowed names.
 Scheme parse_scheme(const std::string& name);
 InitKind parse_init(const std::string& name);
 QkvKind parse_qkv(const std::string& name);
 IntegratorKind parse_integrator(const std::string& name);
+QkvDepth parse_qkv_depth(const std::string& name);
+
+// per_layer or tied: `automatic` resolved by the Q/K/V source (per_layer for kaiming and
+// gaussian, tied for identity and file).
+QkvDepth resolved_qkv_depth(const ParticlesConfig& config);
+// True when layer k = floor(t) has its own Q, K, V (and steps stop at every integer time).
+inline bool per_layer_qkv(const ParticlesConfig& config) {
+  return resolved_qkv_depth(config) == QkvDepth::per_layer;
+}
 
 // Throws UsageError with one line naming the option, its value and what is allowed.
 void validate(const ParticlesConfig& config);
 
 // Overwrites the fields whose keys appear in `section` (same names as the command-line options,
 // with '_' for '-': scheme, init, n, d, beta, dt, t_end, tau, alpha, r0, delta, seed, qkv,
-// qkv_file, heads, init_file, integrator, rtol, atol, record_every). Absent keys keep their
-// current value. Does not call finish(): the caller may read further keys first.
+// qkv_file, qkv_depth, heads, causal, init_file, integrator, rtol, atol, record_every). Absent keys
+// keep their current value. Does not call finish(): the caller may read further keys first.
 void read_config_keys(TomlSection& section, ParticlesConfig& config);
 
 // One line per field, "key = value", for printing at the start of a run and storing with results.

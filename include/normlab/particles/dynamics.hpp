@@ -1,4 +1,4 @@
-// The right-hand side of the normalized-attention dynamics (REFERENCE.md §3) for n particles.
+// The right-hand side of the normalized-attention dynamics (docs/particles.md) for n particles.
 //
 // Letters: n tokens, d dimension, H heads.
 // State y (size n·d + n): directions Θ (n, d) row-major (row j = θ_j, unit norm), then radii
@@ -32,6 +32,13 @@
 // every observable (cosines, norms, radii, speeds) is the same as in the original coordinates,
 // to rounding. initial_state() rotates in, to_original() rotates back.
 //
+// Per-layer weights (layer_weights.hpp): the breakpoints include every integer in (0, t_end), so
+// no step crosses one, and a step that starts in [k, k+1) uses layer k's Q_k, K_k, V_k (loaded,
+// with M_h = Q_hᵀ K_h, when the layer changes). Schur coordinates are not used then (each layer
+// has its own V); plain coordinates.
+//
+// Causal mask (config.causal): row j of W_h is the softmax over k ≤ j only.
+//
 // Span coordinates (Q = K = V = I and d > n): every A_j is a combination of the θ's, so the
 // tokens never leave the span of the initial directions (dimension r ≤ n). initial_state() builds
 // an orthonormal basis B (r, d) of that span (Gram–Schmidt, twice) and the state holds Θ B ᵀ
@@ -39,10 +46,12 @@
 // coordinates, and each product costs r/d of the full one (half at n = 256, d = 512).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/integrators.hpp"
+#include "normlab/particles/layer_weights.hpp"
 #include "normlab/particles/weights.hpp"
 
 namespace normlab::particles {
@@ -51,6 +60,8 @@ class ParticleSystem final : public OdeSystem {
  public:
   // `fast_coordinates = false` forces the plain coordinates (for tests comparing the two).
   ParticleSystem(const ParticlesConfig& config, Weights weights, bool fast_coordinates = true);
+  // Q, K, V per layer (or tied, as the LayerWeights says).
+  ParticleSystem(const ParticlesConfig& config, LayerWeights layers, bool fast_coordinates = true);
 
   size_t size() const override { return static_cast<size_t>(n_) * dim_ + n_; }
   std::vector<double> breakpoints() const override;
@@ -70,10 +81,24 @@ class ParticleSystem final : public OdeSystem {
   int d() const { return d_; }
   // Columns of the state's direction block: d, or the span's dimension r.
   int dim() const { return dim_; }
+  // The layer whose weights are loaded (per-layer weights; 0 when tied).
+  int loaded_layer() const { return loaded_layer_; }
+  // Start time of a segment: 0 for segment 0, else its breakpoint (segments past the last
+  // breakpoint count as the last).
+  double segment_start(int segment) const {
+    if (segment <= 0 || breaks_.empty()) return 0.0;
+    return breaks_[std::min(static_cast<size_t>(segment), breaks_.size()) - 1];
+  }
 
  private:
+  // Makes layer k's weights current (per-layer weights), forming M_h = Q_hᵀ K_h.
+  void load_layer(int k);
+
   ParticlesConfig config_;
-  Weights weights_;
+  LayerWeights layers_;
+  Weights weights_;  // the current layer's (all of them when tied)
+  int loaded_layer_ = 0;
+  std::vector<double> breaks_;  // breakpoints(): τ (mix) and, per layer, 1, 2, …
   int n_, d_;
   int dim_;                              // working dimension (d, or r in span coordinates)
   bool fast_;                            // coordinate changes allowed

@@ -7,6 +7,7 @@
 
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/integrators.hpp"
+#include "normlab/particles/layer_weights.hpp"
 #include "normlab/particles/observables.hpp"
 
 namespace normlab::particles {
@@ -24,6 +25,13 @@ using ProgressFn = std::function<void(const Observation&)>;
 // are recorded too, in time order with the regular rows.
 Trajectory simulate(const ParticlesConfig& config, const ProgressFn& progress = {},
                     const std::vector<double>& extra_times = {});
+
+// The same from given initial directions `theta` (n, d), unit rows, and Q, K, V per layer;
+// `radii` (n) replaces the initial radii r0 when not empty. Validates the config.
+Trajectory simulate_from(const ParticlesConfig& config, LayerWeights layers,
+                         const std::vector<double>& theta, const std::vector<double>& radii = {},
+                         const ProgressFn& progress = {},
+                         const std::vector<double>& extra_times = {});
 
 // The scalar reduction (docs/particles.md); needs has_scalar_reduction(config), else UsageError.
 Trajectory simulate_scalar(const ParticlesConfig& config, const ProgressFn& progress = {},
