@@ -18,5 +18,6 @@ void add_particles_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_tasks_command(CLI::App& app);
+void add_claims_command(CLI::App& app);
 
 }  // namespace normlab::cli

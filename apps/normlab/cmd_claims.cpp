@@ -1,0 +1,122 @@
+// `normlab claims list|run`: the claims ledger (docs/claims.md).
+//
+//   normlab claims list [--paper P] [--ledger FILE] [--claims DIR]
+//       one line per claim: id, arXiv id, verdict in the ledger file (default
+//       docs/claims.json, the committed full-tier ledger) or "not run", the sentence
+//   normlab claims run [--tier T] [--paper P] [--claim ID] [--out DIR] [--jobs N] [--claims DIR]
+//       runs each selected claim's study at the tier (reusing finished runs), decides every
+//       claim, writes OUT/claims.json and OUT/claims.md (default OUT results/claims-TIER)
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "normlab/atomic_file.hpp"
+#include "normlab/claims.hpp"
+#include "normlab/claims_ledger.hpp"
+#include "normlab/errors.hpp"
+
+namespace normlab::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// id → verdict of a claims.json; empty when the file does not exist.
+std::map<std::string, std::string> ledger_verdicts(const fs::path& file) {
+  std::map<std::string, std::string> out;
+  if (!fs::exists(file)) return out;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(file));
+    for (const nlohmann::json& c : j.at("claims")) {
+      out[c.at("id").get<std::string>()] = c.at("verdict").get<std::string>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(
+        fmt::format("{}: not a claims ledger ({}); expected the claims.json that "
+                    "`normlab claims run` writes",
+                    file.string(), e.what()));
+  }
+  return out;
+}
+
+void list_claims(const fs::path& claims_dir, const std::string& paper, const fs::path& ledger) {
+  const std::vector<claims::Claim> selected =
+      claims::select_claims(claims::read_ledger(claims_dir), paper, "");
+  const std::map<std::string, std::string> verdicts = ledger_verdicts(ledger);
+  size_t width = 0;
+  for (const claims::Claim& c : selected) width = std::max(width, c.id.size());
+  for (const claims::Claim& c : selected) {
+    const auto it = verdicts.find(c.id);
+    std::printf("%-*s  %-10s  %-12s  %s\n", static_cast<int>(width), c.id.c_str(), c.paper.c_str(),
+                it == verdicts.end() ? "not run" : it->second.c_str(), c.sentence.c_str());
+  }
+}
+
+}  // namespace
+
+void add_claims_command(CLI::App& app) {
+  auto* claims_cmd = app.add_subcommand(
+      "claims", "The claims ledger: each paper claim decided from its study (docs/claims.md)");
+  claims_cmd->require_subcommand(1);
+
+  auto* list = claims_cmd->add_subcommand("list", "One line per claim with its ledger verdict");
+  auto list_paper = std::make_shared<std::string>();
+  auto list_ledger = std::make_shared<std::string>("docs/claims.json");
+  auto list_dir = std::make_shared<std::string>("claims");
+  list->add_option("--paper", *list_paper, "Only this paper (arXiv id, e.g. 2510.08341)");
+  list->add_option("--ledger", *list_ledger,
+                   "claims.json whose verdicts to show (default docs/claims.json, the committed "
+                   "full-tier ledger)");
+  list->add_option("--claims", *list_dir, "Folder of claims files (default claims)");
+  list->callback([=] { list_claims(*list_dir, *list_paper, *list_ledger); });
+
+  auto* run = claims_cmd->add_subcommand(
+      "run",
+      "Run each selected claim's study at a tier (finished runs are reused), decide every "
+      "claim, write OUT/claims.json and OUT/claims.md; exit 1 if a study failed or a claim "
+      "could not be decided");
+  auto o = std::make_shared<claims::LedgerOptions>();
+  auto out = std::make_shared<std::string>();
+  run->add_option("--tier", o->tier,
+                  "Tier of the studies: quick or full (a study file without tiers runs as "
+                  "written; default quick)")
+      ->check(CLI::IsMember({"quick", "full"}));
+  run->add_option("--paper", o->paper, "Only this paper's claims (arXiv id)");
+  run->add_option("--claim", o->claim, "Only this claim (its id)");
+  run->add_option("--out", *out, "Output folder (default results/claims-TIER)");
+  run->add_option("--jobs", o->jobs, "Runs at a time inside each study (default: the file's)")
+      ->check(CLI::Range(1, 256));
+  auto run_dir = std::make_shared<std::string>("claims");
+  run->add_option("--claims", *run_dir, "Folder of claims files (default claims)");
+  run->callback([=] {
+    claims::LedgerOptions options = *o;
+    options.claims_dir = *run_dir;
+    options.out = out->empty() ? fs::path("results") / ("claims-" + options.tier) : fs::path(*out);
+    options.program = fs::read_symlink("/proc/self/exe");
+    const claims::LedgerResult r = claims::run_ledger(options);
+    write_file_atomic(options.out / "claims.json", claims::to_json(r).dump(2) + "\n");
+    write_file_atomic(options.out / "claims.md", claims::to_markdown(r));
+    std::printf("\n");
+    for (const claims::ClaimOutcome& c : r.claims) {
+      std::printf("%-12s  %s\n", c.verdict.c_str(), c.claim.id.c_str());
+    }
+    std::printf("\nwrote %s/claims.json, claims.md\n", options.out.string().c_str());
+    std::vector<std::string> failed;
+    for (const claims::StudyRun& s : r.studies) {
+      if (!s.ok) failed.push_back(s.file.string());
+    }
+    if (!failed.empty()) {
+      throw InputError(fmt::format("study failed: {}; its claims are marked 'study failed'",
+                                   fmt::join(failed, ", ")));
+    }
+    if (!r.all_decided()) {
+      throw InputError(
+          "a claim could not be decided (verdict 'error'; the reason is in "
+          "claims.json and above)");
+    }
+  });
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,76 @@
+// The claims ledger (docs/claims.md): one TOML file per paper, claims/<paper>.toml, each claim
+// a sentence of the paper, the study that tests it, and the rule that decides it from the
+// study's result files.
+//
+//   per pair (a value of `pair_by`, e.g. a seed):  v = Σ_terms weight · reduce(matching rows)
+//   over the pairs: mean ± t_{0.975, n−1} · s / √n   → reproduced, contradicted or inconclusive
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace normlab::claims {
+
+// One condition on a CSV column.
+struct FilterValue {
+  enum class Kind { text, number, one_of, beyond_training, within_training };
+  Kind kind = Kind::text;
+  std::string text;                  // Kind::text
+  double number = 0;                 // Kind::number: compared numerically
+  std::vector<FilterValue> choices;  // Kind::one_of: any of these (text or number)
+};
+
+// How a term turns the rows of one pair into one number.
+enum class Reduce { mean, cv, max_over_min, loglog_slope };
+
+struct Term {
+  double weight = 1.0;
+  std::map<std::string, FilterValue> filter;  // column → condition (all must hold)
+  Reduce reduce = Reduce::mean;
+  std::string value = "value";  // the column reduced
+  std::string x;                // loglog_slope: the column regressed on
+  std::string description;      // the term as written, for messages
+};
+
+struct Expectation {
+  enum class Kind { negative, positive, band };
+  Kind kind = Kind::negative;
+  double low = 0, high = 0;  // Kind::band
+};
+
+struct Claim {
+  std::string id;
+  std::string paper;  // arXiv id
+  std::string sentence;
+  std::filesystem::path study;  // the experiment file, as resolved (see read_paper)
+  std::string study_text;       // as written in the claims file
+  std::vector<std::string> sets;
+  std::string source = "results.csv";
+  std::string pair_by = "seed";
+  std::vector<Term> terms;
+  Expectation expect;
+  int min_pairs = 2;
+  std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
+  std::string where;   // "FILE:LINE" of the claim, for messages
+};
+
+struct Paper {
+  std::string arxiv;
+  std::string title;
+  std::vector<Claim> claims;
+};
+
+// Reads claims/<paper>.toml strictly: unknown keys, wrong types and missing required keys are
+// InputErrors "FILE:LINE: ..." saying what is allowed. A relative `study` path is resolved
+// against `root` (the folder that holds claims/ and experiments/).
+Paper read_paper(const std::filesystem::path& file, const std::filesystem::path& root);
+
+// Every claims/*.toml under `claims_dir`, sorted by file name; claim ids must be unique.
+std::vector<Paper> read_ledger(const std::filesystem::path& claims_dir);
+
+std::string to_string(Reduce r);
+std::string to_string(const Expectation& e);
+
+}  // namespace normlab::claims

@@ -1,0 +1,44 @@
+// From a study's result file to a claim's per-pair values and verdict (docs/claims.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "normlab/claims.hpp"
+#include "normlab/claims_decision.hpp"
+#include "normlab/claims_table.hpp"
+
+namespace normlab::claims {
+
+struct PairValue {
+  std::string pair;  // the value of the claim's pair_by column, e.g. a seed
+  double value = 0;  // Σ weight · reduce(rows of this pair matching the term's filter)
+};
+
+// The per-pair values of claim `c` over `table`, pairs in ascending order (numeric when every
+// pair is a number). `max_train_length` is the study's longest training length, needed only by
+// the "beyond_training" / "within_training" filters. InputError naming the claim and the term
+// when a term matches no rows for some pair, or when a reduction cannot be computed.
+std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
+                                   std::optional<int64_t> max_train_length);
+
+// Applies one reduction to the values (and, for loglog_slope, the x values) of a term's rows;
+// throws std::invalid_argument saying why when it is undefined (e.g. cv of one row).
+double reduce_values(Reduce r, const std::vector<double>& values, const std::vector<double>& x);
+
+// The study's longest training length: train.max_len in STUDY_DIR/experiment.json.
+int64_t max_training_length(const std::filesystem::path& study_dir);
+
+struct ClaimEvaluation {
+  std::vector<PairValue> pairs;
+  PairStatistic statistic;
+  Decision decision;
+};
+
+// Reads STUDY_DIR/<c.source>, computes the pairs and decides.
+ClaimEvaluation evaluate_claim(const Claim& c, const std::filesystem::path& study_dir);
+
+}  // namespace normlab::claims

@@ -1,0 +1,318 @@
+// Strict reading of claims/<paper>.toml (docs/claims.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "normlab/claims.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/toml_reader.hpp"
+
+namespace normlab::claims {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string at(const fs::path& file, const toml::node& node) {
+  return fmt::format("{}:{}", file.string(), node.source().begin.line);
+}
+
+// Rejects keys of `table` outside `allowed`.
+void check_keys(const fs::path& file, const toml::table& table, const std::string& what,
+                const std::vector<std::string>& allowed) {
+  for (const auto& [key, node] : table) {
+    if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
+      throw InputError(fmt::format("{}: unknown key '{}' in {}; allowed: {}", at(file, node),
+                                   key.str(), what, fmt::join(allowed, ", ")));
+    }
+  }
+}
+
+const toml::node* required(const fs::path& file, const toml::table& table, const std::string& key,
+                           const std::string& what) {
+  const toml::node* node = table.get(key);
+  if (node == nullptr) {
+    throw InputError(fmt::format("{}: {} has no '{}' (required)", at(file, table), what, key));
+  }
+  return node;
+}
+
+std::string string_of(const fs::path& file, const toml::node& node, const std::string& key,
+                      const std::string& what) {
+  if (!node.is_string()) {
+    throw InputError(fmt::format("{}: key '{}' in {} must be a string", at(file, node), key, what));
+  }
+  return std::string(*node.value<std::string>());
+}
+
+std::string optional_string(const fs::path& file, const toml::table& table, const std::string& key,
+                            const std::string& what, const std::string& fallback) {
+  const toml::node* node = table.get(key);
+  return node == nullptr ? fallback : string_of(file, *node, key, what);
+}
+
+FilterValue scalar_filter(const fs::path& file, const toml::node& node, const std::string& column,
+                          const std::string& what) {
+  FilterValue f;
+  if (node.is_string()) {
+    f.text = *node.value<std::string>();
+    if (f.text == "beyond_training") f.kind = FilterValue::Kind::beyond_training;
+    if (f.text == "within_training") f.kind = FilterValue::Kind::within_training;
+  } else if (node.is_number()) {
+    f.kind = FilterValue::Kind::number;
+    f.number = *node.value<double>();
+  } else {
+    throw InputError(
+        fmt::format("{}: filter '{}' in {} must be a string, a number, a list of them, "
+                    "\"beyond_training\" or \"within_training\"",
+                    at(file, node), column, what));
+  }
+  return f;
+}
+
+FilterValue filter_value(const fs::path& file, const toml::node& node, const std::string& column,
+                         const std::string& what) {
+  const toml::array* list = node.as_array();
+  if (list == nullptr) return scalar_filter(file, node, column, what);
+  FilterValue f;
+  f.kind = FilterValue::Kind::one_of;
+  for (const toml::node& item : *list) {
+    FilterValue choice = scalar_filter(file, item, column, what);
+    if (choice.kind != FilterValue::Kind::text && choice.kind != FilterValue::Kind::number) {
+      throw InputError(fmt::format("{}: filter '{}' in {}: a list holds strings and numbers only",
+                                   at(file, item), column, what));
+    }
+    f.choices.push_back(choice);
+  }
+  if (f.choices.empty()) {
+    throw InputError(
+        fmt::format("{}: filter '{}' in {} is an empty list", at(file, node), column, what));
+  }
+  return f;
+}
+
+std::string describe_value(const FilterValue& f) {
+  switch (f.kind) {
+    case FilterValue::Kind::number:
+      return fmt::format("{:g}", f.number);
+    case FilterValue::Kind::one_of: {
+      std::vector<std::string> parts;
+      for (const FilterValue& c : f.choices) parts.push_back(describe_value(c));
+      return fmt::format("[{}]", fmt::join(parts, ", "));
+    }
+    default:
+      return f.text;
+  }
+}
+
+Term read_term(const fs::path& file, const toml::node& node, const std::string& what) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    throw InputError(fmt::format(
+        "{}: each entry of 'terms' in {} must be a table {{ weight = ..., filter = {{...}} }}",
+        at(file, node), what));
+  }
+  const std::string term_what = what + " terms";
+  check_keys(file, *table, term_what, {"weight", "filter", "reduce", "value", "x"});
+  Term t;
+  if (const toml::node* w = table->get("weight")) {
+    if (!w->is_number()) {
+      throw InputError(
+          fmt::format("{}: key 'weight' in {} must be a number", at(file, *w), term_what));
+    }
+    t.weight = *w->value<double>();
+  }
+  if (const toml::node* f = table->get("filter")) {
+    const toml::table* filter = f->as_table();
+    if (filter == nullptr) {
+      throw InputError(fmt::format("{}: key 'filter' in {} must be a table {{ COLUMN = VALUE }}",
+                                   at(file, *f), term_what));
+    }
+    for (const auto& [column, value] : *filter) {
+      t.filter[std::string(column.str())] =
+          filter_value(file, value, std::string(column.str()), term_what);
+    }
+  }
+  const std::string reduce = optional_string(file, *table, "reduce", term_what, "mean");
+  if (reduce == "mean") {
+    t.reduce = Reduce::mean;
+  } else if (reduce == "cv") {
+    t.reduce = Reduce::cv;
+  } else if (reduce == "max_over_min") {
+    t.reduce = Reduce::max_over_min;
+  } else if (reduce == "loglog_slope") {
+    t.reduce = Reduce::loglog_slope;
+  } else {
+    throw InputError(
+        fmt::format("{}: key 'reduce' in {} is '{}'; allowed: mean, cv, max_over_min, loglog_slope",
+                    at(file, *table->get("reduce")), term_what, reduce));
+  }
+  t.value = optional_string(file, *table, "value", term_what, "value");
+  t.x = optional_string(file, *table, "x", term_what, "");
+  if (t.reduce == Reduce::loglog_slope && t.x.empty()) {
+    throw InputError(fmt::format("{}: reduce = \"loglog_slope\" in {} needs x = \"COLUMN\"",
+                                 at(file, *table), term_what));
+  }
+  if (t.reduce != Reduce::loglog_slope && !t.x.empty()) {
+    throw InputError(fmt::format("{}: key 'x' in {} is for reduce = \"loglog_slope\" only",
+                                 at(file, *table->get("x")), term_what));
+  }
+  std::vector<std::string> parts;
+  for (const auto& [column, value] : t.filter) {
+    parts.push_back(column + "=" + describe_value(value));
+  }
+  t.description = fmt::format("{:+g} × {}({}) of {{{}}}", t.weight, to_string(t.reduce), t.value,
+                              fmt::join(parts, ", "));
+  return t;
+}
+
+Expectation read_expect(const fs::path& file, const toml::node& node, const std::string& what) {
+  const std::string allowed =
+      "allowed: \"negative\", \"positive\" or { band = [lo, hi] } with lo < hi";
+  Expectation e;
+  if (node.is_string()) {
+    const std::string s = *node.value<std::string>();
+    if (s == "negative") return e;
+    if (s == "positive") {
+      e.kind = Expectation::Kind::positive;
+      return e;
+    }
+  } else if (const toml::table* t = node.as_table(); t != nullptr && t->size() == 1) {
+    const toml::array* band = t->get_as<toml::array>("band");
+    if (band != nullptr && band->size() == 2 && (*band)[0].is_number() && (*band)[1].is_number()) {
+      e.kind = Expectation::Kind::band;
+      e.low = *(*band)[0].value<double>();
+      e.high = *(*band)[1].value<double>();
+      if (e.low < e.high) return e;
+    }
+  }
+  throw InputError(
+      fmt::format("{}: key 'expect' in {} is not valid; {}", at(file, node), what, allowed));
+}
+
+Claim read_claim(const fs::path& file, const fs::path& root, const std::string& arxiv,
+                 const toml::node& node) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    throw InputError(
+        fmt::format("{}: 'claim' must be an array of tables, [[claim]]", at(file, node)));
+  }
+  const std::string what = "[[claim]]";
+  check_keys(file, *table, what,
+             {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
+              "choice"});
+  Claim c;
+  c.paper = arxiv;
+  c.where = at(file, *table);
+  c.id = string_of(file, *required(file, *table, "id", what), "id", what);
+  const std::string claim_what = fmt::format("claim '{}'", c.id);
+  c.sentence =
+      string_of(file, *required(file, *table, "sentence", claim_what), "sentence", claim_what);
+  c.study_text = string_of(file, *required(file, *table, "study", claim_what), "study", claim_what);
+  c.study = fs::path(c.study_text).is_absolute() ? fs::path(c.study_text) : root / c.study_text;
+  if (const toml::node* sets = table->get("set")) {
+    const toml::array* list = sets->as_array();
+    if (list == nullptr) {
+      throw InputError(fmt::format("{}: key 'set' in {} must be a list of \"KEY=VALUE\" strings",
+                                   at(file, *sets), claim_what));
+    }
+    for (const toml::node& s : *list) c.sets.push_back(string_of(file, s, "set", claim_what));
+  }
+  c.source = optional_string(file, *table, "source", claim_what, c.source);
+  c.pair_by = optional_string(file, *table, "pair_by", claim_what, c.pair_by);
+  const toml::node* terms = required(file, *table, "terms", claim_what);
+  const toml::array* term_list = terms->as_array();
+  if (term_list == nullptr || term_list->empty()) {
+    throw InputError(fmt::format("{}: key 'terms' in {} must be a non-empty list of tables",
+                                 at(file, *terms), claim_what));
+  }
+  for (const toml::node& t : *term_list) c.terms.push_back(read_term(file, t, claim_what));
+  c.expect = read_expect(file, *required(file, *table, "expect", claim_what), claim_what);
+  if (const toml::node* m = table->get("min_pairs")) {
+    if (!m->is_integer() || *m->value<int64_t>() < 2) {
+      throw InputError(fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 2", at(file, *m),
+                                   claim_what));
+    }
+    c.min_pairs = static_cast<int>(*m->value<int64_t>());
+  }
+  c.choice = optional_string(file, *table, "choice", claim_what, "");
+  return c;
+}
+
+}  // namespace
+
+std::string to_string(Reduce r) {
+  switch (r) {
+    case Reduce::mean:
+      return "mean";
+    case Reduce::cv:
+      return "cv";
+    case Reduce::max_over_min:
+      return "max_over_min";
+    case Reduce::loglog_slope:
+      return "loglog_slope";
+  }
+  return "?";
+}
+
+std::string to_string(const Expectation& e) {
+  switch (e.kind) {
+    case Expectation::Kind::negative:
+      return "negative";
+    case Expectation::Kind::positive:
+      return "positive";
+    case Expectation::Kind::band:
+      return fmt::format("band [{:g}, {:g}]", e.low, e.high);
+  }
+  return "?";
+}
+
+Paper read_paper(const fs::path& file, const fs::path& root) {
+  std::shared_ptr<toml::table> doc = parse_toml_file(file);
+  check_keys(file, *doc, "top level", {"paper", "title", "claim"});
+  Paper p;
+  p.arxiv = string_of(file, *required(file, *doc, "paper", "the file"), "paper", "top level");
+  p.title = optional_string(file, *doc, "title", "top level", "");
+  const toml::node* claims = required(file, *doc, "claim", "the file");
+  const toml::array* list = claims->as_array();
+  if (list == nullptr || list->empty()) {
+    throw InputError(fmt::format("{}: 'claim' must be a non-empty array of tables, [[claim]]",
+                                 at(file, *claims)));
+  }
+  for (const toml::node& node : *list) p.claims.push_back(read_claim(file, root, p.arxiv, node));
+  return p;
+}
+
+std::vector<Paper> read_ledger(const fs::path& claims_dir) {
+  if (!fs::is_directory(claims_dir)) {
+    throw InputError(fmt::format("{}: no such folder of claims files", claims_dir.string()));
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(claims_dir)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  // Study paths are relative to the folder that holds claims/ (the repository root); "claims"
+  // gives "", so the paths stay as written, relative to the working directory.
+  fs::path dir = claims_dir.lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  const fs::path root = dir.parent_path();
+  std::vector<Paper> papers;
+  std::set<std::string> ids;
+  for (const fs::path& file : files) {
+    papers.push_back(read_paper(file, root));
+    for (const Claim& c : papers.back().claims) {
+      if (!ids.insert(c.id).second) {
+        throw InputError(
+            fmt::format("{}: claim id '{}' is used twice; ids are unique across "
+                        "the ledger",
+                        c.where, c.id));
+      }
+    }
+  }
+  return papers;
+}
+
+}  // namespace normlab::claims

@@ -1,0 +1,81 @@
+#include "normlab/claims_decision.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "normlab/probes/line_fit.hpp"
+
+namespace normlab::claims {
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::reproduced:
+      return "reproduced";
+    case Verdict::contradicted:
+      return "contradicted";
+    case Verdict::inconclusive:
+      return "inconclusive";
+  }
+  return "?";
+}
+
+PairStatistic pair_statistic(const std::vector<double>& values) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  PairStatistic s;
+  s.n = static_cast<int>(values.size());
+  s.effect = s.low = s.high = kNaN;
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.effect = sum / s.n;
+  if (s.n < 2) return s;
+  double ss = 0;
+  for (double v : values) ss += (v - s.effect) * (v - s.effect);
+  const double sd = std::sqrt(ss / (s.n - 1));
+  const double half = student_t_quantile(0.975, s.n - 1) * sd / std::sqrt(double(s.n));
+  s.low = s.effect - half;
+  s.high = s.effect + half;
+  return s;
+}
+
+Decision decide(const Expectation& expect, const PairStatistic& s, int min_pairs) {
+  if (s.n < min_pairs) {
+    return {Verdict::inconclusive,
+            fmt::format("{} pair(s), fewer than min_pairs = {}", s.n, min_pairs)};
+  }
+  if (!std::isfinite(s.low) || !std::isfinite(s.high)) {
+    return {Verdict::inconclusive, "the interval is not finite (a value is NaN or infinite)"};
+  }
+  const std::string interval = fmt::format("[{:.4g}, {:.4g}]", s.low, s.high);
+  switch (expect.kind) {
+    case Expectation::Kind::negative:
+    case Expectation::Kind::positive: {
+      const bool want_negative = expect.kind == Expectation::Kind::negative;
+      const bool below = s.high<0, above = s.low> 0;
+      if (below || above) {
+        const bool agrees = below == want_negative;
+        return {agrees ? Verdict::reproduced : Verdict::contradicted,
+                fmt::format("the interval {} lies {} 0; expected {}", interval,
+                            below ? "below" : "above", to_string(expect))};
+      }
+      return {Verdict::inconclusive, fmt::format("the interval {} contains 0", interval)};
+    }
+    case Expectation::Kind::band: {
+      const std::string band = fmt::format("[{:g}, {:g}]", expect.low, expect.high);
+      if (s.low >= expect.low && s.high <= expect.high) {
+        return {Verdict::reproduced, fmt::format("the interval {} lies inside {}", interval, band)};
+      }
+      if (s.high < expect.low || s.low > expect.high) {
+        return {Verdict::contradicted,
+                fmt::format("the interval {} is disjoint from {}", interval, band)};
+      }
+      return {Verdict::inconclusive,
+              fmt::format("the interval {} overlaps {} without lying inside it", interval, band)};
+    }
+  }
+  return {};
+}
+
+}  // namespace normlab::claims

@@ -1,0 +1,187 @@
+#include "normlab/claims_ledger.hpp"
+
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include <toml++/toml.h>
+
+#include "normlab/errors.hpp"
+#include "normlab/experiment_overrides.hpp"
+#include "normlab/toml_reader.hpp"
+
+extern char** environ;
+
+namespace normlab::claims {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shell_quoted(const std::string& s) {
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+                                       "OPQRSTUVWXYZ0123456789._/=+-,:@") == std::string::npos;
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs `program args...` with this process's stdout and stderr; returns the wait status.
+int run_child(const fs::path& program, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {program.string()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, all[0].c_str(), nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) throw InputError(fmt::format("cannot start {}: {}", all[0], std::strerror(rc)));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+bool decided(const std::string& verdict) {
+  return verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive";
+}
+
+}  // namespace
+
+std::string StudyRun::command() const {
+  std::string out = "normlab";
+  for (const std::string& a : args) out += " " + shell_quoted(a);
+  return out;
+}
+
+bool LedgerResult::all_decided() const {
+  for (const ClaimOutcome& c : claims) {
+    if (!decided(c.verdict)) return false;
+  }
+  return true;
+}
+
+std::vector<Claim> select_claims(const std::vector<Paper>& papers, const std::string& paper,
+                                 const std::string& claim) {
+  std::vector<Claim> out;
+  std::vector<std::string> arxiv_ids;
+  for (const Paper& p : papers) {
+    arxiv_ids.push_back(p.arxiv);
+    if (!paper.empty() && p.arxiv != paper) continue;
+    for (const Claim& c : p.claims) {
+      if (claim.empty() || c.id == claim) out.push_back(c);
+    }
+  }
+  if (out.empty()) {
+    if (!paper.empty() && std::find(arxiv_ids.begin(), arxiv_ids.end(), paper) == arxiv_ids.end()) {
+      throw UsageError(fmt::format("--paper {}: no such paper in the ledger; papers: {}", paper,
+                                   fmt::join(arxiv_ids, ", ")));
+    }
+    throw UsageError(fmt::format("--claim {}: no such claim{}; `normlab claims list` shows the ids",
+                                 claim, paper.empty() ? "" : " in paper " + paper));
+  }
+  return out;
+}
+
+StudyRun plan_study(const fs::path& file, const std::vector<std::string>& sets,
+                    const std::string& tier, const fs::path& out, int jobs) {
+  StudyRun s;
+  s.file = file;
+  for (const std::string& set : sets) s.sets.push_back(normalized_set(set));
+  const std::shared_ptr<toml::table> doc = parse_toml_file(file);
+  const std::vector<std::string> tiers = tier_names(*doc, file.string());
+  // A file without tiers runs as written, whatever the ledger's tier.
+  s.tier = tiers.empty() ? "" : tier;
+  const toml::node* name = doc->get("name");
+  const std::string study_name = name != nullptr && name->is_string()
+                                     ? std::string(*name->value<std::string>())
+                                     : file.stem().string();
+  s.folder = out / study_folder_name(study_name, s.tier, s.sets);
+  s.args = {"run", file.string()};
+  if (!s.tier.empty()) s.args.insert(s.args.end(), {"--tier", s.tier});
+  for (const std::string& set : s.sets) s.args.insert(s.args.end(), {"--set", set});
+  s.args.insert(s.args.end(), {"--out", s.folder.string()});
+  if (jobs > 0) s.args.insert(s.args.end(), {"--jobs", std::to_string(jobs)});
+  return s;
+}
+
+LedgerResult run_ledger(const LedgerOptions& o) {
+  const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
+  LedgerResult r;
+  r.tier = o.tier;
+  const fs::path out = o.out.empty() ? fs::path("results") / ("claims-" + o.tier) : o.out;
+  for (const Claim& c : claims) {
+    ClaimOutcome outcome;
+    outcome.claim = c;
+    std::vector<std::string> sets;
+    for (const std::string& s : c.sets) sets.push_back(normalized_set(s));
+    size_t index = 0;
+    while (index < r.studies.size() &&
+           !(r.studies[index].file == c.study && r.studies[index].sets == sets)) {
+      ++index;
+    }
+    if (index == r.studies.size()) {
+      try {
+        r.studies.push_back(plan_study(c.study, c.sets, o.tier, out, o.jobs));
+      } catch (const std::exception& e) {
+        StudyRun failed;
+        failed.file = c.study;
+        failed.sets = sets;
+        failed.failure = e.what();
+        r.studies.push_back(failed);
+      }
+    }
+    outcome.study = index;
+    r.claims.push_back(outcome);
+  }
+
+  for (StudyRun& s : r.studies) {
+    if (!s.failure.empty()) {
+      std::fprintf(stderr, "study %s: FAILED: %s\n", s.file.string().c_str(), s.failure.c_str());
+      continue;
+    }
+    std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(),
+                 s.command().c_str());
+    const auto start = std::chrono::steady_clock::now();
+    const int status = run_child(o.program, s.args);
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!s.ok) {
+      s.failure = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                      : fmt::format("exit code {}", WEXITSTATUS(status));
+    }
+    std::printf("study %s: %.1f s wall%s\n", s.folder.filename().string().c_str(), s.seconds,
+                s.ok ? "" : (" — FAILED (" + s.failure + ")").c_str());
+    std::fflush(stdout);
+  }
+
+  for (ClaimOutcome& c : r.claims) {
+    const StudyRun& s = r.studies[c.study];
+    if (!s.ok) {
+      c.verdict = "study failed";
+      c.reason = fmt::format("{}: {}", s.command(), s.failure);
+      continue;
+    }
+    try {
+      c.evaluation = evaluate_claim(c.claim, s.folder);
+      c.verdict = to_string(c.evaluation.decision.verdict);
+      c.reason = c.evaluation.decision.reason;
+    } catch (const std::exception& e) {
+      c.verdict = "error";
+      c.reason = e.what();
+      std::fprintf(stderr, "claim %s: %s\n", c.claim.id.c_str(), e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace normlab::claims

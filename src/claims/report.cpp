@@ -1,0 +1,107 @@
+// OUT/claims.json and OUT/claims.md from a ledger run (claims_ledger.hpp).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "normlab/claims_ledger.hpp"
+
+namespace normlab::claims {
+namespace {
+
+std::string number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.4g}", v) : "–";
+}
+
+// Markdown table cells must not hold '|'.
+std::string cell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const LedgerResult& r) {
+  nlohmann::json studies = nlohmann::json::array();
+  for (const StudyRun& s : r.studies) {
+    studies.push_back({{"study", s.file.string()},
+                       {"sets", s.sets},
+                       {"tier", s.tier},
+                       {"folder", s.folder.string()},
+                       {"command", s.command()},
+                       {"seconds", s.seconds},
+                       {"ok", s.ok},
+                       {"failure", s.failure}});
+  }
+  nlohmann::json claims = nlohmann::json::array();
+  for (const ClaimOutcome& c : r.claims) {
+    const StudyRun& s = r.studies[c.study];
+    const PairStatistic& st = c.evaluation.statistic;
+    nlohmann::json values = nlohmann::json::array();
+    for (const PairValue& p : c.evaluation.pairs) {
+      values.push_back({{c.claim.pair_by, p.pair}, {"value", p.value}});
+    }
+    const bool have = !c.evaluation.pairs.empty();
+    claims.push_back({{"id", c.claim.id},
+                      {"paper", c.claim.paper},
+                      {"sentence", c.claim.sentence},
+                      {"verdict", c.verdict},
+                      {"reason", c.reason},
+                      {"expect", to_string(c.claim.expect)},
+                      {"effect", have ? nlohmann::json(st.effect) : nlohmann::json()},
+                      {"low", have ? nlohmann::json(st.low) : nlohmann::json()},
+                      {"high", have ? nlohmann::json(st.high) : nlohmann::json()},
+                      {"n", st.n},
+                      {"min_pairs", c.claim.min_pairs},
+                      {"pair_by", c.claim.pair_by},
+                      {"values", values},
+                      {"tier", s.tier},
+                      {"study", c.claim.study_text},
+                      {"sets", s.sets},
+                      {"source", c.claim.source},
+                      {"command", s.command()},
+                      {"choice", c.claim.choice}});
+  }
+  return {{"tier", r.tier}, {"studies", studies}, {"claims", claims}};
+}
+
+std::string to_markdown(const LedgerResult& r) {
+  std::string md = fmt::format(
+      "# Claims ledger, tier {}\n\n"
+      "Written by `normlab claims run --tier {}` (docs/claims.md). Effect: the mean over pairs "
+      "of Σ weight · reduce(rows); interval: 95% Student t over the pairs.\n\n"
+      "| claim | paper | verdict | effect [95% interval] | n | command |\n"
+      "| --- | --- | --- | --- | --- | --- |\n",
+      r.tier, r.tier);
+  for (const ClaimOutcome& c : r.claims) {
+    const PairStatistic& st = c.evaluation.statistic;
+    md += fmt::format("| {} | {} | {} | {} [{}, {}] | {} | `{}` |\n", cell(c.claim.id),
+                      c.claim.paper, c.verdict, number(st.effect), number(st.low), number(st.high),
+                      st.n, cell(r.studies[c.study].command()));
+  }
+  md += "\n## Studies\n\n| study | wall time | status |\n| --- | --- | --- |\n";
+  for (const StudyRun& s : r.studies) {
+    md += fmt::format("| `{}` | {:.1f} s | {} |\n", cell(s.command()), s.seconds,
+                      s.ok ? "done" : cell("failed: " + s.failure));
+  }
+  md += "\n## Claims\n";
+  for (const ClaimOutcome& c : r.claims) {
+    md += fmt::format("\n### {} ({})\n\n> {}\n\n", c.claim.id, c.claim.paper, c.claim.sentence);
+    md += fmt::format("- study: `{}`, source `{}`, pairs by `{}`\n", r.studies[c.study].command(),
+                      c.claim.source, c.claim.pair_by);
+    for (const Term& t : c.claim.terms) md += fmt::format("- term: {}\n", t.description);
+    md += fmt::format("- expect: {} (at least {} pairs)\n", to_string(c.claim.expect),
+                      c.claim.min_pairs);
+    if (!c.evaluation.pairs.empty()) {
+      std::vector<std::string> values;
+      for (const PairValue& p : c.evaluation.pairs) {
+        values.push_back(fmt::format("{} {}: {:.4g}", c.claim.pair_by, p.pair, p.value));
+      }
+      md += fmt::format("- per pair: {}\n", fmt::join(values, "; "));
+    }
+    md += fmt::format("- **{}**: {}\n", c.verdict, c.reason);
+    if (!c.claim.choice.empty()) md += fmt::format("- protocol choice: {}\n", c.claim.choice);
+  }
+  return md;
+}
+
+}  // namespace normlab::claims

@@ -1,0 +1,82 @@
+// The statistic over a claim's pairs (mean ± t_{0.975, n−1} s/√n) and the decision rules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "normlab/claims_decision.hpp"
+#include "normlab/probes/line_fit.hpp"
+
+namespace normlab::claims {
+namespace {
+
+TEST(StudentT, QuantilesMatchTheTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706, 5e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 4), 2.776, 5e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 29), 2.045, 5e-4);
+  EXPECT_NEAR(student_t_quantile(0.975, 1e6), 1.960, 5e-4);  // the normal limit
+  EXPECT_NEAR(student_t_quantile(0.025, 4), -2.776, 5e-4);   // symmetric
+}
+
+TEST(PairStatistic, MeanAndStudentInterval) {
+  const PairStatistic s = pair_statistic({1.0, 2.0, 3.0});
+  EXPECT_EQ(s.n, 3);
+  EXPECT_DOUBLE_EQ(s.effect, 2.0);
+  const double half = student_t_quantile(0.975, 2) * 1.0 / std::sqrt(3.0);  // s = 1
+  EXPECT_NEAR(half, 2.484, 1e-3);
+  EXPECT_NEAR(s.low, 2.0 - half, 1e-12);
+  EXPECT_NEAR(s.high, 2.0 + half, 1e-12);
+  const PairStatistic one = pair_statistic({5.0});
+  EXPECT_EQ(one.n, 1);
+  EXPECT_DOUBLE_EQ(one.effect, 5.0);
+  EXPECT_TRUE(std::isnan(one.low));
+}
+
+PairStatistic interval(double low, double high) {
+  PairStatistic s;
+  s.n = 5;
+  s.low = low;
+  s.high = high;
+  s.effect = 0.5 * (low + high);
+  return s;
+}
+
+Expectation expect(Expectation::Kind kind, double lo = 0, double hi = 0) {
+  Expectation e;
+  e.kind = kind;
+  e.low = lo;
+  e.high = hi;
+  return e;
+}
+
+TEST(Decide, NegativeAndPositive) {
+  const auto neg = expect(Expectation::Kind::negative), pos = expect(Expectation::Kind::positive);
+  EXPECT_EQ(decide(neg, interval(-2, -1), 2).verdict, Verdict::reproduced);
+  EXPECT_EQ(decide(neg, interval(1, 2), 2).verdict, Verdict::contradicted);
+  EXPECT_EQ(decide(neg, interval(-1, 1), 2).verdict, Verdict::inconclusive);
+  EXPECT_EQ(decide(pos, interval(1, 2), 2).verdict, Verdict::reproduced);
+  EXPECT_EQ(decide(pos, interval(-2, -1), 2).verdict, Verdict::contradicted);
+  EXPECT_EQ(decide(pos, interval(-1, 1), 2).verdict, Verdict::inconclusive);
+  // An interval touching 0 contains it.
+  EXPECT_EQ(decide(neg, interval(-1, 0), 2).verdict, Verdict::inconclusive);
+}
+
+TEST(Decide, Band) {
+  const auto band = expect(Expectation::Kind::band, 0.4, 0.6);
+  EXPECT_EQ(decide(band, interval(0.45, 0.55), 2).verdict, Verdict::reproduced);
+  EXPECT_EQ(decide(band, interval(0.65, 0.9), 2).verdict, Verdict::contradicted);
+  EXPECT_EQ(decide(band, interval(0.1, 0.3), 2).verdict, Verdict::contradicted);
+  EXPECT_EQ(decide(band, interval(0.5, 0.7), 2).verdict, Verdict::inconclusive);
+  EXPECT_EQ(decide(band, interval(0.3, 0.7), 2).verdict, Verdict::inconclusive);  // contains it
+}
+
+TEST(Decide, TooFewPairsIsInconclusiveWhateverTheInterval) {
+  const Decision d = decide(expect(Expectation::Kind::negative), interval(-2, -1), 6);
+  EXPECT_EQ(d.verdict, Verdict::inconclusive);
+  EXPECT_EQ(d.reason, "5 pair(s), fewer than min_pairs = 6");
+  PairStatistic nan = interval(-2, -1);
+  nan.low = NAN;
+  EXPECT_EQ(decide(expect(Expectation::Kind::negative), nan, 2).verdict, Verdict::inconclusive);
+}
+
+}  // namespace
+}  // namespace normlab::claims

@@ -1,0 +1,243 @@
+// Claims decided from synthetic result tables written here, whose verdicts are known: the
+// filters, the reductions, the pairing, and the errors that keep a claim from passing on
+// missing data. Also the strict reading of claims files.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "normlab/claims.hpp"
+#include "normlab/claims_evaluate.hpp"
+#include "normlab/errors.hpp"
+#include "support/cli.hpp"
+
+namespace normlab::claims {
+namespace {
+
+using normlab::testing::TempDir;
+using normlab::testing::write_bytes;
+
+// One claims file with one claim; `body` is the claim's keys after id/sentence/study.
+Claim read_claim(const TempDir& tmp, const std::string& body) {
+  write_bytes(tmp / "claims" / "p.toml",
+              "paper = \"0000.00000\"\n[[claim]]\nid = \"c\"\nsentence = \"s\"\nstudy = "
+              "\"study.toml\"\n" +
+                  body);
+  return read_paper(tmp / "claims" / "p.toml", tmp.path()).claims.at(0);
+}
+
+// results.csv rows "variant,seed,length,metric,value" and experiment.json with max_len 4.
+void write_study(const TempDir& tmp, const std::string& rows) {
+  write_bytes(tmp / "study" / "results.csv", "variant,seed,length,metric,value\n" + rows);
+  write_bytes(tmp / "study" / "experiment.json", R"({"train": {"min_len": 1, "max_len": 4}})");
+}
+
+// post − pre per seed, at length 8.
+const char* kDifference = R"(terms = [
+  { weight = 1.0, filter = { variant = "post", metric = "tvd", length = 8 } },
+  { weight = -1.0, filter = { variant = "pre", metric = "tvd", length = 8 } },
+]
+)";
+
+std::string pre_post_rows(const std::vector<double>& pre, const std::vector<double>& post) {
+  std::string rows;
+  for (size_t i = 0; i < pre.size(); ++i) {
+    rows += fmt::format("pre,{},8,tvd,{}\npost,{},8,tvd,{}\n", i + 1, pre[i], i + 1, post[i]);
+    rows += fmt::format("pre,{},8,accuracy,0.5\npost,{},8,accuracy,0.5\n", i + 1, i + 1);
+  }
+  return rows;
+}
+
+TEST(Evaluate, ClearlyNegativeDifferenceIsReproduced) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
+  const ClaimEvaluation e = evaluate_claim(
+      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
+  ASSERT_EQ(e.pairs.size(), 3u);
+  EXPECT_EQ(e.pairs[0].pair, "1");
+  EXPECT_DOUBLE_EQ(e.pairs[0].value, -1.0);
+  EXPECT_NEAR(e.pairs[1].value, -1.1, 1e-12);
+  EXPECT_NEAR(e.statistic.effect, -1.0, 1e-12);
+  EXPECT_EQ(e.decision.verdict, Verdict::reproduced) << e.decision.reason;
+}
+
+TEST(Evaluate, OppositeSignIsContradicted) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
+  const ClaimEvaluation e = evaluate_claim(
+      read_claim(tmp, std::string(kDifference) + "expect = \"positive\"\n"), tmp / "study");
+  EXPECT_EQ(e.decision.verdict, Verdict::contradicted) << e.decision.reason;
+}
+
+TEST(Evaluate, MixedSignsAreInconclusive) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 1.0, 1.5}, {1.0, 2.0, 1.0}));
+  const ClaimEvaluation e = evaluate_claim(
+      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
+  EXPECT_EQ(e.decision.verdict, Verdict::inconclusive) << e.decision.reason;
+  EXPECT_NE(e.decision.reason.find("contains 0"), std::string::npos) << e.decision.reason;
+}
+
+TEST(Evaluate, TooFewPairs) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
+  const ClaimEvaluation e = evaluate_claim(
+      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\nmin_pairs = 4\n"),
+      tmp / "study");
+  EXPECT_EQ(e.statistic.n, 3);
+  EXPECT_EQ(e.decision.verdict, Verdict::inconclusive);
+  EXPECT_EQ(e.decision.reason, "3 pair(s), fewer than min_pairs = 4");
+}
+
+// pre's TVD per seed: 0.50, 0.52, 0.48 → mean 0.5, interval 0.5 ± 4.303 · 0.02/√3 ≈ [0.45, 0.55].
+TEST(Evaluate, BandInsideDisjointAndOverlapping) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({0.50, 0.52, 0.48}, {1.0, 1.0, 1.0}));
+  const std::string term =
+      "terms = [{ filter = { variant = \"pre\", metric = \"tvd\", length = 8 } }]\n";
+  const auto verdict = [&](const std::string& band) {
+    return evaluate_claim(read_claim(tmp, term + "expect = { band = " + band + " }\n"),
+                          tmp / "study")
+        .decision.verdict;
+  };
+  EXPECT_EQ(verdict("[0.4, 0.6]"), Verdict::reproduced);
+  EXPECT_EQ(verdict("[0.6, 0.9]"), Verdict::contradicted);
+  EXPECT_EQ(verdict("[0.5, 0.9]"), Verdict::inconclusive);
+}
+
+TEST(Evaluate, TermMatchingNothingIsAnErrorNamingClaimAndFilter) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
+  std::string terms = kDifference;
+  terms.replace(terms.find("\"post\""), 6, "\"peri\"");
+  try {
+    evaluate_claim(read_claim(tmp, terms + "expect = \"negative\"\n"), tmp / "study");
+    FAIL() << "a claim must not pass on missing data";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("claim 'c'"), std::string::npos) << m;
+    EXPECT_NE(m.find("variant=peri"), std::string::npos) << m;
+    EXPECT_NE(m.find("matches no rows"), std::string::npos) << m;
+  }
+}
+
+TEST(Evaluate, TermMissingForOnePairIsAnError) {
+  TempDir tmp;
+  std::string rows = pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0});
+  rows.erase(rows.find("post,3,8,tvd,1\n"), 15);
+  write_study(tmp, rows);
+  try {
+    evaluate_claim(read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"),
+                   tmp / "study");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("matches no rows for seed = 3"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Lengths 2, 4 (trained: max_len 4) and 6, 8 (beyond); the value is the length, so the mean
+// beyond training is 7 and within it 3. The filter compares numbers numerically ("8.0" = 8).
+TEST(Evaluate, BeyondAndWithinTraining) {
+  TempDir tmp;
+  write_study(tmp,
+              "pre,1,2,tvd,2\npre,1,4,tvd,4\npre,1,6,tvd,6\npre,1,8.0,tvd,8\n"
+              "pre,2,2,tvd,2\npre,2,4,tvd,4\npre,2,6,tvd,6\npre,2,8,tvd,8\n");
+  for (const auto& [which, expected] :
+       {std::pair<std::string, double>{"beyond_training", 7.0}, {"within_training", 3.0}}) {
+    const Claim c =
+        read_claim(tmp, "terms = [{ filter = { variant = [\"pre\", \"x\"], length = \"" + which +
+                            "\" } }]\nexpect = \"positive\"\n");
+    const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
+    ASSERT_EQ(e.pairs.size(), 2u) << which;
+    EXPECT_DOUBLE_EQ(e.pairs[0].value, expected) << which;
+    EXPECT_DOUBLE_EQ(e.pairs[1].value, expected) << which;
+  }
+  const Claim exact =
+      read_claim(tmp, "terms = [{ filter = { length = 8 } }]\nexpect = \"positive\"\n");
+  EXPECT_DOUBLE_EQ(evaluate_claim(exact, tmp / "study").pairs[0].value, 8.0);
+}
+
+TEST(Reduce, Kinds) {
+  EXPECT_DOUBLE_EQ(reduce_values(Reduce::mean, {1, 2, 6}, {}), 3.0);
+  // cv: population standard deviation over the mean; {1, 3}: std 1, mean 2.
+  EXPECT_DOUBLE_EQ(reduce_values(Reduce::cv, {1, 3}, {}), 0.5);
+  EXPECT_DOUBLE_EQ(reduce_values(Reduce::max_over_min, {2, 8, 4}, {}), 4.0);
+  // value = 3 x^−0.5 exactly: slope −0.5.
+  std::vector<double> x = {1, 4, 16, 64}, v;
+  for (double xi : x) v.push_back(3.0 / std::sqrt(xi));
+  EXPECT_NEAR(reduce_values(Reduce::loglog_slope, v, x), -0.5, 1e-12);
+  EXPECT_THROW(reduce_values(Reduce::cv, {1}, {}), std::invalid_argument);
+  EXPECT_THROW(reduce_values(Reduce::max_over_min, {0, 1}, {}), std::invalid_argument);
+  EXPECT_THROW(reduce_values(Reduce::loglog_slope, {1, 2}, {3, 3}), std::invalid_argument);
+}
+
+// A claim on the depth-style table: cv over layers per seed, and a log-log slope against a
+// column named by x.
+TEST(Evaluate, ReduceOverRowsOfAPairWithValueAndX) {
+  TempDir tmp;
+  write_bytes(tmp / "study" / "layers.csv",
+              "variant,seed,layer,grad_norm\n"
+              "a,1,0,1\na,1,1,3\nb,1,0,2\nb,1,1,2\n"
+              "a,2,0,1\na,2,1,3\nb,2,0,1\nb,2,1,1\n");
+  const Claim c = read_claim(tmp,
+                             "source = \"layers.csv\"\n"
+                             "terms = [{ filter = { variant = \"b\" }, reduce = \"cv\", value = "
+                             "\"grad_norm\" },\n"
+                             "  { weight = -1, filter = { variant = \"a\" }, reduce = \"cv\", "
+                             "value = \"grad_norm\" }]\n"
+                             "expect = \"negative\"\n");
+  const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
+  ASSERT_EQ(e.pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(e.pairs[0].value, -0.5);  // cv(b) = 0, cv(a) = 0.5
+  EXPECT_DOUBLE_EQ(e.pairs[1].value, -0.5);
+
+  const Claim slope = read_claim(tmp,
+                                 "source = \"layers.csv\"\n"
+                                 "terms = [{ filter = { variant = \"a\" }, reduce = "
+                                 "\"loglog_slope\", value = \"grad_norm\", x = \"grad_norm\" }]\n"
+                                 "expect = { band = [0.9, 1.1] }\n");
+  EXPECT_DOUBLE_EQ(evaluate_claim(slope, tmp / "study").pairs[0].value, 1.0);
+}
+
+std::string read_error(const std::string& text) {
+  TempDir tmp;
+  write_bytes(tmp / "claims" / "p.toml", text);
+  try {
+    read_paper(tmp / "claims" / "p.toml", tmp.path());
+    return "";
+  } catch (const InputError& e) {
+    const std::string file = (tmp / "claims" / "p.toml").string();
+    return std::string(e.what()).substr(file.size());
+  }
+}
+
+TEST(ClaimsFile, StrictWithLineAndKey) {
+  const std::string head =
+      "paper = \"1\"\n[[claim]]\nid = \"c\"\nsentence = \"s\"\nstudy = \"x\"\n";
+  const std::string terms = "terms = [{ filter = { variant = \"pre\" } }]\n";
+  EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
+  EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
+            ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
+            "pair_by, terms, expect, min_pairs, choice");
+  EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
+            ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\" or "
+            "{ band = [lo, hi] } with lo < hi");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [0.6, 0.4] }\n").substr(0, 3), ":7:");
+  EXPECT_NE(read_error(head + "terms = [{ filter = { variant = \"pre\" }, reduce = \"median\" }]\n"
+                              "expect = \"negative\"\n")
+                .find("allowed: mean, cv, max_over_min, loglog_slope"),
+            std::string::npos);
+  EXPECT_NE(read_error(head + "terms = [{ reduce = \"loglog_slope\" }]\nexpect = \"negative\"\n")
+                .find("needs x = \"COLUMN\""),
+            std::string::npos);
+  EXPECT_NE(read_error(head + terms).find("has no 'expect' (required)"), std::string::npos);
+  EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nmin_pairs = 1\n")
+                .find("min_pairs' in claim 'c' must be an integer ≥ 2"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace normlab::claims

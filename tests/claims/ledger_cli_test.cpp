@@ -1,0 +1,155 @@
+// `normlab run --tier/--set` and `normlab claims run|list` through the command line, on the
+// tiny study tests/data/claims_tiny_study.toml (Set Complement v = 8, a few hundred steps).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_normlab;
+using testing::TempDir;
+
+const fs::path kStudy = fs::path(NORMLAB_SOURCE_DIR) / "tests" / "data" / "claims_tiny_study.toml";
+
+TEST(RunTiers, UnknownTierAndMalformedSetExitTwoWithOneLine) {
+  TempDir tmp;
+  auto r = run_normlab({"run", kStudy.string(), "--tier", "medium", "--out", (tmp / "o").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("has no tier 'medium'; its tiers: full, quick"), std::string::npos) << r.err;
+
+  r = run_normlab({"run", kStudy.string(), "--set", "train.schedule=cosine"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("--set 'train.schedule=cosine': "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "o"));
+}
+
+// One claim end to end at the quick tier: the study runs once (two seeds), the claim is decided
+// over two pairs, and a second ledger run reuses the finished runs.
+TEST(ClaimsRun, DecidesAClaimEndToEndAndReusesTheStudy) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.post_vs_pre"
+sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
+study = ")" + kStudy.string() + R"("
+set = ["eval.samples=60"]
+terms = [
+  { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
+  { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
+]
+expect = "negative"
+choice = "a toy: v = 8 and 300 steps"
+)");
+  const fs::path out = tmp / "out";
+  const std::vector<std::string> args = {"claims", "run",       "--tier",
+                                         "quick",  "--claims",  (tmp / "claims").string(),
+                                         "--out",  out.string()};
+  const auto r = run_normlab(args);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const fs::path study = out / "claims_tiny-quick__eval.samples=60";
+  EXPECT_NE(r.out.find("study claims_tiny-quick__eval.samples=60: "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("(4 to do, 0 already done)"), std::string::npos) << r.err;
+
+  // The study ran at the quick tier with the claim's set, and recorded both.
+  const auto experiment = nlohmann::json::parse(testing::slurp(study / "experiment.json"));
+  EXPECT_EQ(experiment["tier"], "quick");
+  EXPECT_EQ(experiment["sets"], nlohmann::json::array({"eval.samples=60"}));
+  EXPECT_EQ(experiment["train"]["steps"], 300);
+  EXPECT_EQ(experiment["eval"]["samples"], 60);
+
+  const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
+  ASSERT_EQ(ledger["claims"].size(), 1u);
+  const auto& claim = ledger["claims"][0];
+  EXPECT_EQ(claim["id"], "tiny.post_vs_pre");
+  EXPECT_EQ(claim["paper"], "0000.00001");
+  const std::string verdict = claim["verdict"];
+  EXPECT_TRUE(verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive")
+      << claim.dump(2);
+  EXPECT_EQ(claim["n"], 2);  // seeds 1 and 2
+  ASSERT_EQ(claim["values"].size(), 2u);
+  EXPECT_EQ(claim["values"][0]["seed"], "1");
+  EXPECT_LE(claim["low"].get<double>(), claim["effect"].get<double>());
+  EXPECT_EQ(claim["tier"], "quick");
+  EXPECT_EQ(claim["choice"], "a toy: v = 8 and 300 steps");
+  const std::string command = claim["command"];
+  EXPECT_NE(command.find(" --tier quick --set eval.samples=60 --out "), std::string::npos)
+      << command;
+  ASSERT_EQ(ledger["studies"].size(), 1u);
+  EXPECT_TRUE(ledger["studies"][0]["ok"]);
+  EXPECT_GT(ledger["studies"][0]["seconds"].get<double>(), 0.0);
+  const std::string md = testing::slurp(out / "claims.md");
+  EXPECT_NE(md.find("| tiny.post_vs_pre | 0000.00001 | " + verdict + " | "), std::string::npos)
+      << md;
+
+  // Again: nothing is retrained (the final checkpoints are not rewritten) and the verdict stays.
+  const fs::path weights = study / "runs" / "post__seed1" / "final";
+  ASSERT_TRUE(fs::exists(weights));
+  const auto written = fs::last_write_time(weights);
+  const auto again = run_normlab(args);
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_NE(again.err.find("(0 to do, 4 already done)"), std::string::npos) << again.err;
+  EXPECT_EQ(fs::last_write_time(weights), written);
+  const auto second = nlohmann::json::parse(testing::slurp(out / "claims.json"));
+  EXPECT_EQ(second["claims"][0]["values"], claim["values"]);
+
+  // `claims list` shows the verdict from a ledger file, "not run" without one.
+  auto list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(), "--ledger",
+                           (out / "claims.json").string()});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  EXPECT_NE(list.out.find("tiny.post_vs_pre  0000.00001  " + verdict), std::string::npos)
+      << list.out;
+  list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(), "--ledger",
+                      (tmp / "none.json").string()});
+  EXPECT_NE(list.out.find("not run"), std::string::npos) << list.out;
+}
+
+TEST(ClaimsRun, FailedStudyExitsOneAndSaysWhich) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "bad.toml", R"(paper = "0000.00002"
+[[claim]]
+id = "bad.study"
+sentence = "s"
+study = ")" + kStudy.string() + R"("
+set = ["train.stpes=3"]
+terms = [{ filter = { variant = "pre" } }]
+expect = "negative"
+)");
+  const auto r = run_normlab(
+      {"claims", "run", "--claims", (tmp / "claims").string(), "--out", (tmp / "out").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_NE(r.err.find("study failed: " + kStudy.string()), std::string::npos) << r.err;
+  const auto ledger = nlohmann::json::parse(testing::slurp(tmp / "out" / "claims.json"));
+  EXPECT_EQ(ledger["claims"][0]["verdict"], "study failed");
+}
+
+TEST(ClaimsRun, UnknownPaperIsAUsageError) {
+  TempDir tmp;
+  const auto r = run_normlab({"claims", "run", "--paper", "9999.99999", "--claims",
+                              (fs::path(NORMLAB_SOURCE_DIR) / "claims").string(), "--out",
+                              (tmp / "out").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_NE(r.err.find("--paper 9999.99999: no such paper"), std::string::npos) << r.err;
+}
+
+// The shipped ledger reads without error and its ids are unique.
+TEST(ClaimsList, ShippedLedgerReads) {
+  const auto r =
+      run_normlab({"claims", "list", "--claims", (fs::path(NORMLAB_SOURCE_DIR) / "claims").string(),
+                   "--ledger", "/nonexistent.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("2510.08341"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2603.15031"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace normlab
