@@ -118,9 +118,8 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
   bool same_seed = !plot_seeds.empty();
   for (uint64_t s : plot_seeds) same_seed = same_seed && s == plot_seeds.front();
   plot.title = fmt::format(
-      "logit gap at the query against the input size, first seed of each "
-      "variant{}",
-      same_seed ? fmt::format(": seed {}", plot_seeds.front()) : "");
+      "logit gap at the query against s, {}",
+      same_seed ? fmt::format("seed {}", plot_seeds.front()) : "first seed of each (in the key)");
   write_file_atomic(out / "dilution.csv", gaps_csv);
   write_file_atomic(out / "dilution_fit.csv", fit_csv);
   write_line_plot(out / "dilution.png", plot);

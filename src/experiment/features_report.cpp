@@ -140,12 +140,10 @@ std::string features_report(const Experiment& e, const fs::path& out) {
       "global_std\n";
   std::string fit_csv = "variant,seed,layer,site,slope,slope_low,slope_high,mean_drift\n";
   const int64_t n_min = e.probe_lengths.front(), n_max = e.probe_lengths.back();
-  PlotSpec std_plot =
-      plot_spec("global std of the attention output (attn_out, layer 0; mean over seeds) against N",
-                "task length N", "global std", true, true);
-  PlotSpec mean_plot =
-      plot_spec("global mean of the attention output (attn_out, layer 0; mean over seeds)",
-                "task length N", "global mean", true, false);
+  PlotSpec std_plot = plot_spec("global std of attn_out (layer 0; mean over seeds) against N",
+                                "task length N", "global std", true, true);
+  PlotSpec mean_plot = plot_spec("global mean of attn_out (layer 0; mean over seeds) against N",
+                                 "task length N", "global mean", true, false);
   PlotSpec hist_plot = plot_spec("", "attn_out value (layer 0)", "density", false, false);
   std::vector<uint64_t> hist_seeds;
   std::string table = fmt::format(
@@ -226,9 +224,8 @@ std::string features_report(const Experiment& e, const fs::path& out) {
   bool same_seed = !hist_seeds.empty();
   for (uint64_t s : hist_seeds) same_seed = same_seed && s == hist_seeds.front();
   hist_plot.title = fmt::format(
-      "attention output (attn_out, layer 0) at N = {} and N = {}, first seed of each variant{}",
-      n_min, n_max,
-      same_seed ? fmt::format(": seed {}", hist_seeds.front()) : " (seed S per line)");
+      "attn_out (layer 0) at N = {} and N = {}, {}", n_min, n_max,
+      same_seed ? fmt::format("seed {}", hist_seeds.front()) : "first seed of each (in the key)");
   write_file_atomic(out / "features.csv", features_csv);
   write_file_atomic(out / "features_fit.csv", fit_csv);
   write_line_plot(out / "features_std.png", std_plot);
