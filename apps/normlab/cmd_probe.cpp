@@ -3,8 +3,10 @@
 //   variance    attention-output spread against length, its log-log slope, histograms
 //   dispersion  max attention weight and attention entropy against length
 //   depth       per-layer stream and block-output norms, gradient norms, token collapse
+//   dilution    set_complement: logit gap of absent against present elements, against s
 // Each writes PREFIX.csv, PREFIX.json and PREFIX.png (variance also PREFIX_fit.csv,
-// PREFIX_hist.csv, PREFIX_hist.png; depth PREFIX_params.csv) and prints a short table.
+// PREFIX_hist.csv, PREFIX_hist.png; depth PREFIX_params.csv, PREFIX_blocks.csv; dilution
+// PREFIX_fit.csv) and prints a short table.
 //
 // --checkpoint accepts a run directory, its final/ directory, or a bare checkpoint
 // (checkpoint_source.hpp); --input task needs a run or --task.
@@ -23,6 +25,7 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/probes/depth_probe.hpp"
+#include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/dispersion_probe.hpp"
 #include "normlab/probes/probe_plots.hpp"
 #include "normlab/probes/variance_probe.hpp"
@@ -53,10 +56,12 @@ struct ProbeOptions {
   int64_t query_rows = 1;
   int64_t max_memory_mib = 256;
   std::vector<int64_t> hist_lengths;  // variance
+  std::vector<int64_t> sizes;         // dilution (empty: 1 .. v − 1)
   // depth
   int64_t batch = 32;
   int64_t seq_len = 256;
   int64_t task_length = 0;
+  int block_size = 0;  // block sums of an additive scheme (0: the model's block_size)
   uint64_t seed = SweepConfig{}.seed;
   int threads = 1;
   std::string out;
@@ -83,7 +88,7 @@ void run_probe(const ProbeOptions& o) {
         rest.front(), o.kind));
   }
   set_num_threads(o.threads);
-  const bool task_input = o.input == "task";
+  const bool task_input = o.input == "task" || o.kind == "dilution";
   if (!task_input && (!o.task.empty() || !o.task_params.empty())) {
     throw UsageError(
         "--task and --task-param choose the inputs of --input task; "
@@ -102,6 +107,10 @@ void run_probe(const ProbeOptions& o) {
   const CheckpointSource source = resolve_checkpoint(o.checkpoint, o.weights);
   SourceTask task;
   if (task_input) task = resolve_task(source, o.checkpoint, o.task, o.task_params, true);
+  if (o.kind == "dilution" && !is_set_complement(*task.task)) {
+    throw UsageError(fmt::format("the dilution probe applies to set_complement only; {} is {}",
+                                 o.checkpoint, task.task->label()));
+  }
   auto model = load_source_model(source);
   const ModelConfig& c = model->config();
   if (task_input) check_task_vocab(*task.task, c.vocab);
@@ -109,7 +118,7 @@ void run_probe(const ProbeOptions& o) {
       task_input ? ProbeInput::from_task(*task.task) : ProbeInput::random(c.vocab);
 
   std::string suffix = o.weights == "raw" ? "" : "_" + o.weights;
-  if (task_input) suffix += "_task";
+  if (task_input && o.kind != "dilution") suffix += "_task";
   const std::string prefix =
       o.out.empty() ? (source.dir / ("probe_" + o.kind + suffix)).string() : o.out;
   nlohmann::json input_json = input.to_json();
@@ -131,7 +140,28 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr, "  length %lld (T = %lld) done in %.2f s\n",
                  static_cast<long long>(r.length), static_cast<long long>(r.seq_len), r.seconds);
   };
-  if (o.kind == "variance" || o.kind == "dispersion") {
+  if (o.kind == "dilution") {
+    DilutionConfig dc;
+    dc.sizes = o.sizes;
+    dc.samples = o.samples;
+    dc.seed = o.seed;
+    validate_dilution(c, *task.task, dc);  // every bad size before any work
+    std::fprintf(stderr,
+                 "probe dilution: %s (%s weights), scheme %s; %s, %lld sequences per size, "
+                 "sizes %lld..%lld\n",
+                 source.file.string().c_str(), o.weights.c_str(), scheme_label(c).c_str(),
+                 task.task->label().c_str(), static_cast<long long>(o.samples),
+                 static_cast<long long>(dc.sizes.front()), static_cast<long long>(dc.sizes.back()));
+    const DilutionResult r =
+        run_dilution_probe(*model, *task.task, dc, [](int64_t s, double seconds) {
+          std::fprintf(stderr, "  s = %lld done in %.3f s\n", static_cast<long long>(s), seconds);
+        });
+    j["samples"] = o.samples;
+    j["results"] = dilution_json(r);
+    files = {{".csv", dilution_csv(r)}, {"_fit.csv", dilution_fit_csv(r)}};
+    table = format_dilution_table(r);
+    draw = [r, prefix] { return plot_dilution(r, prefix); };
+  } else if (o.kind == "variance" || o.kind == "dispersion") {
     SweepConfig sweep;
     sweep.lengths = o.lengths;
     sweep.samples = o.samples;
@@ -194,11 +224,13 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr, "probe depth: %s (%s weights), scheme %s; %s, batch %lld x %lld\n",
                  source.file.string().c_str(), o.weights.c_str(), scheme_label(c).c_str(),
                  input.label().c_str(), static_cast<long long>(o.batch), static_cast<long long>(T));
-    const DepthResult r = run_depth_probe(*model, batch, o.max_memory_mib << 20);
+    const DepthResult r = run_depth_probe(*model, batch, o.max_memory_mib << 20, o.block_size);
     j["length"] = n;
     j["batch"] = o.batch;
     j["results"] = depth_json(r);
-    files = {{".csv", depth_csv(r)}, {"_params.csv", depth_params_csv(r)}};
+    files = {{".csv", depth_csv(r)},
+             {"_params.csv", depth_params_csv(r)},
+             {"_blocks.csv", depth_blocks_csv(r)}};
     table = format_depth_table(r);
     draw = [r, prefix] { return plot_depth(r, prefix); };
   }
@@ -214,14 +246,17 @@ void run_probe(const ProbeOptions& o) {
 }
 
 void add_common_options(CLI::App* cmd, ProbeOptions& o) {
+  const bool dilution = o.kind == "dilution";  // always the task's inputs, always small
   cmd->add_option("--checkpoint", o.checkpoint, "Run directory, its final/, or a checkpoint")
       ->required();
   cmd->add_option("--weights", o.weights, "Which weights of a run")
       ->check(CLI::IsMember({"raw", "ema", "bema"}))
       ->capture_default_str();
-  cmd->add_option("--input", o.input, "random: i.i.d. uniform tokens; task: the task's inputs")
-      ->check(CLI::IsMember({"random", "task"}))
-      ->capture_default_str();
+  if (!dilution) {
+    cmd->add_option("--input", o.input, "random: i.i.d. uniform tokens; task: the task's inputs")
+        ->check(CLI::IsMember({"random", "task"}))
+        ->capture_default_str();
+  }
   cmd->add_option("--task", o.task,
                   "Task of --input task (needed for a checkpoint that is not a run)");
   cmd->add_option("--task-param", o.task_params, "Task parameter KEY=VALUE (repeatable)");
@@ -232,6 +267,7 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
   cmd->add_option("--out", o.out,
                   "Output prefix (default: beside the weights, probe_KIND[_WEIGHTS][_task])");
   cmd->add_flag("--no-plot", o.no_plot, "Write no PNG");
+  if (dilution) return;
   cmd->add_option("--max-memory", o.max_memory_mib,
                   "MiB of activations per pass through the model (bounds the sequences per "
                   "pass)")
@@ -258,7 +294,7 @@ void add_sweep_options(CLI::App* cmd, ProbeOptions& o) {
 
 void add_probe_command(CLI::App& app) {
   auto* probe = app.add_subcommand(
-      "probe", "Probe a checkpoint: variance, dispersion or depth (docs/probes.md)");
+      "probe", "Probe a checkpoint: variance, dispersion, depth or dilution (docs/probes.md)");
   // Not require_subcommand(): an unknown KIND should be named in the error, so extras are
   // allowed here and checked after parsing.
   probe->allow_extras();
@@ -268,10 +304,10 @@ void add_probe_command(CLI::App& app) {
       if (rest.empty()) {
         throw UsageError(
             "name a probe: normlab probe KIND --checkpoint DIR; KIND is variance, "
-            "dispersion or depth");
+            "dispersion, depth or dilution");
       }
-      throw UsageError(
-          fmt::format("unknown probe '{}'; allowed: variance, dispersion, depth", rest.front()));
+      throw UsageError(fmt::format(
+          "unknown probe '{}'; allowed: variance, dispersion, depth, dilution", rest.front()));
     }
   });
   struct Kind {
@@ -281,7 +317,8 @@ void add_probe_command(CLI::App& app) {
   for (const Kind k :
        {Kind{"variance", "Attention-output std against length, log-log slope, histograms"},
         Kind{"dispersion", "Max attention weight and entropy against length"},
-        Kind{"depth", "Per-layer norms, gradient norms and token collapse on a batch"}}) {
+        Kind{"depth", "Per-layer norms, gradient norms and token collapse on a batch"},
+        Kind{"dilution", "set_complement: logit gap of absent against present tokens against s"}}) {
     auto* cmd = probe->add_subcommand(k.name, k.help);
     cmd->allow_extras(false);  // not inherited from `probe`
     auto o = std::make_shared<ProbeOptions>();
@@ -301,6 +338,17 @@ void add_probe_command(CLI::App& app) {
       cmd->add_option("--task-length", o->task_length,
                       "Task length of --input task (default: the run's longest training length)")
           ->check(integer_in(1, int64_t{1} << 24));
+      cmd->add_option("--block-size", o->block_size,
+                      "Sublayers per block of the block sums of an additive scheme (default: "
+                      "the model's block_size; AttnRes schemes use their own blocks)")
+          ->check(integer_in(1, 1 << 16));
+    } else if (o->kind == "dilution") {
+      cmd->add_option("--sizes", o->sizes, "Input sizes s (default: 1 .. v-1)")
+          ->delimiter(',')
+          ->check(integer_in(1, int64_t{1} << 24));
+      cmd->add_option("--samples", o->samples, "Sequences per size")
+          ->check(integer_in(1, int64_t{1} << 24))
+          ->capture_default_str();
     } else {
       add_sweep_options(cmd, *o);
       if (o->kind == "variance") {

@@ -41,9 +41,15 @@ void run_train_study(TomlSection& top, const std::string& file, const std::strin
   const bool plotted = write_curves(e, o.out);
   const std::string depth = depth_report(e, o.out);
   std::printf("%s", depth.c_str());
-  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s%s\n",
+  const std::string features = features_report(e, o.out);
+  std::printf("%s", features.c_str());
+  const std::string dilution = dilution_report(e, o.out);
+  std::printf("%s", dilution.c_str());
+  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s%s%s%s\n",
               o.out.string().c_str(), plotted ? ", curves.png" : "",
-              depth.empty() ? "" : ", depth.csv, depth_layers.csv, depth_*.png");
+              depth.empty() ? "" : ", depth.csv, depth_layers.csv, depth_blocks.csv, depth_*.png",
+              features.empty() ? "" : ", features.csv, features_fit.csv, features_*.png",
+              dilution.empty() ? "" : ", dilution.csv, dilution_fit.csv, dilution.png");
   if (failed > 0) {
     throw InputError(
         fmt::format("{} run(s) failed; fix the cause and run the same command again "

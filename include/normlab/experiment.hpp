@@ -26,6 +26,7 @@
 namespace normlab {
 
 class TomlSection;
+class Task;
 
 // One compared configuration: "scheme[(k)][/norm]", e.g. "post_attn/standardize", "mix(2)".
 struct Variant {
@@ -54,6 +55,15 @@ struct Experiment {
   // applied ("" when the file has none) and the --set assignments, in order.
   std::string tier;
   std::vector<std::string> sets;
+  // [probe] variance = true: after training, the variance probe on each run's final raw
+  // weights with the task's inputs, at task lengths `probe_lengths` (default
+  // default_probe_lengths), `probe_samples` sequences each (features_report).
+  bool probe_variance = false;
+  std::vector<int64_t> probe_lengths;
+  int64_t probe_samples = 256;
+  // [probe] dilution = true (set_complement only): the dilution probe on each run's final raw
+  // weights, every input size, `probe_samples` sequences each (dilution_report).
+  bool probe_dilution = false;
 };
 
 // Parses "scheme[(k)][/norm]" onto `base`; throws UsageError saying what is allowed.
@@ -65,6 +75,19 @@ Variant parse_variant(const std::string& text, const ModelConfig& base);
 Experiment read_experiment(TomlSection& top, const std::string& file);
 
 nlohmann::json to_json(const Experiment& e);
+
+// The [probe] keys of the length probes — variance, lengths, samples, dilution — read into `e`
+// (after its variants) and validated before anything runs: every length against the task's
+// range and each variant's model (validate_variance), dilution only for set_complement.
+// UsageError with the file, the line and the key. (src/experiment/probe_settings.cpp)
+void read_probe_settings(TomlSection& probe, const Task& task, Experiment& e);
+
+// The resolved [probe] section: depth, batch, length, variance, lengths, samples, dilution.
+nlohmann::json probe_settings_json(const Experiment& e);
+
+// The default lengths of [probe] variance: the powers of two 1 .. 2^14 the task accepts, and
+// the task's longest length when it is below 2^14.
+std::vector<int64_t> default_probe_lengths(const Task& task);
 
 struct StudyOptions {
   std::filesystem::path out;      // results folder
@@ -96,5 +119,20 @@ std::filesystem::path run_directory(const std::filesystem::path& out, const Vari
 // and plots of hidden-state RMS, gradient norm and mean token cosine against depth; returns a
 // short table (empty without [probe] depth), which it also appends to OUT/summary.md.
 std::string depth_report(const Experiment& e, const std::filesystem::path& out);
+
+// With [probe] variance: runs the variance probe (task inputs, raw weights) on every finished
+// run that has no RUN/probe_variance_task.csv yet, then writes OUT/features.csv (per variant,
+// seed, layer, site and length), OUT/features_fit.csv (per variant, seed, layer, site: the
+// log-log slope of the global std against N with its 95% interval, and the mean drift) and
+// OUT/features_std.png, features_mean.png, features_hist.png; returns a short table (empty
+// without [probe] variance), also appended to OUT/summary.md. (features_report.cpp)
+std::string features_report(const Experiment& e, const std::filesystem::path& out);
+
+// With [probe] dilution: runs the dilution probe on every finished run that has no
+// RUN/probe_dilution.csv yet, then writes OUT/dilution.csv (per variant, seed, site and size
+// s), OUT/dilution_fit.csv (per variant, seed and site: the slope of ln|gap| against ln s)
+// and OUT/dilution.png; returns a short table, also appended to OUT/summary.md.
+// (dilution_report.cpp)
+std::string dilution_report(const Experiment& e, const std::filesystem::path& out);
 
 }  // namespace normlab

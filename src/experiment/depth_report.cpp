@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
 #include "normlab/experiment.hpp"
@@ -20,9 +21,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Probes one finished run's final raw weights; writes RUN/probe_depth.csv and
-// RUN/probe_depth_params.csv.
-void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
+using report::number;
+using report::read_csv;
+
+// Probes one finished run's final raw weights; writes RUN/probe_depth.csv,
+// RUN/probe_depth_params.csv and RUN/probe_depth_blocks.csv (block sums of `block_size`
+// sublayers for an additive scheme).
+void probe_run(const Experiment& e, const Variant& v, const fs::path& dir, int block_size) {
   auto task = make_task_from_json(e.task);
   LoadedParams loaded = load_param_file(dir / "final" / kModelFile, &v.model);
   Model<float> model(loaded.config);
@@ -30,53 +35,10 @@ void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   const int64_t n = e.probe_length > 0 ? e.probe_length : e.train.max_len;
   Rng rng(e.eval.seed);
   const Batch batch = task->make_batch(n, e.probe_batch, rng, /*validation=*/true);
-  const DepthResult r = run_depth_probe(model, batch, int64_t{1024} << 20);
+  const DepthResult r = run_depth_probe(model, batch, int64_t{1024} << 20, block_size);
   write_file_atomic(dir / "probe_depth_params.csv", depth_params_csv(r));
+  write_file_atomic(dir / "probe_depth_blocks.csv", depth_blocks_csv(r));
   write_file_atomic(dir / "probe_depth.csv", depth_csv(r));  // last: marks the probe done
-}
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char c : line) {
-    if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back().push_back(c);
-    }
-  }
-  return out;
-}
-
-// Rows of a CSV file as maps from the header's column names.
-std::vector<std::map<std::string, std::string>> read_csv(const fs::path& file) {
-  std::vector<std::map<std::string, std::string>> rows;
-  const std::string text = read_file(file);
-  size_t start = 0;
-  std::vector<std::string> header;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::vector<std::string> cells = split_csv_line(text.substr(start, end - start));
-    start = end + 1;
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-double number(const std::map<std::string, std::string>& row, const std::string& key) {
-  auto it = row.find(key);
-  if (it == row.end() || it->second.empty()) return NAN;
-  try {
-    return std::stod(it->second);
-  } catch (const std::exception&) {
-    return NAN;
-  }
 }
 
 PlotSpec depth_plot(const std::string& title, const std::string& x_label,
@@ -89,6 +51,19 @@ PlotSpec depth_plot(const std::string& title, const std::string& x_label,
   return spec;
 }
 
+// The block size the additive schemes' block sums use, so that they line up with the study's
+// block_attnres: its block size (the first such variant), 1 with attnres only, else 0 (the
+// model's block_size).
+int study_block_size(const Experiment& e) {
+  for (const Variant& v : e.variants) {
+    if (v.model.scheme == Scheme::block_attnres) return v.model.block_size;
+  }
+  for (const Variant& v : e.variants) {
+    if (v.model.scheme == Scheme::attnres) return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string depth_report(const Experiment& e, const fs::path& out) {
@@ -97,6 +72,10 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       "variant,seed,position,layer,kind,hidden_rms,branch_rms,grad_norm,"
       "cosine,erank\n";
   std::string layers_csv = "variant,seed,layer,grad_norm,param_norm\n";
+  std::string blocks_csv = "variant,seed,block,first_sublayer,last_sublayer,block_size,block_rms\n";
+  const int block_size = study_block_size(e);
+  PlotSpec blocks = depth_plot("RMS of each block's output (sum of its sublayers' outputs)",
+                               "block", "RMS of the block sum", true);
   PlotSpec hidden = depth_plot("hidden-state RMS against depth", "stream position (sublayer)",
                                "RMS of the residual stream", true);
   PlotSpec grads =
@@ -118,10 +97,19 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
-      if (!fs::exists(dir / "probe_depth.csv")) {
+      // Runs probed before block sums existed have no blocks file: probed again.
+      if (!fs::exists(dir / "probe_depth.csv") || !fs::exists(dir / "probe_depth_blocks.csv")) {
         std::fprintf(stderr, "depth probe: %s seed %llu\n", v.label.c_str(),
                      static_cast<unsigned long long>(seed));
-        probe_run(e, v, dir);
+        probe_run(e, v, dir, block_size);
+      }
+      PlotSeries b{v.label, {}, {}};
+      for (const auto& row : read_csv(dir / "probe_depth_blocks.csv")) {
+        blocks_csv += fmt::format("{},{},{},{},{},{},{}\n", v.label, seed, row.at("block"),
+                                  row.at("first_sublayer"), row.at("last_sublayer"),
+                                  row.at("block_size"), row.at("block_rms"));
+        b.x.push_back(number(row, "block"));
+        b.y.push_back(number(row, "block_rms"));
       }
       const auto pos = read_csv(dir / "probe_depth.csv");
       const auto params = read_csv(dir / "probe_depth_params.csv");
@@ -160,6 +148,7 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       hidden.series.push_back(h);
       cosine.series.push_back(c);
       grads.series.push_back(g);
+      blocks.series.push_back(b);
     }
   }
   write_file_atomic(out / "depth.csv", positions_csv);
@@ -167,9 +156,10 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
   write_line_plot(out / "depth_hidden_rms.png", hidden);
   write_line_plot(out / "depth_grad_norm.png", grads);
   write_line_plot(out / "depth_cosine.png", cosine);
+  write_file_atomic(out / "depth_blocks.csv", blocks_csv);
+  write_line_plot(out / "depth_block_rms.png", blocks);
   // summary.md was just written by collect_results; the depth table goes after its tables.
-  const fs::path summary = out / "summary.md";
-  write_file_atomic(summary, (fs::exists(summary) ? read_file(summary) : std::string()) + md);
+  report::append_summary(out, md);
   return table;
 }
 

@@ -262,6 +262,7 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
       throw UsageError(probe_section.where("length") + err.what());
     }
   }
+  read_probe_settings(probe_section, *task, e);
   probe_section.finish();
   top.finish();
   return e;
@@ -286,7 +287,7 @@ nlohmann::json to_json(const Experiment& e) {
         {"max_rows", e.eval.max_rows},
         {"weights", e.weights}}},
       {"jobs", e.jobs},
-      {"probe", {{"depth", e.probe_depth}, {"batch", e.probe_batch}, {"length", e.probe_length}}},
+      {"probe", probe_settings_json(e)},
       {"tier", e.tier},
       {"sets", e.sets}};
 }

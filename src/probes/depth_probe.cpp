@@ -55,7 +55,8 @@ int64_t depth_bytes_per_token(const ModelConfig& c, int64_t T) {
   return 4 * floats + 16;
 }
 
-DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max_memory) {
+DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max_memory,
+                            int block_size) {
   const ModelConfig& c = model.config();
   const int D = c.width, S = model.num_sublayers(), L = c.layers, spl = c.sublayers_per_layer();
   const int64_t B = batch.batch, T = batch.len, N = B * T, V = c.vocab;
@@ -66,6 +67,13 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max
   r.sublayers = S;
   const int64_t per_chunk =
       std::clamp<int64_t>(max_memory / (depth_bytes_per_token(c, T) * T), 1, B);
+  const bool attnres = model.scheme().residual_mode != ResidualMode::additive;
+  r.block_size = attnres ? model.scheme().res_block : block_size > 0 ? block_size : c.block_size;
+  for (int first = 0, n = 1; first < S; first += r.block_size, ++n) {
+    r.blocks.push_back({n, first, std::min(first + r.block_size, S) - 1, 0.0});
+  }
+  std::vector<double> block_ss(r.blocks.size(), 0.0);
+  std::vector<double> block_sum(D);
 
   // Per position: Σ_t ‖h_t‖, Σ_t ‖h_t‖², and per sequence cosine and rank; per sublayer the
   // block output's Σ ‖y_t‖² before and after its norm.
@@ -116,6 +124,17 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max
       branch_ss[pos] += sum_squares(model.branch_output(pos), Nc * D);
       if (model.scheme().sublayers[pos].norm_out) {
         normed_ss[pos] += sum_squares(model.branch_output_normed(pos), Nc * D);
+      }
+    }
+    // Block sums b = Σ_{j ∈ block} z_j, row by row.
+    for (size_t k = 0; k < r.blocks.size(); ++k) {
+      for (int64_t n = 0; n < Nc; ++n) {
+        std::fill(block_sum.begin(), block_sum.end(), 0.0);
+        for (int j = r.blocks[k].first; j <= r.blocks[k].last; ++j) {
+          const float* z = model.branch_output_normed(j) + n * D;
+          for (int d = 0; d < D; ++d) block_sum[d] += z[d];
+        }
+        for (int d = 0; d < D; ++d) block_ss[k] += block_sum[d] * block_sum[d];
       }
     }
     seconds_stats += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
@@ -194,6 +213,9 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max
     }
     r.positions.push_back(d);
   }
+  for (size_t k = 0; k < r.blocks.size(); ++k) {
+    r.blocks[k].rms = std::sqrt(block_ss[k] / (rows * D));
+  }
   r.seconds_stats =
       seconds_stats + std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   return r;
@@ -227,6 +249,14 @@ std::string depth_params_csv(const DepthResult& r) {
   return s;
 }
 
+std::string depth_blocks_csv(const DepthResult& r) {
+  std::string s = "block,first_sublayer,last_sublayer,block_size,block_rms\n";
+  for (const DepthBlock& b : r.blocks) {
+    s += fmt::format("{},{},{},{},{}\n", b.block, b.first, b.last, r.block_size, num(b.rms));
+  }
+  return s;
+}
+
 nlohmann::json depth_json(const DepthResult& r) {
   nlohmann::json positions = nlohmann::json::array();
   for (const DepthPosition& d : r.positions) {
@@ -251,6 +281,13 @@ nlohmann::json depth_json(const DepthResult& r) {
                        {"grad_norm", num_json(t.grad_norm)},
                        {"param_norm", num_json(t.param_norm)}});
   }
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const DepthBlock& b : r.blocks) {
+    blocks.push_back({{"block", b.block},
+                      {"first_sublayer", b.first},
+                      {"last_sublayer", b.last},
+                      {"block_rms", num_json(b.rms)}});
+  }
   nlohmann::json groups = nlohmann::json::array();
   for (const DepthGroup& g : r.groups) {
     groups.push_back({{"name", g.name},
@@ -267,6 +304,8 @@ nlohmann::json depth_json(const DepthResult& r) {
           {"seconds_forward_backward", r.seconds_forward_backward},
           {"seconds_stats", r.seconds_stats},
           {"positions", positions},
+          {"block_size", r.block_size},
+          {"blocks", blocks},
           {"tensors", tensors},
           {"groups", groups}};
 }

@@ -371,4 +371,54 @@ std::vector<std::string> plot_depth(const DepthResult& r, const std::string& pre
   return written;
 }
 
+std::vector<std::string> plot_dilution(const DilutionResult& r, const std::string& prefix) {
+  std::vector<std::string> written;
+  if (!gnuplot_available()) {
+    warn_missing();
+    return written;
+  }
+  // |gap| per size: s, then one column per site (fits' order); a 1/s line through the first
+  // point of the branch.
+  std::map<int64_t, std::map<int, double>> table;
+  for (const DilutionRow& row : r.rows) {
+    table[row.s][static_cast<int>(row.site)] = std::abs(row.gap);
+  }
+  std::string data;
+  double ref_s = 0, ref_gap = 0;
+  for (const auto& [s, cols] : table) {
+    data += std::to_string(s);
+    for (const DilutionFit& f : r.fits) {
+      auto it = cols.find(static_cast<int>(f.site));
+      data += " " + (it != cols.end() && it->second > 0 ? val(it->second) : std::string("NaN"));
+      if (f.site == DilutionSite::branch && ref_s == 0 && it != cols.end() && it->second > 0) {
+        ref_s = static_cast<double>(s);
+        ref_gap = it->second;
+      }
+    }
+    data += "\n";
+  }
+  Plot plot(prefix + ".png");
+  const std::string df = plot.data("gaps.dat", data);
+  std::string s = fmt::format(
+      "set logscale xy\nset grid\nset key top right\nset xlabel 'input size s'\n"
+      "set ylabel '|mean logit gap|, absent - present'\n"
+      "set title 'logit gap at the query against the input size (v = {})'\nplot ",
+      r.v);
+  for (size_t k = 0; k < r.fits.size(); ++k) {
+    const DilutionFit& f = r.fits[k];
+    s += fmt::format("{} using 1:{} with linespoints pt 7 title {}, ", df, k + 2,
+                     quote(fmt::format("{} (slope {})", to_string(f.site),
+                                       val(std::round(f.fit.slope * 1000) / 1000))));
+  }
+  if (ref_s > 0) {
+    s += fmt::format("{} * {} / x with lines dt 2 lc rgb 'gray' title '1/s'", val(ref_gap),
+                     val(ref_s));
+  } else {
+    s.resize(s.size() - 2);
+  }
+  s += "\n";
+  if (plot.render(s, 900, 600)) written.push_back(prefix + ".png");
+  return written;
+}
+
 }  // namespace normlab

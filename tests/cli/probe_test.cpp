@@ -3,6 +3,7 @@
 // (files); without gnuplot the probe warns once and writes everything but the PNG.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -147,6 +148,45 @@ TEST_F(ProbeCli, RunDirectoryGivesTheTaskInputs) {
   expect_error(
       probe({"variance", "--checkpoint", run.string(), "--input", "task", "--lengths", "4,16"}), 2,
       {"set_complement", "length 16"});
+}
+
+// dilution: a set_complement run's files beside its weights; any other task, or a checkpoint
+// without one, is refused with one line and exit 2.
+TEST_F(ProbeCli, DilutionOnASetComplementRunOnly) {
+  TempDir runs;
+  const fs::path run = runs / "run";
+  RunSpec spec;
+  spec.label = "dilution test";
+  spec.model.vocab = 17;  // set_complement(v=16)
+  spec.model.width = 16;
+  spec.model.layers = 1;
+  spec.model.mlp = false;
+  spec.model.scheme = Scheme::peri;
+  spec.model.final_norm = Toggle::off;
+  spec.task = {{"name", "set_complement"}, {"v", 16}};
+  spec.train.max_len = 8;
+  prepare_run(run, spec);
+  Model<float> m(spec.model);
+  m.init(3);
+  save_checkpoint(run / "final", m);
+  const RunResult r = probe({"dilution", "--checkpoint", run.string(), "--sizes", "15,1,4",
+                             "--samples", "8", "--no-plot"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("fit of ln|gap| against ln s"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("s = 15 done"), std::string::npos) << r.err;
+  const std::string csv = testing::slurp(run / "final/probe_dilution.csv");
+  EXPECT_EQ(csv.rfind("s,seq_len,site,samples,gap,gap_sd,gap_low,gap_high\n1,2,logits,8,", 0), 0u)
+      << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 3);  // peri: three sites
+  const auto j = nlohmann::json::parse(testing::slurp(run / "final/probe_dilution.json"));
+  EXPECT_EQ(j["results"]["norm_after"], "rmsnorm");
+  EXPECT_EQ(j["results"]["fits"].size(), 3u);
+
+  expect_error(probe({"dilution", "--checkpoint", ckpt()}), 2, {"not a training run", "--task"});
+  expect_error(probe({"dilution", "--checkpoint", ckpt(), "--task", "dyck"}), 2,
+               {"applies to set_complement only", "dyck"});
+  expect_error(probe({"dilution", "--checkpoint", run.string(), "--sizes", "3,16"}), 2,
+               {"set_complement", "length 16"});
 }
 
 // DESIGN.md principle 8: the numbers do not depend on the thread count.

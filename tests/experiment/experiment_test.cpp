@@ -336,6 +336,20 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
   }
   EXPECT_EQ(rows, 2 * 2);
 
+  // Block sums: block_attnres(1) makes every sublayer a block, and pre uses the same groups.
+  std::istringstream blocks(testing::slurp(out / "depth_blocks.csv"));
+  std::getline(blocks, line);
+  EXPECT_EQ(line, "variant,seed,block,first_sublayer,last_sublayer,block_size,block_rms");
+  rows = 0;
+  while (std::getline(blocks, line)) {
+    const auto c = cells(line);
+    ASSERT_EQ(c.size(), 7u) << line;
+    EXPECT_EQ(c[3], c[4]) << line;  // one sublayer per block
+    EXPECT_GT(std::stod(c[6]), 0.0) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2 * 4);
+
   // Probed runs are not probed again.
   const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
@@ -351,7 +365,8 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
 
 TEST(ExperimentFile, ProbeSectionIsStrict) {
   std::string err = read_error(std::string(kValid) + "[probe]\ndepht = true\n");
-  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, depth, length"),
+  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, depth, dilution, length, "
+                     "lengths, samples, variance"),
             std::string::npos)
       << err;
   err = read_error(std::string(kValid) + "[probe]\ndepth = true\nlength = 9\n");

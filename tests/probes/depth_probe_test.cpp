@@ -139,5 +139,63 @@ INSTANTIATE_TEST_SUITE_P(Schemes, DepthProbe,
                                            Scheme::post_attn, Scheme::ngpt, Scheme::deepnorm),
                          [](const auto& info) { return to_string(info.param); });
 
+// Block sums (docs/probes.md, depth): for block_attnres the probe sums the block's branch
+// outputs, which must equal the model's own record of the block's last sublayer (the block sum
+// b_n the next mixtures read, res_source); for pre, the sum of a block's outputs is what the
+// block added to the stream, stream(last + 1) − stream(first). Six sublayers in blocks of four:
+// the second block is partial. Also in chunks of one sequence.
+TEST(DepthProbeBlocks, BlockRmsEqualsTheRecordOrTheStreamIncrement) {
+  for (Scheme scheme : {Scheme::block_attnres, Scheme::pre}) {
+    for (int64_t max_memory : {int64_t{256} << 20, int64_t{1}}) {
+      SCOPED_TRACE(to_string(scheme) + (max_memory == 1 ? ", chunks" : ""));
+      ModelConfig c;
+      c.vocab = 12;
+      c.width = 16;
+      c.heads = 2;
+      c.layers = 3;
+      c.scheme = scheme;
+      c.block_size = 4;
+      c.init_std = 0.2;
+      Model<float> probed(c), direct(c);
+      probed.init(8);
+      direct.init(8);
+      if (scheme == Scheme::block_attnres) {  // non-uniform mixtures: random queries
+        for (Model<float>* m : {&probed, &direct}) {
+          Rng rq(3);
+          for (int l = 0; l <= m->num_sublayers(); ++l) {
+            for (int d = 0; d < c.width; ++d) {
+              m->params()[m->res_query_offset(l) + d] = static_cast<float>(rq.normal());
+            }
+          }
+        }
+      }
+      Rng rng(6);
+      const Batch batch = random_next_token_batch(c.vocab, 3, 20, rng);
+      const DepthResult r =
+          run_depth_probe(probed, batch, max_memory, scheme == Scheme::pre ? 4 : 0);
+      direct.forward(batch.tokens.data(), batch.batch, batch.len);
+      const int64_t N = batch.batch * batch.len, D = c.width;
+      EXPECT_EQ(r.block_size, 4);
+      ASSERT_EQ(r.blocks.size(), 2u);
+      EXPECT_EQ(r.blocks[1].first, 4);
+      EXPECT_EQ(r.blocks[1].last, 5);
+      for (const DepthBlock& b : r.blocks) {
+        std::vector<float> sum(N * D);
+        if (scheme == Scheme::block_attnres) {
+          const float* rec = direct.res_source(b.last + 1);
+          std::copy_n(rec, N * D, sum.begin());
+        } else {
+          const float* hi = direct.stream(b.last + 1);
+          const float* lo = direct.stream(b.first);
+          for (int64_t k = 0; k < N * D; ++k) sum[k] = hi[k] - lo[k];
+        }
+        const double expected = rms(sum.data(), N * D);
+        EXPECT_GT(expected, 1e-3);
+        EXPECT_NEAR(b.rms, expected, 1e-4 * expected) << "block " << b.block;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace normlab

@@ -14,6 +14,12 @@
 //     branch_normed_rms  the same after the output norm (schemes with one; else NaN)
 //     grad_norm          sqrt(Σ ‖∂L/∂θ‖²) over the sublayer's parameter tensors
 //     param_norm         sqrt(Σ ‖θ‖²) over the same tensors
+// per block n = 1 .. ⌈S/K⌉ of K consecutive sublayers (sublayers (n−1)K .. min(nK, S) − 1):
+//     block_rms          sqrt(mean_t ‖b_t‖² / D),  b = Σ_{j ∈ block n} z_j, z_j the sublayer's
+//                        output after its output norm (the branch the stream receives). For
+//                        block_attnres this is the block sum b_n of docs/attnres.md (K its block
+//                        size; attnres K = 1); for additive schemes the same sum over the same
+//                        groups, so both can be compared block by block
 // and for every parameter tensor its gradient and parameter norms (Frobenius), with groups:
 // "embedding" (embed, pos, embed_norm), "layer l" (layers.l.*), "output" (final_norm,
 // unembed, logit_scale).
@@ -44,6 +50,12 @@ struct DepthPosition {
   double param_norm = 0;
 };
 
+struct DepthBlock {
+  int block = 0;            // n ≥ 1 (the embedding, block 0, is not listed)
+  int first = 0, last = 0;  // its sublayers, inclusive
+  double rms = 0;           // block_rms
+};
+
 struct DepthTensor {
   std::string name;
   std::string group;  // "embedding", "layer l", "output"
@@ -66,6 +78,8 @@ struct DepthResult {
   std::vector<DepthPosition> positions;  // S + 1
   std::vector<DepthTensor> tensors;      // layout order
   std::vector<DepthGroup> groups;        // embedding, layer 0 .. L−1, output
+  int block_size = 0;                    // K, sublayers per block
+  std::vector<DepthBlock> blocks;        // ⌈S/K⌉
   double grad_norm = 0;                  // all parameters
   int64_t chunks = 0;                    // forward/backward passes (sequences per chunk ≥ 1)
   double seconds_forward_backward = 0, seconds_stats = 0;
@@ -78,15 +92,18 @@ int64_t depth_bytes_per_token(const ModelConfig& config, int64_t T);
 // Leaves the batch's gradients in model.grads(). The batch goes through the model in chunks of
 // whole sequences whose training activations fit in max_memory bytes (at least one sequence
 // per chunk); chunk gradients are weighted by their share of the scored positions, so the
-// result is the gradient of the whole batch's mean cross-entropy.
+// result is the gradient of the whole batch's mean cross-entropy. block_size: K of an
+// additive scheme's block sums (0: the config's block_size); AttnRes schemes use their own.
 DepthResult run_depth_probe(Model<float>& model, const Batch& batch,
-                            int64_t max_memory = int64_t{256} << 20);
+                            int64_t max_memory = int64_t{256} << 20, int block_size = 0);
 
 // Per stream position: position,layer,kind,hidden_norm,hidden_rms,cosine,erank,branch_rms,
 // branch_normed_rms,grad_norm,param_norm
 std::string depth_csv(const DepthResult& r);
 // Per tensor, then per group: name,group,layer,size,grad_norm,param_norm
 std::string depth_params_csv(const DepthResult& r);
+// Per block: block,first_sublayer,last_sublayer,block_size,block_rms
+std::string depth_blocks_csv(const DepthResult& r);
 nlohmann::json depth_json(const DepthResult& r);
 // One line per layer: stream entering it, attention and MLP output, gradient, collapse.
 std::string format_depth_table(const DepthResult& r);

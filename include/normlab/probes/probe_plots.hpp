@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "normlab/probes/depth_probe.hpp"
+#include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/dispersion_probe.hpp"
 #include "normlab/probes/variance_probe.hpp"
 
@@ -22,6 +23,9 @@ std::vector<std::string> plot_variance(const VarianceResult& r, const std::strin
 std::vector<std::string> plot_dispersion(const DispersionResult& r, const std::string& prefix);
 // PREFIX.png: stream and block-output RMS, gradient norm per layer, cosine, effective rank.
 std::vector<std::string> plot_depth(const DepthResult& r, const std::string& prefix);
+
+// PREFIX.png: |mean gap| against the input size s (log-log) per site, with a 1/s reference.
+std::vector<std::string> plot_dilution(const DilutionResult& r, const std::string& prefix);
 
 // Whether gnuplot can be run (searched on PATH once).
 bool gnuplot_available();
