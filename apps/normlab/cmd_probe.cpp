@@ -258,7 +258,8 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
         ->capture_default_str();
   }
   cmd->add_option("--task", o.task,
-                  "Task of --input task (needed for a checkpoint that is not a run)");
+                  dilution ? "Task (set_complement; needed for a checkpoint that is not a run)"
+                           : "Task of --input task (needed for a checkpoint that is not a run)");
   cmd->add_option("--task-param", o.task_params, "Task parameter KEY=VALUE (repeatable)");
   cmd->add_option("--seed", o.seed, "Input seed")->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads")

@@ -54,6 +54,7 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
   plot.y_label = "|mean logit gap|, absent - present";
   plot.log_x = plot.log_y = true;
   std::vector<uint64_t> plot_seeds;
+  std::string seed_list;  // "pre 1, peri 2": the seed of each variant's lines
   std::string table = fmt::format(
       "\ndilution probe ({} sequences per size; slope of ln|gap| against ln s)\n"
       "{:<22} {:>5} {:<14} {:>10} {:>10} {:>9}  {:>22}\n",
@@ -101,6 +102,7 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
       if (!first_seed) continue;
       first_seed = false;
       plot_seeds.push_back(seed);
+      seed_list += fmt::format("{}{} {}", seed_list.empty() ? "" : ", ", v.label, seed);
       for (auto& [site, s] : series) {
         if (ref_s == 0 && site == "branch" && !s.x.empty()) {
           ref_s = s.x.front();
@@ -117,9 +119,9 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
   }
   bool same_seed = !plot_seeds.empty();
   for (uint64_t s : plot_seeds) same_seed = same_seed && s == plot_seeds.front();
-  plot.title = fmt::format(
-      "logit gap at the query against s, {}",
-      same_seed ? fmt::format("seed {}", plot_seeds.front()) : "first seed of each (in the key)");
+  plot.title =
+      fmt::format("logit gap at the query against s, {}",
+                  same_seed ? fmt::format("seed {}", plot_seeds.front()) : "seeds " + seed_list);
   write_file_atomic(out / "dilution.csv", gaps_csv);
   write_file_atomic(out / "dilution_fit.csv", fit_csv);
   write_line_plot(out / "dilution.png", plot);

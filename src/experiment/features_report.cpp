@@ -146,6 +146,7 @@ std::string features_report(const Experiment& e, const fs::path& out) {
                                  "task length N", "global mean", true, false);
   PlotSpec hist_plot = plot_spec("", "attn_out value (layer 0)", "density", false, false);
   std::vector<uint64_t> hist_seeds;
+  std::string seed_list;  // "pre 1, peri 2": the seed of each variant's histograms
   std::string table = fmt::format(
       "\nvariance probe (task inputs, {} sequences per length, N = {} .. {}; layer 0)\n"
       "{:<22} {:>5} {:<16} {:>11} {:>11} {:>9}  {:>22} {:>10}\n",
@@ -199,6 +200,7 @@ std::string features_report(const Experiment& e, const fs::path& out) {
       if (!first_seed) continue;
       first_seed = false;
       hist_seeds.push_back(seed);
+      seed_list += fmt::format("{}{} {}", seed_list.empty() ? "" : ", ", v.label, seed);
       // Histograms of the first seed: attn_out of layer 0 at the shortest and longest N.
       std::map<std::string, PlotSeries> by_length;
       for (const CsvRow& row : read_csv(dir / (std::string(kPrefix) + "_hist.csv"))) {
@@ -223,9 +225,9 @@ std::string features_report(const Experiment& e, const fs::path& out) {
   }
   bool same_seed = !hist_seeds.empty();
   for (uint64_t s : hist_seeds) same_seed = same_seed && s == hist_seeds.front();
-  hist_plot.title = fmt::format(
-      "attn_out (layer 0) at N = {} and N = {}, {}", n_min, n_max,
-      same_seed ? fmt::format("seed {}", hist_seeds.front()) : "first seed of each (in the key)");
+  hist_plot.title =
+      fmt::format("attn_out (layer 0) at N = {} and N = {}, {}", n_min, n_max,
+                  same_seed ? fmt::format("seed {}", hist_seeds.front()) : "seeds " + seed_list);
   write_file_atomic(out / "features.csv", features_csv);
   write_file_atomic(out / "features_fit.csv", fit_csv);
   write_line_plot(out / "features_std.png", std_plot);

@@ -12,6 +12,7 @@
 
 #include "normlab/errors.hpp"
 #include "normlab/probes/depth_probe.hpp"
+#include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/dispersion_probe.hpp"
 #include "normlab/probes/variance_probe.hpp"
 
@@ -133,6 +134,33 @@ TEST_P(EveryScheme, ProbesRunOnTaskInputs) {
     auto m = fresh(c);
     if (!m) GTEST_SKIP() << GetParam() << " is not implemented";
     check_all(*m, ProbeInput::from_task(*task), {2, 4, 8}, 6);
+  }
+}
+
+// The dilution probe on a two-layer model with MLPs (the branch sites read the last attention
+// sublayer, 2): finite gaps at every size, and branch_normed exactly when that sublayer has an
+// output norm.
+TEST_P(EveryScheme, DilutionRunsOnSetComplement) {
+  auto task = make_task_from_json({{"name", "set_complement"}, {"v", 6}});
+  ModelConfig c;
+  c.vocab = task->vocab();
+  c.width = 16;
+  c.heads = 2;
+  c.layers = 2;
+  c.scheme = parse_scheme(GetParam());
+  c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::rmsnorm;
+  auto m = fresh(c);
+  if (!m) GTEST_SKIP() << GetParam() << " is not implemented";
+  DilutionConfig dc;
+  dc.samples = 6;
+  const DilutionResult r = run_dilution_probe(*m, *task, dc);
+  EXPECT_EQ(r.attention_sublayer, 2);
+  const bool normed = m->scheme().sublayers[2].norm_out;
+  EXPECT_EQ(r.fits.size(), normed ? 3u : 2u);
+  EXPECT_EQ(r.rows.size(), r.fits.size() * 5);  // s = 1 .. 5
+  for (const DilutionRow& row : r.rows) {
+    expect_finite(row.gap, fmt::format("dilution {} s {}", to_string(row.site), row.s));
+    expect_finite(row.gap_low, "gap_low");
   }
 }
 
