@@ -15,7 +15,9 @@ namespace normlab::claims {
 
 // One condition on a CSV column.
 struct FilterValue {
-  enum class Kind { text, number, one_of, beyond_training, within_training };
+  // beyond_training / within_training: a length above / at most the study's longest training
+  // length; last_step: the study's last step; decay_start: the first step of its WSD decay.
+  enum class Kind { text, number, one_of, beyond_training, within_training, last_step, decay_start };
   Kind kind = Kind::text;
   std::string text;                  // Kind::text
   double number = 0;                 // Kind::number: compared numerically
@@ -52,6 +54,10 @@ struct Claim {
   std::vector<Term> terms;
   Expectation expect;
   int min_pairs = 2;
+  // The study has no sampling randomness (e.g. particle dynamics from the symmetric
+  // initialization, the same for every seed): the interval is [min, max] of the pair values,
+  // one pair is enough, and no Student-t widening applies.
+  bool deterministic = false;
   std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
   std::string where;   // "FILE:LINE" of the claim, for messages
 };

@@ -18,19 +18,26 @@ struct PairValue {
   double value = 0;  // Σ weight · reduce(rows of this pair matching the term's filter)
 };
 
+// What the special filter values compare against, from the study's experiment.json.
+struct StudyFacts {
+  int64_t max_train_length = 0;  // train.max_len: "beyond_training", "within_training"
+  int64_t last_step = 0;         // train.steps: "last_step"
+  int64_t decay_start = -1;      // the WSD decay's first step: "decay_start" (-1: not wsd)
+};
+
 // The per-pair values of claim `c` over `table`, pairs in ascending order (numeric when every
-// pair is a number). `max_train_length` is the study's longest training length, needed only by
-// the "beyond_training" / "within_training" filters. InputError naming the claim and the term
-// when a term matches no rows for some pair, or when a reduction cannot be computed.
+// pair is a number). `facts` are needed only by the special filter values. InputError naming
+// the claim and the term when a term matches no rows for some pair, or when a reduction
+// cannot be computed.
 std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
-                                   std::optional<int64_t> max_train_length);
+                                   std::optional<StudyFacts> facts);
 
 // Applies one reduction to the values (and, for loglog_slope, the x values) of a term's rows;
 // throws std::invalid_argument saying why when it is undefined (e.g. cv of one row).
 double reduce_values(Reduce r, const std::vector<double>& values, const std::vector<double>& x);
 
-// The study's longest training length: train.max_len in STUDY_DIR/experiment.json.
-int64_t max_training_length(const std::filesystem::path& study_dir);
+// The study's facts from STUDY_DIR/experiment.json.
+StudyFacts study_facts(const std::filesystem::path& study_dir);
 
 struct ClaimEvaluation {
   std::vector<PairValue> pairs;

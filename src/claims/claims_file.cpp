@@ -60,13 +60,16 @@ FilterValue scalar_filter(const fs::path& file, const toml::node& node, const st
     f.text = *node.value<std::string>();
     if (f.text == "beyond_training") f.kind = FilterValue::Kind::beyond_training;
     if (f.text == "within_training") f.kind = FilterValue::Kind::within_training;
+    if (f.text == "last_step") f.kind = FilterValue::Kind::last_step;
+    if (f.text == "decay_start") f.kind = FilterValue::Kind::decay_start;
   } else if (node.is_number()) {
     f.kind = FilterValue::Kind::number;
     f.number = *node.value<double>();
   } else {
     throw InputError(
         fmt::format("{}: filter '{}' in {} must be a string, a number, a list of them, "
-                    "\"beyond_training\" or \"within_training\"",
+                    "\"beyond_training\", \"within_training\", \"last_step\" or "
+                    "\"decay_start\"",
                     at(file, node), column, what));
   }
   return f;
@@ -202,7 +205,7 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   const std::string what = "[[claim]]";
   check_keys(file, *table, what,
              {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
-              "choice"});
+              "deterministic", "choice"});
   Claim c;
   c.paper = arxiv;
   c.where = at(file, *table);
@@ -231,11 +234,25 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   for (const toml::node& t : *term_list) c.terms.push_back(read_term(file, t, claim_what));
   c.expect = read_expect(file, *required(file, *table, "expect", claim_what), claim_what);
   if (const toml::node* m = table->get("min_pairs")) {
-    if (!m->is_integer() || *m->value<int64_t>() < 2) {
-      throw InputError(fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 2", at(file, *m),
-                                   claim_what));
+    if (!m->is_integer() || *m->value<int64_t>() < 1) {
+      throw InputError(fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 1 (≥ 2 "
+                                   "unless the claim is deterministic)",
+                                   at(file, *m), claim_what));
     }
     c.min_pairs = static_cast<int>(*m->value<int64_t>());
+  }
+  if (c.min_pairs < 2 && !(table->get("deterministic") && table->get("deterministic")->value_or(false))) {
+    throw InputError(fmt::format("{}: key 'min_pairs' in {} must be at least 2: an interval "
+                                 "across pairs needs two (or mark the claim deterministic)",
+                                 at(file, *table->get("min_pairs")), claim_what));
+  }
+  if (const toml::node* d = table->get("deterministic")) {
+    if (!d->is_boolean()) {
+      throw InputError(fmt::format("{}: key 'deterministic' in {} must be true or false",
+                                   at(file, *d), claim_what));
+    }
+    c.deterministic = *d->value<bool>();
+    if (c.deterministic && table->get("min_pairs") == nullptr) c.min_pairs = 1;
   }
   c.choice = optional_string(file, *table, "choice", claim_what, "");
   return c;

@@ -13,6 +13,7 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/probes/line_fit.hpp"
+#include "normlab/schedule.hpp"
 
 namespace normlab::claims {
 namespace fs = std::filesystem;
@@ -28,7 +29,7 @@ std::optional<double> number_of(const std::string& cell) {
   return v;
 }
 
-bool matches(const FilterValue& f, const std::string& cell, std::optional<int64_t> max_len) {
+bool matches(const FilterValue& f, const std::string& cell, const std::optional<StudyFacts>& facts) {
   switch (f.kind) {
     case FilterValue::Kind::text:
       return cell == f.text;
@@ -38,25 +39,37 @@ bool matches(const FilterValue& f, const std::string& cell, std::optional<int64_
     }
     case FilterValue::Kind::one_of:
       return std::any_of(f.choices.begin(), f.choices.end(),
-                         [&](const FilterValue& c) { return matches(c, cell, max_len); });
+                         [&](const FilterValue& c) { return matches(c, cell, facts); });
     case FilterValue::Kind::beyond_training:
     case FilterValue::Kind::within_training: {
       const auto v = number_of(cell);
       if (!v) return false;
-      const bool beyond = *v > static_cast<double>(*max_len);
+      const bool beyond = *v > static_cast<double>(facts->max_train_length);
       return beyond == (f.kind == FilterValue::Kind::beyond_training);
+    }
+    case FilterValue::Kind::last_step:
+    case FilterValue::Kind::decay_start: {
+      const auto v = number_of(cell);
+      const int64_t step =
+          f.kind == FilterValue::Kind::last_step ? facts->last_step : facts->decay_start;
+      return v && *v == static_cast<double>(step);
     }
   }
   return false;
 }
 
-bool needs_training_length(const Claim& c) {
+// A filter (or one of a list's choices) that compares against the study's facts.
+bool is_special(const FilterValue& f) {
+  if (f.kind == FilterValue::Kind::one_of) {
+    return std::any_of(f.choices.begin(), f.choices.end(), is_special);
+  }
+  return f.kind != FilterValue::Kind::text && f.kind != FilterValue::Kind::number;
+}
+
+bool needs_study_facts(const Claim& c) {
   for (const Term& t : c.terms) {
     for (const auto& [column, f] : t.filter) {
-      if (f.kind == FilterValue::Kind::beyond_training ||
-          f.kind == FilterValue::Kind::within_training) {
-        return true;
-      }
+      if (is_special(f)) return true;
     }
   }
   return false;
@@ -116,25 +129,33 @@ double reduce_values(Reduce r, const std::vector<double>& values, const std::vec
   return mean;
 }
 
-int64_t max_training_length(const fs::path& study_dir) {
+StudyFacts study_facts(const fs::path& study_dir) {
   const fs::path file = study_dir / "experiment.json";
   if (!fs::exists(file)) {
-    throw InputError(
-        fmt::format("{}: no such file (needed for \"beyond_training\" / "
-                    "\"within_training\")",
-                    file.string()));
+    throw InputError(fmt::format(
+        "{}: no such file (needed for \"beyond_training\", \"within_training\", "
+        "\"last_step\" and \"decay_start\")",
+        file.string()));
   }
   try {
-    return nlohmann::json::parse(read_file(file)).at("train").at("max_len").get<int64_t>();
+    const nlohmann::json train = nlohmann::json::parse(read_file(file)).at("train");
+    StudyFacts f;
+    f.max_train_length = train.at("max_len").get<int64_t>();
+    f.last_step = train.value("steps", int64_t{-1});
+    if (train.value("schedule", std::string()) == "wsd") {
+      f.decay_start = wsd_decay_start(f.last_step, train.at("warmup").get<int64_t>(),
+                                      train.at("decay_fraction").get<double>());
+    }
+    return f;
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: no train.max_len ({})", file.string(), e.what()));
+    throw InputError(fmt::format("{}: no usable train section ({})", file.string(), e.what()));
   }
 }
 
 std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
-                                   std::optional<int64_t> max_train_length) {
-  if (needs_training_length(c) && !max_train_length) {
-    throw InputError(fmt::format("claim '{}': a filter needs the training lengths", c.id));
+                                   std::optional<StudyFacts> facts) {
+  if (needs_study_facts(c) && !facts) {
+    throw InputError(fmt::format("claim '{}': a filter needs the study's training settings", c.id));
   }
   const size_t pair_column = table.column(c.pair_by);
   // Per term: pair → (values, x) of the matching rows.
@@ -149,7 +170,7 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
     const size_t x_column = term.x.empty() ? value_column : table.column(term.x);
     for (const std::vector<std::string>& row : table.rows) {
       const bool all = std::all_of(conditions.begin(), conditions.end(), [&](const auto& cond) {
-        return matches(*cond.second, row[cond.first], max_train_length);
+        return matches(*cond.second, row[cond.first], facts);
       });
       if (!all) continue;
       const auto value = number_of(row[value_column]), x = number_of(row[x_column]);
@@ -197,13 +218,33 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
 
 ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
   const CsvTable table = read_csv_table(study_dir / c.source);
-  std::optional<int64_t> max_len;
-  if (needs_training_length(c)) max_len = max_training_length(study_dir);
+  std::optional<StudyFacts> facts;
+  if (needs_study_facts(c)) facts = study_facts(study_dir);
+  for (const Term& t : c.terms) {
+    for (const auto& [column, f] : t.filter) {
+      if (f.kind == FilterValue::Kind::decay_start && facts->decay_start < 0) {
+        throw InputError(fmt::format("claim '{}': filter \"decay_start\" needs a study trained "
+                                     "with schedule = \"wsd\"",
+                                     c.id));
+      }
+      if (f.kind == FilterValue::Kind::last_step && facts->last_step < 0) {
+        throw InputError(
+            fmt::format("claim '{}': filter \"last_step\" needs train.steps in {}", c.id,
+                        (study_dir / "experiment.json").string()));
+      }
+    }
+  }
   ClaimEvaluation e;
-  e.pairs = pair_values(c, table, max_len);
+  e.pairs = pair_values(c, table, facts);
   std::vector<double> values;
   for (const PairValue& p : e.pairs) values.push_back(p.value);
   e.statistic = pair_statistic(values);
+  if (c.deterministic && !values.empty()) {
+    // No sampling noise: the values themselves bound the effect.
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    e.statistic.low = *lo;
+    e.statistic.high = *hi;
+  }
   e.decision = decide(c.expect, e.statistic, c.min_pairs);
   return e;
 }

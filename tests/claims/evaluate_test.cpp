@@ -160,6 +160,40 @@ TEST(Evaluate, BeyondAndWithinTraining) {
   EXPECT_DOUBLE_EQ(evaluate_claim(exact, tmp / "study").pairs[0].value, 8.0);
 }
 
+// curves.csv of a WSD study: 100 steps, warmup 10, decay over 20% of 90 steps from step 82.
+// The claim reads the gap at the decay's first step and at the last step.
+TEST(Evaluate, LastStepAndDecayStart) {
+  TempDir tmp;
+  write_bytes(tmp / "study" / "curves.csv",
+              "variant,seed,step,val_loss\npre,1,0,9\npre,1,82,3\npre,1,100,2\n"
+              "pre,2,82,3.5\npre,2,100,2.25\n");
+  write_bytes(tmp / "study" / "experiment.json",
+              R"({"train": {"max_len": 4, "steps": 100, "warmup": 10, "schedule": "wsd",
+                  "decay_fraction": 0.2}})");
+  const Claim c = read_claim(tmp, R"(source = "curves.csv"
+terms = [
+  { weight = 1.0, filter = { variant = "pre", step = "last_step" }, value = "val_loss" },
+  { weight = -1.0, filter = { variant = "pre", step = "decay_start" }, value = "val_loss" },
+]
+expect = "negative"
+)");
+  const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
+  ASSERT_EQ(e.pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(e.pairs[0].value, -1.0);
+  EXPECT_DOUBLE_EQ(e.pairs[1].value, -1.25);
+  // Another schedule has no decay start: an error, never a silent match.
+  write_bytes(tmp / "study" / "experiment.json",
+              R"({"train": {"max_len": 4, "steps": 100, "warmup": 10, "schedule": "cosine"}})");
+  try {
+    evaluate_claim(c, tmp / "study");
+    FAIL();
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("needs a study trained with schedule = \"wsd\""),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(Reduce, Kinds) {
   EXPECT_DOUBLE_EQ(reduce_values(Reduce::mean, {1, 2, 6}, {}), 3.0);
   // cv: population standard deviation over the mean; {1, 3}: std 1, mean 2.
