@@ -211,7 +211,7 @@ SCHEMES: Dict[str, SchemeRow] = {
                                                    residual_scale=(2.0 * c["layers"]) ** 0.25),
                           final_default=False,
                           branch_init=lambda c: (8.0 * c["layers"]) ** -0.25),
-    # AttnRes (REFERENCE.md §4, docs/attnres.md): pre-norm slots; each sublayer's input and the
+    # AttnRes (docs/reference.md §4, docs/attnres.md): pre-norm slots; each sublayer's input and the
     # final stream are softmax mixtures over depth (RESIDUAL_MODES below).
     "attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True), residual_mode="attnres"),
     "block_attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True),
@@ -426,7 +426,7 @@ def additive_input(model: "Twin", i: int, embedding: torch.Tensor, outputs: List
 def block_attnres_input(model: "Twin", i: int, embedding: torch.Tensor,
                         outputs: List[torch.Tensor], branches: List[torch.Tensor],
                         block_size: Optional[int] = None) -> torch.Tensor:
-    """REFERENCE.md §4 with blocks of S_b sublayers (attnres: S_b = 1). Sources: the embedding
+    """docs/reference.md §4 with blocks of S_b sublayers (attnres: S_b = 1). Sources: the embedding
     b_0, the sums b_n of the branch outputs z of each finished block, and the partial sum of
     the current block when it is not empty. x = sum_k alpha_k b_k with
     alpha = softmax_k(w . RMSNorm_g(b_k)), one query w and gain g per mixing point."""

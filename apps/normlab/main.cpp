@@ -14,7 +14,7 @@
 
 namespace {
 
-// Every message is one line (DESIGN.md principle 7). Parts of it come from the user's input (a
+// Every message is one line (docs/design.md principle 7). Parts of it come from the user's input (a
 // tensor name in a file, an option value), so control characters are shown escaped.
 std::string one_line(std::string_view s) {
   std::string out;

@@ -1,5 +1,5 @@
 // Weight averaging beside the raw weights: EMA and bias-corrected EMA (BEMA; Block & Zhang,
-// "EMA Without the Lag", arXiv 2508.00180), exactly REFERENCE.md §2, the paper's formula:
+// "EMA Without the Lag", arXiv 2508.00180), exactly docs/reference.md §2, the paper's formula:
 //
 // Averaging starts at step τ (burn-in) with θ_0 = θ_τ and EMA = θ_τ. At every step s ≥ τ
 // with (s − τ) mod φ = 0, with t = s − τ:

@@ -12,7 +12,7 @@
 
 namespace normlab {
 
-// Where the normalization sits in each residual block (REFERENCE.md §1, §4).
+// Where the normalization sits in each residual block (docs/reference.md §1, §4).
 enum class Scheme {
   pre,           // h = h + f(N(h)), final norm
   post,          // h = N(h + f(h))

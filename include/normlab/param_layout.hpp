@@ -16,7 +16,7 @@ enum class InitKind {
   constant  // every element init_value
 };
 
-// nGPT keeps the vectors along the model-width axis at unit norm (REFERENCE.md §1).
+// nGPT keeps the vectors along the model-width axis at unit norm (docs/reference.md §1).
 enum class UnitNormAxis {
   none,
   last,  // each row (..., D) has unit norm: embeddings, q/k/v, MLP up, unembedding

@@ -1,4 +1,4 @@
-// A normalization scheme, resolved once into per-sublayer slots (DESIGN.md principle 1).
+// A normalization scheme, resolved once into per-sublayer slots (docs/design.md principle 1).
 //
 // Every sublayer (attention or MLP) of every layer runs the same code over its slots:
 //   u   = norm_in  ? N_in(x)  : x                        // x: the sublayer's input (B, T, D)
@@ -8,7 +8,7 @@
 //   r   = x + alpha ⊙ (z − x)                            // interpolate (nGPT), alpha learnable (D)
 //   out = norm_post ? N_post(r) : r
 // The residual mode decides where x comes from and where out goes: additively, x of sublayer
-// i + 1 is out of sublayer i; under AttnRes (REFERENCE.md §4, docs/attnres.md) x is a softmax
+// i + 1 is out of sublayer i; under AttnRes (docs/reference.md §4, docs/attnres.md) x is a softmax
 // mixture over recorded sources, and out (with r = z, or the block's partial sum + z) is
 // recorded as a new source.
 // A scheme is one row of resolve_scheme(); its side effects (embedding norm, final norm,

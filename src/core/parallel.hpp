@@ -1,6 +1,6 @@
 // Threads. Work is cut into tasks whose boundaries never depend on the thread count, so every
 // number is computed by the same operations in the same order with 1 or 2 threads
-// (DESIGN.md principle 8: bit-identical results).
+// (docs/design.md principle 8: bit-identical results).
 #pragma once
 
 #include <cstdint>

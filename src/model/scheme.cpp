@@ -31,7 +31,7 @@ bool resolve_toggle(Toggle t, bool automatic) {
   return automatic;
 }
 
-// The AttnRes plan (REFERENCE.md §4) for blocks of `block` sublayers: sublayer j's record
+// The AttnRes plan (docs/reference.md §4) for blocks of `block` sublayers: sublayer j's record
 // continues its block's partial sum unless j starts a block; mixing point l attends over the
 // embedding, the last record of every block finished before l, and record l (the partial sum
 // of l's own block, or the last finished block when l starts a block).

@@ -1,6 +1,6 @@
 // set_complement(v): s distinct tokens of {1..v} in random order, then the query token 0;
 // the answer at the query is the uniform distribution over the v − s absent tokens
-// (REFERENCE.md §6, arXiv 2510.08341). Definition and metrics: docs/tasks.md.
+// (docs/reference.md §6, arXiv 2510.08341). Definition and metrics: docs/tasks.md.
 //
 // Letters: T = s + 1 positions, V = v + 1.
 #include <algorithm>

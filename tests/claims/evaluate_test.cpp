@@ -255,7 +255,7 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
-            "pair_by, terms, expect, min_pairs, choice");
+            "pair_by, terms, expect, min_pairs, deterministic, choice");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\" or "
             "{ band = [lo, hi] } with lo < hi");
@@ -269,8 +269,40 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
             std::string::npos);
   EXPECT_NE(read_error(head + terms).find("has no 'expect' (required)"), std::string::npos);
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nmin_pairs = 1\n")
-                .find("min_pairs' in claim 'c' must be an integer ≥ 2"),
+                .find("min_pairs' in claim 'c' must be at least 2"),
             std::string::npos);
+  EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\ndeterministic = true\n"), "");
+  EXPECT_NE(read_error(head + terms + "expect = \"negative\"\ndeterministic = 1\n")
+                .find("must be true or false"),
+            std::string::npos);
+}
+
+// A deterministic claim (no sampling randomness): one pair decides, and the interval is the
+// range of the values, not a Student-t interval.
+TEST(Evaluate, DeterministicClaimIsDecidedByItsValues) {
+  TempDir tmp;
+  write_study(tmp, "pre,1,8,tvd,3.0\n");
+  const std::string terms = "terms = [{ filter = { variant = \"pre\", metric = \"tvd\" } }]\n";
+  const ClaimEvaluation one = evaluate_claim(
+      read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
+      tmp / "study");
+  EXPECT_EQ(one.statistic.n, 1);
+  EXPECT_DOUBLE_EQ(one.statistic.low, 3.0);
+  EXPECT_DOUBLE_EQ(one.statistic.high, 3.0);
+  EXPECT_EQ(one.decision.verdict, Verdict::reproduced);
+  // Without the mark, one pair is too few.
+  EXPECT_EQ(evaluate_claim(read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\n"),
+                           tmp / "study")
+                .decision.verdict,
+            Verdict::inconclusive);
+  // Two pairs that differ: the interval is their range, and it can leave the band.
+  write_study(tmp, "pre,1,8,tvd,3.0\npre,2,8,tvd,3.2\n");
+  const ClaimEvaluation two = evaluate_claim(
+      read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
+      tmp / "study");
+  EXPECT_DOUBLE_EQ(two.statistic.low, 3.0);
+  EXPECT_DOUBLE_EQ(two.statistic.high, 3.2);
+  EXPECT_EQ(two.decision.verdict, Verdict::inconclusive);
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ TEST_F(ProbeCli, DilutionOnASetComplementRunOnly) {
                {"set_complement", "length 16"});
 }
 
-// DESIGN.md principle 8: the numbers do not depend on the thread count.
+// docs/design.md principle 8: the numbers do not depend on the thread count.
 TEST_F(ProbeCli, SameNumbersWithOneAndTwoThreads) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"variance", "--lengths", "2,16,128", "--samples", "16"},

@@ -1,4 +1,4 @@
-// AttnRes and Block AttnRes in the model (REFERENCE.md §4, docs/attnres.md): the resolved plan
+// AttnRes and Block AttnRes in the model (docs/reference.md §4, docs/attnres.md): the resolved plan
 // of sources, the parameter layout, what the forward records (uniform weights at init, block
 // partial sums, the final mixture), and block_size = 1 being attnres exactly. Gradients are
 // checked by model_gradcheck_test.cpp, the PyTorch twin by twin_test.cpp.

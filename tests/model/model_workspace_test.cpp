@@ -1,4 +1,4 @@
-// The model keeps its activations in a workspace sized per (B, T) and reused (DESIGN.md
+// The model keeps its activations in a workspace sized per (B, T) and reused (docs/design.md
 // principle 5). One model run on a sequence of shapes — growing, shrinking, the same number of
 // rows in another shape, and back — must give bit-identical logits and gradients to a fresh
 // model run on each shape alone: nothing stale from an earlier call may leak into a later one.

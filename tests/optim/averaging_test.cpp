@@ -1,4 +1,4 @@
-// EMA and BEMA against the formulas of REFERENCE.md §2, computed by hand; schedules.
+// EMA and BEMA against the formulas of docs/reference.md §2, computed by hand; schedules.
 #include <gtest/gtest.h>
 
 #include <cmath>

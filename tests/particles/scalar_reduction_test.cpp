@@ -1,5 +1,5 @@
 // The n-particle simulation under symmetric initialization against the scalar reduction
-// (docs/particles.md), the closed-form initial velocities of seed 001, and the terminal laws.
+// (docs/particles.md), the closed-form initial velocities of arXiv 2510.22026, and the terminal laws.
 #include "normlab/particles/scalar_reduction.hpp"
 
 #include <gtest/gtest.h>
@@ -144,7 +144,7 @@ TEST(InitialVelocity, MixWithTauZeroStartsAsPre) {
   EXPECT_NEAR(simulate(c).rows.front().dcos_dt / expected, 1.0, 1e-10);
 }
 
-// The terminal laws of seed 001, on the scalar reduction (cheap enough for long horizons).
+// The terminal laws of arXiv 2510.22026, on the scalar reduction (cheap enough for long horizons).
 TEST(TerminalDecay, ScalarReductionFollowsPredictedLaws) {
   auto fit_of = [](Scheme s, double t_end, double fit_from) {
     ParticlesConfig c;

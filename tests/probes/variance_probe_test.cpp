@@ -1,6 +1,6 @@
 // The variance probe: on i.i.d. random tokens, a fresh one-layer model's attention is
 // near-uniform, so the attention output at the last position is close to the mean of N
-// i.i.d. value vectors and its per-feature std falls as N^(−1/2) (REFERENCE.md §5).
+// i.i.d. value vectors and its per-feature std falls as N^(−1/2) (docs/reference.md §5).
 #include "normlab/probes/variance_probe.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Determinism (DESIGN.md principle 8): the same config and seed give bit-identical numbers,
+// Determinism (docs/design.md principle 8): the same config and seed give bit-identical numbers,
 // whatever the thread count.
 //
 // For every implemented scheme, a model whose B·T = 1024 rows split into four row shards

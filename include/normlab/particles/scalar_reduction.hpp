@@ -54,7 +54,7 @@ class ScalarSystem final : public OdeSystem {
 //   ngpt(α):                        2α / sqrt(e^{2β} + n − 1)
 double predicted_initial_velocity(const ParticlesConfig& config);
 
-// The terminal law of dγ/dt predicted for the scheme (seed 001 table; ngpt's rate is our
+// The terminal law of dγ/dt predicted for the scheme (arXiv 2510.22026 table; ngpt's rate is our
 // derivation for constant α, see docs/particles.md).
 struct TerminalPrediction {
   std::string law;   // e.g. "C e^{-2t}", "C/t^3"

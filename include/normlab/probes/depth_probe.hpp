@@ -1,4 +1,4 @@
-// The depth probe (PreNorm dilution and per-layer gradients, seed 002; token collapse, seed
+// The depth probe (PreNorm dilution and per-layer gradients, arXiv 2603.15031; token collapse, seed
 // 001): one batch, a training forward and backward (gradients of the mean cross-entropy over
 // the scored positions; no optimizer step), then per position in the stack:
 //

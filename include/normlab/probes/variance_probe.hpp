@@ -1,4 +1,4 @@
-// The variance probe (vanishing variance, REFERENCE.md §5; seed 003): how the spread of each
+// The variance probe (vanishing variance, docs/reference.md §5; arXiv 2504.02827): how the spread of each
 // attention sublayer's output changes with the sequence length N.
 //
 // At each length, `samples` sequences (random i.i.d. tokens or a task's inputs) go through

@@ -1,4 +1,4 @@
-// Attention Residuals (REFERENCE.md §4, docs/attnres.md): a softmax mixture over depth.
+// Attention Residuals (docs/reference.md §4, docs/attnres.md): a softmax mixture over depth.
 //
 // Per row n of N, over K sources s_k (each (N, D)), with a pseudo-query w (D) and the gain g (D)
 // of an RMSNorm on the keys:

@@ -13,7 +13,7 @@ namespace {
 // OpenBLAS always runs single-threaded: we parallelize around it over fixed row shards. Its
 // own threading (by default one thread per core, or OPENBLAS_NUM_THREADS) blocks a product
 // differently and changes the bits of the result, so a program that never called
-// set_num_threads() would give results that depend on the machine (DESIGN.md principle 8).
+// set_num_threads() would give results that depend on the machine (docs/design.md principle 8).
 // Done once, before the first product, whoever calls it.
 void ensure_blas_single_threaded() {
   static const bool done = [] {
