@@ -84,7 +84,8 @@ void print_summary(const particles::ParticlesConfig& c, const particles::Traject
                 fit.stretched_rate, fit.stretched_rss);
     std::printf("  better fit: %s\n", fit.better.c_str());
   }
-  std::printf("predicted terminal law: %s\n", predicted_terminal(c).law.c_str());
+  std::printf("predicted terminal law: %s%s\n", predicted_terminal(c).law.c_str(),
+              per_layer_qkv(c) ? " (derived for depth-tied Q, K, V)" : "");
   if (c.scheme == Scheme::pre || c.scheme == Scheme::peri || c.scheme == Scheme::mix) {
     const RadiusFit rf = fit_radius_growth(tr.rows, c.r0, fo.t_from, fo.t_to);
     if (rf.points < 3) {
