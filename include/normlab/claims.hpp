@@ -17,7 +17,15 @@ namespace normlab::claims {
 struct FilterValue {
   // beyond_training / within_training: a length above / at most the study's longest training
   // length; last_step: the study's last step; decay_start: the first step of its WSD decay.
-  enum class Kind { text, number, one_of, beyond_training, within_training, last_step, decay_start };
+  enum class Kind {
+    text,
+    number,
+    one_of,
+    beyond_training,
+    within_training,
+    last_step,
+    decay_start
+  };
   Kind kind = Kind::text;
   std::string text;                  // Kind::text
   double number = 0;                 // Kind::number: compared numerically

@@ -235,16 +235,19 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   c.expect = read_expect(file, *required(file, *table, "expect", claim_what), claim_what);
   if (const toml::node* m = table->get("min_pairs")) {
     if (!m->is_integer() || *m->value<int64_t>() < 1) {
-      throw InputError(fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 1 (≥ 2 "
-                                   "unless the claim is deterministic)",
-                                   at(file, *m), claim_what));
+      throw InputError(
+          fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 1 (≥ 2 "
+                      "unless the claim is deterministic)",
+                      at(file, *m), claim_what));
     }
     c.min_pairs = static_cast<int>(*m->value<int64_t>());
   }
-  if (c.min_pairs < 2 && !(table->get("deterministic") && table->get("deterministic")->value_or(false))) {
-    throw InputError(fmt::format("{}: key 'min_pairs' in {} must be at least 2: an interval "
-                                 "across pairs needs two (or mark the claim deterministic)",
-                                 at(file, *table->get("min_pairs")), claim_what));
+  if (c.min_pairs < 2 &&
+      !(table->get("deterministic") && table->get("deterministic")->value_or(false))) {
+    throw InputError(
+        fmt::format("{}: key 'min_pairs' in {} must be at least 2: an interval "
+                    "across pairs needs two (or mark the claim deterministic)",
+                    at(file, *table->get("min_pairs")), claim_what));
   }
   if (const toml::node* d = table->get("deterministic")) {
     if (!d->is_boolean()) {

@@ -29,7 +29,8 @@ std::optional<double> number_of(const std::string& cell) {
   return v;
 }
 
-bool matches(const FilterValue& f, const std::string& cell, const std::optional<StudyFacts>& facts) {
+bool matches(const FilterValue& f, const std::string& cell,
+             const std::optional<StudyFacts>& facts) {
   switch (f.kind) {
     case FilterValue::Kind::text:
       return cell == f.text;
@@ -132,10 +133,10 @@ double reduce_values(Reduce r, const std::vector<double>& values, const std::vec
 StudyFacts study_facts(const fs::path& study_dir) {
   const fs::path file = study_dir / "experiment.json";
   if (!fs::exists(file)) {
-    throw InputError(fmt::format(
-        "{}: no such file (needed for \"beyond_training\", \"within_training\", "
-        "\"last_step\" and \"decay_start\")",
-        file.string()));
+    throw InputError(
+        fmt::format("{}: no such file (needed for \"beyond_training\", \"within_training\", "
+                    "\"last_step\" and \"decay_start\")",
+                    file.string()));
   }
   try {
     const nlohmann::json train = nlohmann::json::parse(read_file(file)).at("train");
@@ -223,14 +224,14 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
   for (const Term& t : c.terms) {
     for (const auto& [column, f] : t.filter) {
       if (f.kind == FilterValue::Kind::decay_start && facts->decay_start < 0) {
-        throw InputError(fmt::format("claim '{}': filter \"decay_start\" needs a study trained "
-                                     "with schedule = \"wsd\"",
-                                     c.id));
+        throw InputError(
+            fmt::format("claim '{}': filter \"decay_start\" needs a study trained "
+                        "with schedule = \"wsd\"",
+                        c.id));
       }
       if (f.kind == FilterValue::Kind::last_step && facts->last_step < 0) {
-        throw InputError(
-            fmt::format("claim '{}': filter \"last_step\" needs train.steps in {}", c.id,
-                        (study_dir / "experiment.json").string()));
+        throw InputError(fmt::format("claim '{}': filter \"last_step\" needs train.steps in {}",
+                                     c.id, (study_dir / "experiment.json").string()));
       }
     }
   }

@@ -2,6 +2,8 @@
 
 #include <cblas.h>
 
+#include "core/kernels/gemm.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -55,6 +57,10 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layer
       d_(config.d),
       dim_(config.d),
       fast_(fast_coordinates) {
+  // The products below call OpenBLAS directly: single-threaded, as everywhere in normlab, so
+  // the numbers do not depend on the machine's core count (and a loaded machine does not
+  // slow them down by oversubscription).
+  ensure_blas_single_threaded();
   const int d = d_;
   const size_t nd = static_cast<size_t>(n_) * d;
   const size_t dd = static_cast<size_t>(d) * d;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/kernels/gemm.hpp"
+
 namespace normlab::particles {
 
 Observation observe_particles(int n, int d, double t, const double* y, const double* dy,
@@ -54,6 +56,7 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
   o.dcos_dt = -2.0 / (n - 1) * flow;
   o.mean_speed = speed / n;
 
+  ensure_blas_single_threaded();  // deterministic at any core count (core/kernels/gemm.hpp)
   cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, y, d, 0.0, gram, n);
   double min_cos = std::numeric_limits<double>::infinity();
   for (int j = 0; j < n; ++j) {

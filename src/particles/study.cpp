@@ -380,8 +380,9 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   for (const RunResult& r : results) {
     const Observation& first = r.trajectory.rows.front();
     const Observation& last = r.trajectory.rows.back();
-    rows.push_back({r.spec.name, r.spec.config, first.dcos_dt, first.mean_speed, early_t,
-                    r.early_angle, r.fit, r.radius, last.mean_radius, last.one_minus_mean_cos});
+    rows.push_back({r.spec.name, r.spec.label, r.spec.config, first.dcos_dt, first.mean_speed,
+                    early_t, r.early_angle, r.fit, r.radius, last.mean_radius,
+                    last.one_minus_mean_cos});
   }
   write_file_atomic(out_dir / "particles_summary.csv", summary_rows_csv(rows));
   write_plots(results, out_dir, title);

@@ -291,10 +291,10 @@ TEST(Evaluate, DeterministicClaimIsDecidedByItsValues) {
   EXPECT_DOUBLE_EQ(one.statistic.high, 3.0);
   EXPECT_EQ(one.decision.verdict, Verdict::reproduced);
   // Without the mark, one pair is too few.
-  EXPECT_EQ(evaluate_claim(read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\n"),
-                           tmp / "study")
-                .decision.verdict,
-            Verdict::inconclusive);
+  EXPECT_EQ(
+      evaluate_claim(read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\n"), tmp / "study")
+          .decision.verdict,
+      Verdict::inconclusive);
   // Two pairs that differ: the interval is their range, and it can leave the band.
   write_study(tmp, "pre,1,8,tvd,3.0\npre,2,8,tvd,3.2\n");
   const ClaimEvaluation two = evaluate_claim(

@@ -99,28 +99,29 @@ seeds = [5]
   std::string header, line;
   std::getline(in, header);
   EXPECT_EQ(header,
-            "run,scheme,seed,qkv,qkv_depth,n,d,beta,t_end,initial_dcos_dt,initial_mean_speed,"
-            "early_t,mean_angle_moved_by_early_t,fit_t_from,fit_t_to,fit_points,exp_rate,"
-            "power_exponent,stretched_kappa,better_fit,radius_exponent,radius_ci_low,"
-            "radius_ci_high,radius_fit_points,final_mean_radius,final_one_minus_mean_cos");
+            "run,label,scheme,seed,qkv,qkv_depth,n,d,beta,t_end,initial_dcos_dt,"
+            "initial_mean_speed,early_t,mean_angle_moved_by_early_t,fit_t_from,fit_t_to,"
+            "fit_points,exp_rate,exp_rss,power_exponent,power_rss,stretched_kappa,better_fit,"
+            "radius_exponent,radius_ci_low,radius_ci_high,radius_fit_points,final_mean_radius,"
+            "final_one_minus_mean_cos");
   std::vector<std::string> rows;
   while (std::getline(in, line)) rows.push_back(line);
   ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[0].rfind("pre_seed3,pre,3,gaussian,per_layer,8,8,2,6,", 0), 0u) << rows[0];
-  EXPECT_EQ(rows[1].rfind("pre_seed4,pre,4,gaussian,per_layer,", 0), 0u) << rows[1];
-  EXPECT_EQ(rows[2].rfind("pre_tied_seed3,pre,3,gaussian,tied,", 0), 0u) << rows[2];
-  EXPECT_EQ(rows[4].rfind("post,post,5,gaussian,per_layer,", 0), 0u) << rows[4];
+  EXPECT_EQ(rows[0].rfind("pre_seed3,pre,pre,3,gaussian,per_layer,8,8,2,6,", 0), 0u) << rows[0];
+  EXPECT_EQ(rows[1].rfind("pre_seed4,pre,pre,4,gaussian,per_layer,", 0), 0u) << rows[1];
+  EXPECT_EQ(rows[2].rfind("pre_tied_seed3,pre_tied,pre,3,gaussian,tied,", 0), 0u) << rows[2];
+  EXPECT_EQ(rows[4].rfind("post,post,post,5,gaussian,per_layer,", 0), 0u) << rows[4];
   // Pre has a radius exponent; post (no radial motion) an empty one.
   auto field = [](const std::string& row, int index) {
     size_t start = 0;
     for (int i = 0; i < index; ++i) start = row.find(',', start) + 1;
     return row.substr(start, row.find(',', start) - start);
   };
-  EXPECT_FALSE(field(rows[0], 20).empty()) << rows[0];
-  EXPECT_TRUE(field(rows[4], 20).empty()) << rows[4];
-  EXPECT_EQ(field(rows[4], 23), "0");
+  EXPECT_FALSE(field(rows[0], 23).empty()) << rows[0];
+  EXPECT_TRUE(field(rows[4], 23).empty()) << rows[4];
+  EXPECT_EQ(field(rows[4], 26), "0");
   // Different seeds, different runs.
-  EXPECT_NE(field(rows[0], 24), field(rows[1], 24));
+  EXPECT_NE(field(rows[0], 27), field(rows[1], 27));
   std::filesystem::remove_all(dir);
 }
 

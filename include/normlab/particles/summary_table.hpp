@@ -25,7 +25,8 @@
 namespace normlab::particles {
 
 struct SummaryRow {
-  std::string run;  // the run's name (label, or label_seedS)
+  std::string run;    // the run's name (label, or label_seedS)
+  std::string label;  // the run's label in the study file, the same for every seed
   ParticlesConfig config;
   double initial_dcos_dt = 0, initial_mean_speed = 0;
   double early_t = 0, early_angle = 0;

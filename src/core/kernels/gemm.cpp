@@ -8,7 +8,6 @@
 #include "core/parallel.hpp"
 
 namespace normlab {
-namespace {
 
 // OpenBLAS always runs single-threaded: we parallelize around it over fixed row shards. Its
 // own threading (by default one thread per core, or OPENBLAS_NUM_THREADS) blocks a product
@@ -22,8 +21,6 @@ void ensure_blas_single_threaded() {
   }();
   (void)done;
 }
-
-}  // namespace
 
 template <>
 void gemm<float>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,

@@ -9,6 +9,11 @@
 
 namespace normlab {
 
+// OpenBLAS runs single-threaded in normlab (callers parallelize around it over fixed shards):
+// its own threading blocks a product differently and changes the bits of the result. gemm()
+// calls this itself; code that calls cblas_* directly calls it once before.
+void ensure_blas_single_threaded();
+
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
