@@ -1,8 +1,11 @@
 // OUT/claims.json and OUT/claims.md from a ledger run (claims_ledger.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 
+#include "normlab/atomic_file.hpp"
 #include "normlab/claims_ledger.hpp"
 
 namespace normlab::claims {
@@ -67,8 +70,13 @@ nlohmann::json to_json(const LedgerResult& r) {
 std::string to_markdown(const LedgerResult& r) {
   std::string md = fmt::format(
       "# Claims ledger, tier {}\n\n"
-      "Written by `normlab claims run --tier {}` (docs/claims.md). Effect: the mean over pairs "
-      "of Σ weight · reduce(rows); interval: 95% Student t over the pairs.\n\n"
+      "Written by `normlab claims run --tier {}` (docs/claims.md); every verdict comes from that "
+      "run, none is set by hand. Effect: the mean over pairs (seeds) of Σ weight · "
+      "reduce(rows); interval: 95% Student t over the pairs (the range of the values for a "
+      "deterministic claim). A claim is *reproduced* when the interval lies on the side the "
+      "paper claims (or inside its band), *contradicted* when it lies on the other side (or "
+      "outside the band), *inconclusive* otherwise. Each claim's protocol choices follow its "
+      "details below; each study's own tables follow the claims.\n\n"
       "| claim | paper | verdict | effect [95% interval] | n | command |\n"
       "| --- | --- | --- | --- | --- | --- |\n",
       r.tier, r.tier);
@@ -100,6 +108,16 @@ std::string to_markdown(const LedgerResult& r) {
     }
     md += fmt::format("- **{}**: {}\n", c.verdict, c.reason);
     if (!c.claim.choice.empty()) md += fmt::format("- protocol choice: {}\n", c.claim.choice);
+  }
+  // The detail per study: each finished study's own summary.md (its tables of every metric,
+  // weights and length, and its probe tables), under the study's folder name.
+  md += "\n## Study tables\n";
+  for (const StudyRun& s : r.studies) {
+    const std::filesystem::path summary = s.folder / "summary.md";
+    if (!s.ok || !std::filesystem::exists(summary)) continue;
+    std::string text = read_file(summary);
+    if (text.rfind("# ", 0) == 0) text = text.substr(std::min(text.find('\n'), text.size()));
+    md += fmt::format("\n### {}\n\n    $ {}\n{}", s.folder.filename().string(), s.command(), text);
   }
   return md;
 }
