@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, through sudo when not root), builds normlab in
-# Release, and runs the main job: experiments/quick.toml (about 10 seconds on 2 cores), which
+# Release, and runs the main job: experiments/quick.toml (about 15 seconds on 2 cores), which
 # prints its summary table and writes results/quick/ (results.csv, summary.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -8,6 +8,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/probes/line_fit.hpp"
 #include "normlab/results_store.hpp"
 #include "normlab/trainer.hpp"
 
@@ -15,17 +16,6 @@ namespace normlab {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Two-sided 95% Student t quantile t_{0.975, df}.
-double t_quantile(int64_t df) {
-  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                                 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
-                                 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-                                 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df < 1) return NAN;
-  if (df <= 30) return table[df - 1];
-  return 1.96;
-}
 
 struct Row {
   std::string variant, weights, metric, status;
@@ -160,8 +150,8 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
           if (xs.size() > 1) {
             double ss = 0;
             for (double x : xs) ss += (x - mean) * (x - mean);
-            half = t_quantile(xs.size() - 1) * std::sqrt(ss / (xs.size() - 1)) /
-                   std::sqrt(static_cast<double>(xs.size()));
+            half = student_t_quantile(0.975, static_cast<double>(xs.size() - 1)) *
+                   std::sqrt(ss / (xs.size() - 1)) / std::sqrt(static_cast<double>(xs.size()));
           }
           const std::string cell = std::isfinite(half) ? fmt::format("{:.3f} ± {:.3f}", mean, half)
                                                        : fmt::format("{:.3f}", mean);
