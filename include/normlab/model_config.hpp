@@ -113,7 +113,8 @@ std::vector<std::string> pos_encoding_names();
 // Throws UsageError for an invalid config, saying what is allowed.
 void validate(const ModelConfig& config);
 
-// The display name of the scheme including its parameter: "mix(2)", "block_attnres(4)".
+// The display name of the scheme including its parameter and any placement override: "mix(2)",
+// "block_attnres(4)", "post[attn=out:standardize]".
 std::string scheme_label(const ModelConfig& config);
 
 nlohmann::json to_json(const ModelConfig& config);

@@ -164,9 +164,13 @@ std::vector<std::string> pos_encoding_names() {
 }
 
 std::string scheme_label(const ModelConfig& c) {
-  if (c.scheme == Scheme::mix) return fmt::format("mix({})", c.mix_layers);
-  if (c.scheme == Scheme::block_attnres) return fmt::format("block_attnres({})", c.block_size);
-  return to_string(c.scheme);
+  std::string label = to_string(c.scheme);
+  if (c.scheme == Scheme::mix) label = fmt::format("mix({})", c.mix_layers);
+  if (c.scheme == Scheme::block_attnres) label = fmt::format("block_attnres({})", c.block_size);
+  // Placement overrides change the block, so they are part of its name: "post[attn=out]".
+  if (!c.attn_norms.automatic) label += fmt::format("[attn={}]", to_string(c.attn_norms));
+  if (!c.mlp_norms.automatic) label += fmt::format("[mlp={}]", to_string(c.mlp_norms));
+  return label;
 }
 
 void validate(const ModelConfig& c) {

@@ -107,6 +107,15 @@ TEST(NormPlacement, ValidationSaysWhatIsAllowed) {
   EXPECT_NE(message(no_mlp).find("needs an MLP"), std::string::npos);
 }
 
+TEST(NormPlacement, SchemeLabelNamesTheOverride) {
+  ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  EXPECT_EQ(scheme_label(c), "post");
+  c.attn_norms = parse_norm_placement("out:standardize");
+  EXPECT_EQ(scheme_label(c), "post[attn=out:standardize]");
+  c.mlp_norms = parse_norm_placement("none");
+  EXPECT_EQ(scheme_label(c), "post[attn=out:standardize][mlp=none]");
+}
+
 TEST(NormPlacement, StoredInJsonAndOldConfigsMeanAuto) {
   ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
   c.attn_norms = parse_norm_placement("out");
