@@ -144,6 +144,16 @@ void validate(const ParticlesConfig& c) {
                     to_string(c.init)));
   }
   if (c.qkv == QkvKind::file && c.qkv_file.empty()) bad("--qkv file needs --qkv-file PATH");
+  if (c.rope_base != 0) {
+    if (!(c.rope_base > 1))
+      bad(fmt::format("rope_base must be above 1 (or 0: none), got {}", c.rope_base));
+    if (c.qkv == QkvKind::identity)
+      bad("rope needs Q and K (qkv kaiming, gaussian or file), not identity");
+    if (!(c.rope_head_dim >= 2 && c.rope_head_dim % 2 == 0 && c.d % c.rope_head_dim == 0)) {
+      bad(fmt::format("rope_head_dim must be even and divide d = {}, got {}", c.d,
+                      c.rope_head_dim));
+    }
+  }
   if (c.qkv_depth == QkvDepth::per_layer && c.qkv == QkvKind::identity) {
     bad("--qkv-depth per_layer needs --qkv kaiming, gaussian or file (identity is the same "
         "matrix in every layer); allowed with identity: auto, tied");
@@ -224,6 +234,10 @@ std::string describe(const ParticlesConfig& c) {
   line("qkv_depth", to_string(resolved_qkv_depth(c)));
   line("heads", std::to_string(c.heads));
   line("causal", c.causal ? "true" : "false");
+  if (c.rope_base != 0) {
+    line("rope_base", fmt::format("{}", c.rope_base));
+    line("rope_head_dim", fmt::format("{}", c.rope_head_dim));
+  }
   line("integrator", to_string(c.integrator));
   if (c.integrator == IntegratorKind::dopri5) {
     line("rtol", fmt::format("{}", c.rtol));

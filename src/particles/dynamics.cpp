@@ -77,7 +77,21 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layer
   if (weights_.identity) return;
   z_.resize(nd);
   u_.resize(nd);
-  schur_ = fast_ && !layers_.per_layer() && weights_.heads.size() == 1;
+  if (config_.rope_base > 0) {
+    // Angle of token j (position j) for pair p: j · base^(−2p / dh), as src/core/kernels/rope.hpp.
+    const int half = config_.rope_head_dim / 2;
+    k_.resize(nd);
+    rope_cos_.resize(static_cast<size_t>(n_) * half);
+    rope_sin_.resize(static_cast<size_t>(n_) * half);
+    for (int j = 0; j < n_; ++j) {
+      for (int p = 0; p < half; ++p) {
+        const double angle = j * std::pow(config_.rope_base, -2.0 * p / config_.rope_head_dim);
+        rope_cos_[static_cast<size_t>(j) * half + p] = std::cos(angle);
+        rope_sin_[static_cast<size_t>(j) * half + p] = std::sin(angle);
+      }
+    }
+  }
+  schur_ = fast_ && !layers_.per_layer() && weights_.heads.size() == 1 && config_.rope_base == 0;
   if (!schur_) return;
   RealSchur schur = real_schur(weights_.heads[0].v, d);
   rotation_ = std::move(schur.o);
@@ -183,6 +197,24 @@ std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) co
   return out;
 }
 
+// Rows of x (n, d): row j's pairs (2p, 2p+1) of every block of rope_head_dim features rotated
+// by token j's angle: (x0, x1) → (x0 cos − x1 sin, x0 sin + x1 cos).
+void ParticleSystem::rotate_by_position(double* x) const {
+  const int dh = config_.rope_head_dim, half = dh / 2;
+  for (int j = 0; j < n_; ++j) {
+    double* row = x + static_cast<size_t>(j) * d_;
+    const double* cs = &rope_cos_[static_cast<size_t>(j) * half];
+    const double* sn = &rope_sin_[static_cast<size_t>(j) * half];
+    for (int block = 0; block < d_; block += dh) {
+      for (int p = 0; p < half; ++p) {
+        const double x0 = row[block + 2 * p], x1 = row[block + 2 * p + 1];
+        row[block + 2 * p] = x0 * cs[p] - x1 * sn[p];
+        row[block + 2 * p + 1] = x0 * sn[p] + x1 * cs[p];
+      }
+    }
+  }
+}
+
 void ParticleSystem::project(double* y) const {
   for (int j = 0; j < n_; ++j) {
     double* row = y + static_cast<size_t>(j) * dim_;
@@ -217,11 +249,25 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
     const int heads = static_cast<int>(weights_.heads.size());
     const double mix = 1.0 / heads;
     for (int h = 0; h < heads; ++h) {
-      // Z = Θ M (n, d); G = β Z Θᵀ (n, n); U = Θ Vᵀ (n, d); A += (1/H) W U.
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, theta, d, qk_[h].data(),
-                  d, 0.0, z_.data(), d);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, theta, d,
-                  0.0, g, n);
+      if (config_.rope_base > 0) {
+        // RoPE: Z = Θ Qᵀ, K = Θ Kᵀ (n, d), row j rotated by position j; G = β Z Kᵀ (n, n).
+        const HeadWeights& head = weights_.heads[h];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d, head.q.data(),
+                    d, 0.0, z_.data(), d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d, head.k.data(),
+                    d, 0.0, k_.data(), d);
+        rotate_by_position(z_.data());
+        rotate_by_position(k_.data());
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, k_.data(),
+                    d, 0.0, g, n);
+      } else {
+        // Z = Θ M (n, d); G = β Z Θᵀ (n, n).
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, theta, d,
+                    qk_[h].data(), d, 0.0, z_.data(), d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, theta, d,
+                    0.0, g, n);
+      }
+      // U = Θ Vᵀ (n, d); A += (1/H) W U.
       softmax_rows(g, n, causal);
       if (schur_) {
         // U = Θ̃ Tᵀ: triangular part in place on a copy of Θ̃, then the subdiagonal entries.

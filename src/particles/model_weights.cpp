@@ -39,11 +39,6 @@ void check_model_has_particle_law(const ModelConfig& c) {
         "rmsnorm and l2",
         to_string(c.norm)));
   }
-  if (c.pos == PosEncoding::rope) {
-    throw UsageError(
-        "--pos rope rotates queries and keys by position, which the particle ODE does not; "
-        "--from-checkpoint allows pos none, learned and sinusoidal");
-  }
 }
 
 ModelParticles extract_model_particles(const Model<float>& model, double embedding_norm) {
@@ -66,6 +61,10 @@ ModelParticles extract_model_particles(const Model<float>& model, double embeddi
   c.t_end = L;
   c.qkv = QkvKind::file;
   c.qkv_depth = QkvDepth::per_layer;
+  if (mc.pos == PosEncoding::rope) {  // token j at position j, rotated as the model does
+    c.rope_base = mc.rope_base;
+    c.rope_head_dim = hd;
+  }
 
   for (int l = 0; l < L; ++l) {
     const int i = l * spl;  // the layer's attention sublayer

@@ -19,7 +19,7 @@ namespace {
 using testing::fresh_dir;
 using testing::run_cli;
 
-ModelConfig small_model(normlab::Scheme scheme, bool causal) {
+ModelConfig small_model(normlab::Scheme scheme, bool causal, bool rope = false) {
   ModelConfig c;
   c.scheme = scheme;
   c.norm = NormKind::rmsnorm;
@@ -35,6 +35,10 @@ ModelConfig small_model(normlab::Scheme scheme, bool causal) {
   // Post's layer-0 input is the stream itself, taken as ρ_0 θ_j with one ρ_0: exact when every
   // token has the same norm, as after an embedding norm.
   if (scheme == normlab::Scheme::post) c.embed_norm = Toggle::on;
+  if (rope) {
+    c.pos = PosEncoding::rope;
+    c.rope_base = 7.0;  // a small base: even the late pairs turn noticeably over 9 positions
+  }
   return c;
 }
 
@@ -42,8 +46,9 @@ ModelConfig small_model(normlab::Scheme scheme, bool causal) {
 // from the extracted Q_h, K_h, V_h and β. For pre, dθ_j/dt = P A_j / r_j and dr_j/dt = ⟨θ_j, A_j⟩,
 // so A_j = r_j dθ_j/dt + (dr_j/dt) θ_j. For post, dθ_j/dt = P A_j = P y_j / ρ_0 (the post law has
 // no radial part to recover ⟨θ_j, A_j⟩ from).
-void expect_first_layer_attention_reproduced(normlab::Scheme scheme, bool causal) {
-  const ModelConfig mc = small_model(scheme, causal);
+void expect_first_layer_attention_reproduced(normlab::Scheme scheme, bool causal,
+                                             bool rope = false) {
+  const ModelConfig mc = small_model(scheme, causal, rope);
   Model<float> model(mc);
   model.init(1);
   const int T = 9, D = mc.width;
@@ -112,6 +117,16 @@ TEST(ParticlesBridge, ExtractedMatricesReproduceTheFirstLayerAttentionPreBidirec
 
 TEST(ParticlesBridge, ExtractedMatricesReproduceTheFirstLayerAttentionPost) {
   expect_first_layer_attention_reproduced(normlab::Scheme::post, true);
+}
+
+// RoPE models (the depth study's): the ODE rotates Q θ_j and K θ_j by position j as the model
+// rotates its queries and keys, so the first layer's attention is reproduced as well.
+TEST(ParticlesBridge, ExtractedMatricesReproduceTheFirstLayerAttentionPreCausalRope) {
+  expect_first_layer_attention_reproduced(normlab::Scheme::pre, true, true);
+}
+
+TEST(ParticlesBridge, ExtractedMatricesReproduceTheFirstLayerAttentionPostBidirectionalRope) {
+  expect_first_layer_attention_reproduced(normlab::Scheme::post, false, true);
 }
 
 TEST(ParticlesBridge, CliWritesOneRowPerLayer) {

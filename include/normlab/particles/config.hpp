@@ -51,7 +51,13 @@ struct ParticlesConfig {
   std::string qkv_file;             // text array of shape (heads, 3, d, d): Q, K, V per head
   int heads = 1;                    // number of heads; A_j is the mean of the heads' mixtures
   QkvDepth qkv_depth = QkvDepth::automatic;  // per-layer or depth-tied Q, K, V (see QkvDepth)
-  bool causal = false;    // token j attends only to tokens k ≤ j (a causal mask), else to all
+  bool causal = false;  // token j attends only to tokens k ≤ j (a causal mask), else to all
+  // Rotary positions (RoPE, docs/particles.md "Bridge"): with rope_base > 0, token j sits at
+  // position j and Q θ_j, K θ_j are rotated by it, pairs (2p, 2p+1) of each block of
+  // rope_head_dim features by angle j · rope_base^(−2p/rope_head_dim), as the model's attention
+  // does. 0: no positions (the paper's ODE).
+  double rope_base = 0;
+  int rope_head_dim = 0;  // the head dimension the pairs live in (even, divides d)
   std::string init_file;  // text array of shape (n, d): initial directions
   IntegratorKind integrator = IntegratorKind::rk4;
   double rtol = 1e-9;         // dopri5 relative tolerance, > 0

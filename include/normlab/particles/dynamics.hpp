@@ -99,6 +99,9 @@ class ParticleSystem final : public OdeSystem {
   Weights weights_;  // the current layer's (all of them when tied)
   int loaded_layer_ = 0;
   std::vector<double> breaks_;  // breakpoints(): τ (mix) and, per layer, 1, 2, …
+  // RoPE: rotates row j of x (n, d) by token j's angles (config rope_base > 0).
+  void rotate_by_position(double* x) const;
+
   int n_, d_;
   int dim_;                              // working dimension (d, or r in span coordinates)
   bool fast_;                            // coordinate changes allowed
@@ -111,7 +114,10 @@ class ParticleSystem final : public OdeSystem {
   std::vector<double> t_sub_;            // T[i+1][i] (d - 1)
   std::vector<int> t_sub_index_;         // the i with T[i+1][i] ≠ 0
   // Workspaces, sized once.
-  std::vector<double> z_;  // (n, d) Θ M_h
+  std::vector<double> z_;  // (n, d) Θ M_h; with RoPE the rotated queries Θ Q_hᵀ
+  std::vector<double> k_;  // (n, d) with RoPE: the rotated keys Θ K_hᵀ
+  // With RoPE: cos and sin of token j's angle for pair p, (n, rope_head_dim / 2).
+  std::vector<double> rope_cos_, rope_sin_;
   std::vector<double> g_;  // (n, n) logits, then softmax weights
   std::vector<double> u_;  // (n, d) Θ V_hᵀ
   std::vector<double> a_;  // (n, d) A
