@@ -45,11 +45,14 @@ void run_train_study(TomlSection& top, const std::string& file, const std::strin
   std::printf("%s", features.c_str());
   const std::string dilution = dilution_report(e, o.out);
   std::printf("%s", dilution.c_str());
-  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s%s%s%s\n",
+  const std::string bridge = bridge_report(e, o.out);
+  std::printf("%s", bridge.c_str());
+  std::printf("\nwrote %s/results.csv, summary.csv, summary.md, curves.csv%s%s%s%s%s\n",
               o.out.string().c_str(), plotted ? ", curves.png" : "",
               depth.empty() ? "" : ", depth.csv, depth_layers.csv, depth_blocks.csv, depth_*.png",
               features.empty() ? "" : ", features.csv, features_fit.csv, features_*.png",
-              dilution.empty() ? "" : ", dilution.csv, dilution_fit.csv, dilution.png");
+              dilution.empty() ? "" : ", dilution.csv, dilution_fit.csv, dilution.png",
+              bridge.empty() ? "" : ", bridge.csv, bridge_cosine.png");
   if (failed > 0) {
     throw InputError(
         fmt::format("{} run(s) failed; fix the cause and run the same command again "

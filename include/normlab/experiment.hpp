@@ -64,6 +64,9 @@ struct Experiment {
   // [probe] dilution = true (set_complement only): the dilution probe on each run's final raw
   // weights, every input size, `probe_samples` sequences each (dilution_report).
   bool probe_dilution = false;
+  // [probe] bridge = true: the particle ODE on each run's own attention (docs/particles.md,
+  // "Bridge to trained models") on the depth probe's validation batch (bridge_report).
+  bool probe_bridge = false;
 };
 
 // Parses "scheme[(k)][/norm]" onto `base`; throws UsageError saying what is allowed.
@@ -134,5 +137,11 @@ std::string features_report(const Experiment& e, const std::filesystem::path& ou
 // and OUT/dilution.png; returns a short table, also appended to OUT/summary.md.
 // (dilution_report.cpp)
 std::string dilution_report(const Experiment& e, const std::filesystem::path& out);
+
+// With [probe] bridge: the particle bridge on every finished run whose scheme has a particle
+// law (others are named as skipped) that has no RUN/probe_bridge.csv yet, then OUT/bridge.csv
+// (variant, seed, layer, predicted_cos, measured_cos) and OUT/bridge_cosine.png; returns a
+// short table, also appended to OUT/summary.md. (bridge_report.cpp)
+std::string bridge_report(const Experiment& e, const std::filesystem::path& out);
 
 }  // namespace normlab

@@ -37,6 +37,7 @@ std::vector<int64_t> default_probe_lengths(const Task& task) {
 void read_probe_settings(TomlSection& probe, const Task& task, Experiment& e) {
   e.probe_variance = probe.get_bool("variance", false);
   e.probe_dilution = probe.get_bool("dilution", false);
+  e.probe_bridge = probe.get_bool("bridge", false);
   e.probe_samples = probe.get_int("samples", e.probe_samples);
   const bool given = probe.has("lengths");
   e.probe_lengths = probe.get_int_list("lengths", {});
@@ -81,10 +82,10 @@ void read_probe_settings(TomlSection& probe, const Task& task, Experiment& e) {
 }
 
 nlohmann::json probe_settings_json(const Experiment& e) {
-  return {{"depth", e.probe_depth},      {"batch", e.probe_batch},
-          {"length", e.probe_length},    {"variance", e.probe_variance},
-          {"lengths", e.probe_lengths},  {"samples", e.probe_samples},
-          {"dilution", e.probe_dilution}};
+  return {{"depth", e.probe_depth},       {"batch", e.probe_batch},
+          {"length", e.probe_length},     {"variance", e.probe_variance},
+          {"lengths", e.probe_lengths},   {"samples", e.probe_samples},
+          {"dilution", e.probe_dilution}, {"bridge", e.probe_bridge}};
 }
 
 }  // namespace normlab

@@ -294,6 +294,39 @@ std::vector<std::string> cells(const std::string& line) {
 // gets depth.csv (per stream position) and depth_layers.csv (per layer). A layer's gradient
 // norm there is the norm over its two sublayers' parameters, so it must equal
 // sqrt(g_attn² + g_mlp²) of the per-position rows.
+// [probe] bridge: the particle ODE on each trained RoPE model's own attention; at layer 0 the
+// prediction is the measured cosine itself (the same tokens), a scheme without a particle law
+// is named as skipped, and a second run reuses each run's probe_bridge.csv.
+TEST(ExperimentRun, ParticleBridgeOverEveryRun) {
+  TempDir tmp;
+  std::string text = kCharLm;
+  text.replace(text.find("\"pre\", \"post\""), 13, "\"pre\", \"attnres\"");
+  text += "\n[probe]\nbridge = true\nbatch = 2\n";
+  std::ofstream(tmp / "c.toml") << text;
+  const auto out = tmp / "results";
+  const auto r = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("particle bridge (2 validation sequences"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no particle law (not bridged): attnres"), std::string::npos) << r.out;
+  std::istringstream rows(testing::slurp(out / "bridge.csv"));
+  std::string line;
+  std::getline(rows, line);
+  EXPECT_EQ(line, "variant,seed,layer,predicted_cos,measured_cos");
+  int count = 0;
+  while (std::getline(rows, line)) {
+    const auto c = cells(line);
+    ASSERT_EQ(c.size(), 5u) << line;
+    EXPECT_EQ(c[0], "pre") << line;
+    EXPECT_EQ(std::stoi(c[2]), count) << line;
+    if (count == 0) EXPECT_NEAR(std::stod(c[3]), std::stod(c[4]), 1e-6) << line;
+    ++count;
+  }
+  EXPECT_EQ(count, 3);  // layers 0, 1, 2
+  const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.describe();
+  EXPECT_EQ(again.err.find("particle bridge: pre"), std::string::npos) << again.err;
+}
+
 TEST(ExperimentRun, DepthProbeOverEveryRun) {
   TempDir tmp;
   std::string text = kCharLm;
@@ -365,7 +398,7 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
 
 TEST(ExperimentFile, ProbeSectionIsStrict) {
   std::string err = read_error(std::string(kValid) + "[probe]\ndepht = true\n");
-  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, depth, dilution, length, "
+  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, bridge, depth, dilution, length, "
                      "lengths, samples, variance"),
             std::string::npos)
       << err;
@@ -417,10 +450,9 @@ TEST(ExperimentFile, ShippedFilesAreValid) {
 // the same variants, models, task, lengths and metrics; the full tier has at least as many
 // steps and at least five seeds (three for the depth study, the minimum).
 TEST(ExperimentFile, TiersKeepTheDesign) {
-  for (const char* name :
-       {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval", "resharpen_dyck",
-        "resharpen_tomita", "vanishing_variance_argmax", "vanishing_variance_dict",
-        "depth_charlm_L16"}) {
+  for (const char* name : {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval",
+                           "resharpen_dyck", "resharpen_tomita", "vanishing_variance_argmax",
+                           "vanishing_variance_dict", "depth_charlm_L16"}) {
     SCOPED_TRACE(name);
     const Experiment quick = read_shipped(name, "quick"), full = read_shipped(name, "full");
     ASSERT_EQ(quick.variants.size(), full.variants.size());
@@ -493,13 +525,14 @@ TEST(ExperimentFile, DepthStudies) {
       EXPECT_EQ(e.task["name"], "char_lm");
       EXPECT_GE(e.variants[0].model.layers, 16);
       EXPECT_EQ(e.train.min_len, e.train.max_len);
-      EXPECT_EQ(e.eval.lengths, (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len,
-                                                      4 * e.train.max_len}));
+      EXPECT_EQ(e.eval.lengths,
+                (std::vector<int64_t>{e.train.max_len, 2 * e.train.max_len, 4 * e.train.max_len}));
       ASSERT_GT(e.train.eval_every, 0);
       EXPECT_EQ(e.train.steps % e.train.eval_every, 0);
       EXPECT_TRUE(e.probe_depth);
       if (e.train.decay == Decay::wsd) {
-        const int64_t start = wsd_decay_start(e.train.steps, e.train.warmup, e.train.decay_fraction);
+        const int64_t start =
+            wsd_decay_start(e.train.steps, e.train.warmup, e.train.decay_fraction);
         EXPECT_EQ(start % e.train.eval_every, 0) << "no validation point at the decay's start";
         EXPECT_GE(e.train.steps / e.train.eval_every, 6);
       } else {
