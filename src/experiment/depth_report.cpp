@@ -29,9 +29,8 @@ using report::read_csv;
 // sublayers for an additive scheme).
 void probe_run(const Experiment& e, const Variant& v, const fs::path& dir, int block_size) {
   auto task = make_task_from_json(e.task);
-  LoadedParams loaded = load_param_file(dir / "final" / kModelFile, &v.model);
-  Model<float> model(loaded.config);
-  model.params() = std::move(loaded.values);
+  const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
+  Model<float>& model = *loaded;
   const int64_t n = e.probe_length > 0 ? e.probe_length : e.train.max_len;
   Rng rng(e.eval.seed);
   const Batch batch = task->make_batch(n, e.probe_batch, rng, /*validation=*/true);

@@ -32,9 +32,8 @@ using report::read_csv;
 // RUN/probe_dilution.csv (the marker).
 void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   auto task = make_task_from_json(e.task);
-  LoadedParams loaded = load_param_file(dir / "final" / kModelFile, &v.model);
-  Model<float> model(loaded.config);
-  model.params() = std::move(loaded.values);
+  const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
+  Model<float>& model = *loaded;
   DilutionConfig dc;
   dc.samples = e.probe_samples;
   dc.seed = e.eval.seed;

@@ -42,9 +42,8 @@ std::string num(double v) {
 // RUN/probe_variance_task{_fit,_hist}.csv, then RUN/probe_variance_task.csv (the marker).
 void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   auto task = make_task_from_json(e.task);
-  LoadedParams loaded = load_param_file(dir / "final" / kModelFile, &v.model);
-  Model<float> model(loaded.config);
-  model.params() = std::move(loaded.values);
+  const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
+  Model<float>& model = *loaded;
   VarianceConfig vc;
   vc.sweep.lengths = e.probe_lengths;
   vc.sweep.samples = e.probe_samples;

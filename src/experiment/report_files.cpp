@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/checkpoint.hpp"
+#include "normlab/experiment.hpp"
 
 namespace normlab::report {
 namespace fs = std::filesystem;
@@ -61,6 +63,13 @@ std::string cell(const CsvRow& row, const std::string& key) {
 void append_summary(const fs::path& out, const std::string& markdown) {
   const fs::path summary = out / "summary.md";
   write_file_atomic(summary, (fs::exists(summary) ? read_file(summary) : std::string()) + markdown);
+}
+
+std::unique_ptr<Model<float>> load_final_model(const Variant& v, const std::filesystem::path& run) {
+  LoadedParams loaded = load_param_file(run / "final" / kModelFile, &v.model);
+  auto model = std::make_unique<Model<float>>(loaded.config);
+  model->params() = std::move(loaded.values);
+  return model;
 }
 
 }  // namespace normlab::report

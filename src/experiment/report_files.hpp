@@ -1,11 +1,18 @@
 // Reading probe files back and appending to summary.md, shared by the study reports
-// (depth_report.cpp, features_report.cpp, dilution_report.cpp).
+// (depth_report.cpp, features_report.cpp, dilution_report.cpp, bridge_report.cpp).
 #pragma once
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "normlab/model.hpp"
+
+namespace normlab {
+struct Variant;
+}
 
 namespace normlab::report {
 
@@ -19,6 +26,10 @@ double number(const CsvRow& row, const std::string& key);
 
 // The cell, or "" when absent.
 std::string cell(const CsvRow& row, const std::string& key);
+
+// The final raw weights of a finished run of variant `v` (RUN/final), checked against the
+// variant's model config: what every probe of a study's runs starts from.
+std::unique_ptr<Model<float>> load_final_model(const Variant& v, const std::filesystem::path& run);
 
 // Appends `markdown` to OUT/summary.md (written just before by collect_results), atomically.
 void append_summary(const std::filesystem::path& out, const std::string& markdown);
