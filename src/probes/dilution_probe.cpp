@@ -10,6 +10,7 @@
 
 #include "normlab/errors.hpp"
 #include "normlab/probes/probe_input.hpp"
+#include "probes/running_moments.hpp"
 
 namespace normlab {
 namespace {
@@ -49,17 +50,6 @@ void unembed(const float* U, const float* scale, const float* y, int V, int D, d
     out[j] = scale != nullptr ? s * scale[j] : s;
   }
 }
-
-struct Moments {
-  int64_t n = 0;
-  double mean = 0, m2 = 0;
-  void add(double x) {
-    ++n;
-    const double d = x - mean;
-    mean += d / n;
-    m2 += d * (x - mean);
-  }
-};
 
 }  // namespace
 
@@ -141,7 +131,7 @@ DilutionResult run_dilution_probe(Model<float>& model, const Task& task, Dilutio
     const auto t0 = std::chrono::steady_clock::now();
     const int64_t T = task.sequence_length(s);
     Rng rng(config.seed ^ (static_cast<uint64_t>(s) * 0x9e3779b97f4a7c15ULL));
-    std::vector<Moments> m(sites.size());
+    std::vector<RunningMoments> m(sites.size());
     for (int64_t done = 0; done < config.samples; done += kSequencesPerCall) {
       const int64_t B = std::min(kSequencesPerCall, config.samples - done);
       const Batch batch = input.make_batch(s, B, rng);

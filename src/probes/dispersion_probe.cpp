@@ -8,6 +8,7 @@
 
 #include "core/parallel.hpp"
 #include "normlab/probes/attention_stats.hpp"
+#include "probes/running_moments.hpp"
 
 namespace normlab {
 namespace {
@@ -20,23 +21,8 @@ nlohmann::json num_json(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 
-// Running mean and M2 (Welford), fed in a fixed order.
-struct Running {
-  int64_t n = 0;
-  double mean = 0, m2 = 0;
-  void add(double x) {
-    ++n;
-    const double d = x - mean;
-    mean += d / n;
-    m2 += d * (x - mean);
-  }
-  double sd() const {
-    return n > 1 ? std::sqrt(m2 / (n - 1)) : std::numeric_limits<double>::quiet_NaN();
-  }
-};
-
 struct HeadAcc {
-  Running max_weight, entropy, uniform, uniform_max;
+  RunningMoments max_weight, entropy, uniform, uniform_max;
 };
 
 }  // namespace
