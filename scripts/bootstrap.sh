@@ -5,9 +5,10 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git clang-format
+  clang libfuzzer-14-dev libomp-14-dev
   libgtest-dev libgmock-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
-  libsqlite3-dev sqlite3 libopenblas-dev
+  libsqlite3-dev sqlite3 libopenblas-dev zlib1g-dev
   gnuplot-nox
   python3 python3-numpy python3-torch
   fortunes

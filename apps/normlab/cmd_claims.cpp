@@ -17,6 +17,7 @@
 #include "normlab/claims.hpp"
 #include "normlab/claims_ledger.hpp"
 #include "normlab/errors.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 namespace fs = std::filesystem;
@@ -85,7 +86,8 @@ void add_claims_command(CLI::App& app) {
       ->check(CLI::IsMember({"quick", "full"}));
   run->add_option("--paper", o->paper, "Only this paper's claims (arXiv id)");
   run->add_option("--claim", o->claim, "Only this claim (its id)");
-  run->add_option("--out", *out, "Output folder (default results/claims-TIER)");
+  run->add_option("--out", *out, "Output folder (default results/claims-TIER)")
+      ->check(non_empty_path());
   run->add_option("--jobs", o->jobs, "Runs at a time inside each study (default: the file's)")
       ->check(CLI::Range(1, 256));
   auto run_dir = std::make_shared<std::string>("claims");

@@ -15,6 +15,7 @@
 #include "core/parallel.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/evaluator.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 namespace {
@@ -79,11 +80,13 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--weights", o->weights, "Which weights of a run")
       ->check(CLI::IsMember({"raw", "ema", "bema"}))
       ->capture_default_str();
-  cmd->add_option("--out", o->out,
-                  "Output prefix for .csv and .json (default: beside the weights)");
+  cmd->add_option("--out", o->out, "Output prefix for .csv and .json (default: beside the weights)")
+      ->check(non_empty_path());
   cmd->add_option("--task", o->task, "Task name (needed for a checkpoint that is not a run)");
   cmd->add_option("--task-param", o->task_params, "Task parameter KEY=VALUE (repeatable)");
-  cmd->add_option("--seed", o->seed, "Evaluation data seed")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Evaluation data seed")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

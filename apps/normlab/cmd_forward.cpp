@@ -1,10 +1,14 @@
 // `normlab forward`: logits of one token sequence, as JSON {"logits": [[V values], ...]}.
+#include <fmt/format.h>
+
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "token_list.hpp"
 
@@ -22,6 +26,14 @@ void add_forward_command(CLI::App& app) {
     const int64_t T = static_cast<int64_t>(ids.size());
     const float* logits = model->forward(ids.data(), 1, T);
     const int V = model->config().vocab;
+    for (int64_t i = 0; i < T * V; ++i) {
+      if (!std::isfinite(logits[i])) {
+        throw InputError(
+            fmt::format("{}: the logits are not finite (NaN or Inf): the weights "
+                        "overflow float32 arithmetic",
+                        *checkpoint));
+      }
+    }
     nlohmann::json rows = nlohmann::json::array();
     for (int64_t t = 0; t < T; ++t) {
       rows.push_back(std::vector<float>(logits + t * V, logits + (t + 1) * V));

@@ -24,14 +24,16 @@ void add_grads_command(CLI::App& app) {
   auto len = std::make_shared<int64_t>(8);
   auto seed = std::make_shared<uint64_t>(0);
   cmd->add_option("--checkpoint", *checkpoint, "Checkpoint directory")->required();
-  cmd->add_option("--out", *out, "Output .safetensors file")->required();
+  cmd->add_option("--out", *out, "Output .safetensors file")->required()->check(non_empty_path());
   cmd->add_option("--batch", *batch, "Sequences B")
       ->check(integer_in(1, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--seq-len", *len, "Sequence length T")
       ->check(integer_in(2, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--seed", *seed, "Seed of the random batch")->capture_default_str();
+  cmd->add_option("--seed", *seed, "Seed of the random batch")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->callback([=] {
     auto model = load_checkpoint(*checkpoint);
     const int V = model->config().vocab;

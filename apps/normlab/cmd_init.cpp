@@ -5,6 +5,7 @@
 #include "model_options.hpp"
 #include "normlab/checkpoint.hpp"
 #include "normlab/model.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -14,8 +15,12 @@ void add_init_command(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(0);
   auto out = std::make_shared<std::string>();
   add_model_options(cmd, *opts);
-  cmd->add_option("--seed", *seed, "Random seed of the initialization")->capture_default_str();
-  cmd->add_option("--out", *out, "Checkpoint directory to write")->required();
+  cmd->add_option("--seed", *seed, "Random seed of the initialization")
+      ->check(seed_value())
+      ->capture_default_str();
+  cmd->add_option("--out", *out, "Checkpoint directory to write")
+      ->required()
+      ->check(non_empty_path());
   cmd->callback([opts, seed, out] {
     const ModelConfig config = resolve_model_options(*opts);
     Model<float> model(config);

@@ -16,6 +16,7 @@
 #include "normlab/particles/simulation.hpp"
 #include "normlab/plot.hpp"
 #include "particles_bridge.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -216,6 +217,7 @@ void add_particles_command(CLI::App& app) {
   cmd->add_option("--r0", c.r0, "initial radius of every token")->capture_default_str();
   cmd->add_option("--delta", c.delta, "cone: half-angle in radians")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the initial state and random Q, K, V")
+      ->check(seed_value())
       ->capture_default_str();
   cmd->add_option("--qkv", o->qkv, "identity, kaiming, gaussian or file")->capture_default_str();
   cmd->add_option("--qkv-file", c.qkv_file, "text array (heads, 3, d, d): Q, K, V per head");

@@ -261,12 +261,13 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
                   dilution ? "Task (set_complement; needed for a checkpoint that is not a run)"
                            : "Task of --input task (needed for a checkpoint that is not a run)");
   cmd->add_option("--task-param", o.task_params, "Task parameter KEY=VALUE (repeatable)");
-  cmd->add_option("--seed", o.seed, "Input seed")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Input seed")->check(seed_value())->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads")
       ->check(integer_in(1, 256))
       ->capture_default_str();
   cmd->add_option("--out", o.out,
-                  "Output prefix (default: beside the weights, probe_KIND[_WEIGHTS][_task])");
+                  "Output prefix (default: beside the weights, probe_KIND[_WEIGHTS][_task])")
+      ->check(non_empty_path());
   cmd->add_flag("--no-plot", o.no_plot, "Write no PNG");
   if (dilution) return;
   cmd->add_option("--max-memory", o.max_memory_mib,

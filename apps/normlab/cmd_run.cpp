@@ -18,6 +18,7 @@
 #include "normlab/experiment_overrides.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/toml_reader.hpp"
+#include "validators.hpp"
 
 #include <toml++/toml.h>
 
@@ -80,7 +81,8 @@ void add_run_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--out", *out,
                   "Results folder (default results/NAME, results/NAME-TIER with tiers, "
-                  "then __KEY=VALUE per --set)");
+                  "then __KEY=VALUE per --set)")
+      ->check(non_empty_path());
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
       ->check(CLI::Range(1, 256));
   cmd->callback([=] {

@@ -13,6 +13,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "normlab/train_step.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -27,7 +28,9 @@ void add_train_steps_command(CLI::App& app) {
   auto threads = std::make_shared<int>(1);
   auto adam = std::make_shared<AdamWConfig>();
   cmd->add_option("--checkpoint", *checkpoint, "Checkpoint directory to start from")->required();
-  cmd->add_option("--out", *out, "Checkpoint directory to write")->required();
+  cmd->add_option("--out", *out, "Checkpoint directory to write")
+      ->required()
+      ->check(non_empty_path());
   cmd->add_option("--steps", *steps, "Optimizer steps")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
@@ -37,7 +40,9 @@ void add_train_steps_command(CLI::App& app) {
   cmd->add_option("--seq-len", *len, "Sequence length")
       ->check(CLI::Range(2, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--seed", *seed, "Seed of the random tokens")->capture_default_str();
+  cmd->add_option("--seed", *seed, "Seed of the random tokens")
+      ->check(seed_value())
+      ->capture_default_str();
   cmd->add_option("--threads", *threads, "Threads")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

@@ -15,20 +15,20 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
   cmd->add_option("--norm", o.norm, "Norm kind (default rmsnorm; l2 for ngpt)")
       ->check(CLI::IsMember(norm_kind_names()));
   cmd->add_option("--vocab", c.vocab, "Vocabulary size V")
-      ->check(integer_in(2, 1 << 20))
+      ->check(integer_in(limits::vocab))
       ->capture_default_str();
   cmd->add_option("--width", c.width, "Model width D")
-      ->check(integer_in(1, 1 << 16))
+      ->check(integer_in(limits::width))
       ->capture_default_str();
   cmd->add_option("--heads", c.heads, "Attention heads H (must divide D)")
-      ->check(integer_in(1, 1 << 12))
+      ->check(integer_in(limits::heads))
       ->capture_default_str();
   cmd->add_option("--layers", c.layers, "Number of blocks L")
-      ->check(integer_in(1, 1 << 12))
+      ->check(integer_in(limits::layers))
       ->capture_default_str();
   cmd->add_flag("--mlp,!--no-mlp", c.mlp, "MLP sublayer in each block (default on)");
   cmd->add_option("--mlp-mult", c.mlp_mult, "MLP hidden width multiplier")
-      ->check(integer_in(1, 64))
+      ->check(integer_in(limits::mlp_mult))
       ->capture_default_str();
   cmd->add_option("--activation", o.activation, "MLP activation")
       ->check(CLI::IsMember({"gelu", "relu"}))
@@ -37,7 +37,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
       ->check(CLI::IsMember(pos_encoding_names()))
       ->capture_default_str();
   cmd->add_option("--max-len", c.max_len, "Longest sequence for learned positions")
-      ->check(integer_in(1, 1 << 24))
+      ->check(integer_in(limits::max_len))
       ->capture_default_str();
   cmd->add_flag("--causal,!--bidirectional", c.causal,
                 "Causal (default) or bidirectional attention");

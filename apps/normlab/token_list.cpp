@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "normlab/errors.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab::cli {
 
@@ -25,8 +26,8 @@ std::vector<int32_t> parse_token_list(const std::string& text) {
     int32_t value = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (ec != std::errc() || ptr != item.data() + item.size() || value < 0) {
-      throw UsageError(
-          fmt::format("--tokens: '{}' is not a token id (a non-negative integer)", item));
+      throw UsageError(fmt::format("--tokens: '{}' is not a token id (a non-negative integer)",
+                                   printable(item)));
     }
     tokens.push_back(value);
     i = j;

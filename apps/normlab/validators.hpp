@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "normlab/value_ranges.hpp"
+
 namespace normlab::cli {
 
 // An integer (decimal, the whole argument) in [lo, hi].
@@ -30,6 +32,10 @@ inline CLI::Validator integer_in(int64_t lo, int64_t hi) {
       fmt::format("INT in [{} - {}]", lo, hi));
 }
 
+inline CLI::Validator integer_in(IntRange range) {
+  return integer_in(range.min, range.max);
+}
+
 // Any value of an int option (the whole argument; range checks come later, in validate()).
 inline CLI::Validator integer() {
   return CLI::Validator(
@@ -41,6 +47,28 @@ inline CLI::Validator integer() {
         return fmt::format("'{}' is not an integer", s);
       },
       "");  // help already shows the type
+}
+
+// A seed: an unsigned decimal integer from 0 to 2^64 - 1, no sign (CLI11 alone would wrap
+// "-1" to 2^64 - 1).
+inline CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size()) return "";
+        return fmt::format("'{}' is not a seed; allowed: an integer from 0 to {}", s, UINT64_MAX);
+      },
+      "");
+}
+
+// A path that names something: an empty --out would write into the current directory.
+inline CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return s.empty() ? "an empty path; allowed: a file or folder name" : "";
+      },
+      "");
 }
 
 // A finite real number (the whole argument).

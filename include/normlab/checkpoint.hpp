@@ -38,6 +38,9 @@ struct LoadedParams {
 // config must equal it. Throws InputError "PATH: problem".
 LoadedParams load_param_file(const std::filesystem::path& path,
                              const ModelConfig* expected = nullptr);
+// The same on the file's bytes in memory; `source` names them in messages.
+LoadedParams parse_param_file(const std::string& bytes, const std::string& source,
+                              const ModelConfig* expected = nullptr);
 
 // DIR/model.safetensors.
 void save_checkpoint(const std::filesystem::path& dir, const Model<float>& model);

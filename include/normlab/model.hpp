@@ -66,6 +66,9 @@ using SublayerObserver = std::function<void(const SublayerTrace<T>&)>;
 template <typename T>
 class Model {
  public:
+  // Validates the config, lays out the parameters and allocates them and their gradients.
+  // Throws UsageError, before allocating, when those two buffers would not fit in the memory
+  // this machine has available (the message gives the estimate).
   explicit Model(const ModelConfig& config);
   ~Model();
   Model(const Model&) = delete;
@@ -144,7 +147,10 @@ class Model {
  private:
   struct Workspace;
   struct EvalWorkspace;
-
+  struct LayoutOnly {};
+  // Validates and lays out the parameters without allocating them (param_layout_of).
+  Model(const ModelConfig& config, LayoutOnly);
+  friend ParamLayout param_layout_of(const ModelConfig& config);
   void build_layout();
   void ensure_workspace(int64_t batch, int64_t len);
   void check_tokens(const int32_t* tokens, int64_t batch, int64_t len, int fields) const;
@@ -186,6 +192,17 @@ class Model {
   std::unique_ptr<Workspace> ws_;
   std::unique_ptr<EvalWorkspace> eval_;
 };
+
+// The parameter layout a config implies (names, shapes, offsets), without allocating any
+// parameter: how a checkpoint's tensor table is checked before a model is built. Throws
+// UsageError for an invalid config.
+ParamLayout param_layout_of(const ModelConfig& config);
+
+// An upper bound of the bytes a forward and backward pass over `batch` sequences of `len`
+// tokens allocate (workspaces and logits) with values of `value_bytes` bytes; checked before
+// the workspaces are allocated, and by experiment files before any run starts.
+double activation_bytes_estimate(const ModelConfig& config, int64_t batch, int64_t len,
+                                 size_t value_bytes);
 
 extern template class Model<float>;
 extern template class Model<double>;

@@ -4,11 +4,14 @@
 // that any number can be traced back to the model that produced it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "normlab/value_ranges.hpp"
 
 namespace normlab {
 
@@ -58,6 +61,21 @@ struct NormPlacement {
   SlotNorm out;           // N on f's output, before the residual add
   SlotNorm post;          // N after the residual add
 };
+
+// The ranges of ModelConfig's integer fields: validate(), the TOML and JSON readers and the
+// command line all check these, before any value is narrowed to int. The upper bounds keep a
+// config's arithmetic far from overflow; whether a model fits in memory is checked separately
+// (normlab/memory_budget.hpp).
+namespace limits {
+inline constexpr IntRange vocab{2, 1 << 20};
+inline constexpr IntRange width{1, 1 << 16};
+inline constexpr IntRange heads{1, 1 << 12};
+inline constexpr IntRange layers{1, 1 << 12};
+inline constexpr IntRange mlp_mult{1, 64};
+inline constexpr IntRange max_len{1, 1 << 24};
+inline constexpr IntRange mix_layers{0, 1 << 12};  // and at most `layers`
+inline constexpr IntRange block_size{1, 1 << 13};  // sublayers per block
+}  // namespace limits
 
 struct ModelConfig {
   int vocab = 16;                            // V: vocabulary size
@@ -110,7 +128,8 @@ std::vector<std::string> scheme_names();
 std::vector<std::string> norm_kind_names();
 std::vector<std::string> pos_encoding_names();
 
-// Throws UsageError for an invalid config, saying what is allowed.
+// Throws UsageError for an invalid config, saying what is allowed: integers in their ranges
+// (limits above), every real finite and in its range.
 void validate(const ModelConfig& config);
 
 // The display name of the scheme including its parameter and any placement override: "mix(2)",

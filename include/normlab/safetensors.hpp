@@ -24,14 +24,22 @@ struct SafeTensor {
 struct SafetensorsFile {
   std::map<std::string, std::string> metadata;
   std::vector<SafeTensor> tensors;  // in file order
+  uint32_t data_crc32 = 0;          // CRC-32 (zlib) of the data section, set by the reader
   const SafeTensor* find(const std::string& name) const;
 };
 
 // Writes atomically. Tensor data sizes must match their shapes.
 void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file);
 
-// Reads and validates the container: size, header length, JSON, dtypes, shapes, offsets,
-// non-finite values. Throws InputError "PATH: problem".
+// CRC-32 (zlib's) of the tensors' data in order: the data section write_safetensors writes.
+uint32_t data_crc32(const std::vector<SafeTensor>& tensors);
+
+// Reads and validates the container (docs/checkpoint.md, "What loading checks"): a regular
+// file; the header length within the file and ending 8-byte aligned; JSON without duplicate
+// keys; dtype F32; shapes; offsets that tile the data section exactly (sorted, contiguous, no
+// overlap, no gap, nothing trailing); no NaN or Inf. Throws InputError "PATH: problem".
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
+// The same checks on bytes in memory; `source` names them in messages (the fuzz harness).
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source);
 
 }  // namespace normlab

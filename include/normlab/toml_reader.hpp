@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "normlab/value_ranges.hpp"
+
 namespace toml {
 inline namespace v3 {
 class table;
@@ -30,8 +32,12 @@ class TomlSection {
   bool has(const std::string& key) const;
 
   std::string get_string(const std::string& key, const std::string& fallback);
+  // Numbers must be finite (TOML also spells inf and nan); with a range, inside it.
   double get_double(const std::string& key, double fallback);
+  double get_double(const std::string& key, double fallback, const RealRange& range);
   int64_t get_int(const std::string& key, int64_t fallback);
+  // An integer in [min, max]: a value outside is an error, never truncated.
+  int64_t get_int(const std::string& key, int64_t fallback, const IntRange& range);
   bool get_bool(const std::string& key, bool fallback);
   std::vector<int64_t> get_int_list(const std::string& key, const std::vector<int64_t>& fallback);
   std::vector<double> get_double_list(const std::string& key, const std::vector<double>& fallback);
@@ -66,7 +72,8 @@ class TomlSection {
   std::set<std::string> known_;
 };
 
-// Parses a TOML file; a syntax error becomes an InputError "FILE:LINE:COL: description".
+// Parses a TOML file (a regular file only: a FIFO or device is refused, not read); a syntax
+// error becomes an InputError "FILE:LINE:COL: description".
 // The returned table must outlive every TomlSection made from it.
 std::shared_ptr<toml::table> parse_toml_file(const std::filesystem::path& path);
 

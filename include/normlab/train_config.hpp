@@ -9,10 +9,31 @@
 #include "normlab/adamw.hpp"
 #include "normlab/averaging.hpp"
 #include "normlab/schedule.hpp"
+#include "normlab/value_ranges.hpp"
 
 namespace normlab {
 
 class TomlSection;
+
+// The allowed ranges of TrainConfig's fields, checked by the TOML and the JSON reader.
+namespace train_limits {
+inline constexpr int64_t kHuge = 1'000'000'000'000;  // far beyond any run, far from overflow
+inline constexpr IntRange steps{1, kHuge};
+inline constexpr IntRange batch{1, 1 << 20};
+inline constexpr IntRange length{1, 1 << 24};
+inline constexpr IntRange warmup{0, kHuge};
+inline constexpr IntRange period{1, kHuge};  // checkpoint_every, log_every, averaging every
+inline constexpr IntRange start{0, kHuge};   // averaging start, eval_every (0 = off)
+inline constexpr IntRange threads{1, 256};
+inline constexpr IntRange eval_batches{1, 1 << 20};
+inline constexpr IntRange eval_length{0, 1 << 24};  // 0 = the longest training length
+inline constexpr RealRange positive{0, kUnbounded, false, false};    // lr, eps, rho
+inline constexpr RealRange nonnegative{0, kUnbounded, true, false};  // weight decay, clip,
+                                                                     // kappa, eta, gamma
+inline constexpr RealRange adam_beta{0, 1, true, false};
+inline constexpr RealRange ratio{0, 1, true, true};            // min_lr_ratio
+inline constexpr RealRange decay_fraction{0, 1, false, true};  // wsd
+}  // namespace train_limits
 
 struct TrainConfig {
   int64_t steps = 2000;            // optimizer steps

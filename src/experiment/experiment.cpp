@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "normlab/errors.hpp"
+#include "normlab/memory_budget.hpp"
+#include "normlab/model.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/task.hpp"
 #include "normlab/toml_reader.hpp"
 
@@ -14,6 +18,14 @@ namespace {
 Toggle read_toggle(TomlSection& s, const std::string& key, Toggle fallback) {
   const std::string v = s.get_choice(key, to_string(fallback), {"auto", "on", "off"});
   return v == "on" ? Toggle::on : v == "off" ? Toggle::off : Toggle::automatic;
+}
+
+// A name safe to use as one path component: no separators, no "..", no hidden files.
+bool is_plain_file_name(const std::string& name) {
+  if (name.empty() || name.size() > 100 || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+  });
 }
 
 std::string slug_of(const std::string& label) {
@@ -34,28 +46,29 @@ std::string slug_of(const std::string& label) {
 // [[variant]]. Keys present overwrite `c`; absent keys keep its values. vocab comes from the
 // task; scheme comes from each variant (norm here is the default).
 void read_model_keys(TomlSection& s, ModelConfig& c) {
-  c.width = static_cast<int>(s.get_int("width", c.width));
-  c.heads = static_cast<int>(s.get_int("heads", c.heads));
-  c.layers = static_cast<int>(s.get_int("layers", c.layers));
+  constexpr RealRange kPositive{0, kUnbounded, false, false};
+  c.width = static_cast<int>(s.get_int("width", c.width, limits::width));
+  c.heads = static_cast<int>(s.get_int("heads", c.heads, limits::heads));
+  c.layers = static_cast<int>(s.get_int("layers", c.layers, limits::layers));
   c.mlp = s.get_bool("mlp", c.mlp);
-  c.mlp_mult = static_cast<int>(s.get_int("mlp_mult", c.mlp_mult));
+  c.mlp_mult = static_cast<int>(s.get_int("mlp_mult", c.mlp_mult, limits::mlp_mult));
   c.activation =
       parse_activation(s.get_choice("activation", to_string(c.activation), {"gelu", "relu"}));
   c.causal = s.get_bool("causal", c.causal);
   c.pos = parse_pos_encoding(s.get_choice("pos", to_string(c.pos), pos_encoding_names()));
-  c.max_len = static_cast<int>(s.get_int("max_len", c.max_len));
-  c.rope_base = s.get_double("rope_base", c.rope_base);
-  c.beta = s.get_double("beta", c.beta);
+  c.max_len = static_cast<int>(s.get_int("max_len", c.max_len, limits::max_len));
+  c.rope_base = s.get_double("rope_base", c.rope_base, {1, kUnbounded, false, false});
+  c.beta = s.get_double("beta", c.beta, kPositive);
   c.tied = s.get_bool("tied", c.tied);
   c.final_norm = read_toggle(s, "final_norm", c.final_norm);
   c.embed_norm = read_toggle(s, "embed_norm", c.embed_norm);
   c.norm = parse_norm_kind(s.get_choice("norm", to_string(c.norm), norm_kind_names()));
-  c.mix_layers = static_cast<int>(s.get_int("mix_layers", c.mix_layers));
-  c.block_size = static_cast<int>(s.get_int("block_size", c.block_size));
-  c.norm_eps = s.get_double("norm_eps", c.norm_eps);
-  c.init_std = s.get_double("init_std", c.init_std);
+  c.mix_layers = static_cast<int>(s.get_int("mix_layers", c.mix_layers, limits::mix_layers));
+  c.block_size = static_cast<int>(s.get_int("block_size", c.block_size, limits::block_size));
+  c.norm_eps = s.get_double("norm_eps", c.norm_eps, kPositive);
+  c.init_std = s.get_double("init_std", c.init_std, kPositive);
   c.scaled_residual_init = s.get_bool("scaled_init", c.scaled_residual_init);
-  c.ngpt_alpha_init = s.get_double("ngpt_alpha_init", c.ngpt_alpha_init);
+  c.ngpt_alpha_init = s.get_double("ngpt_alpha_init", c.ngpt_alpha_init, kPositive);
   for (const auto& [key, placement] :
        {std::pair{"attn_norms", &c.attn_norms}, std::pair{"mlp_norms", &c.mlp_norms}}) {
     try {
@@ -140,6 +153,12 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
   Experiment e;
   e.file = file;
   e.name = top.get_string("name", std::filesystem::path(file).stem().string());
+  if (!is_plain_file_name(e.name)) {
+    throw UsageError(
+        fmt::format("{}name '{}' must be a plain file name: letters, digits, '_', "
+                    "'-', '.', not starting with '.', at most 100 characters",
+                    top.where("name"), printable(e.name)));
+  }
   top.get_string("description", "");
   top.get_choice("kind", "train", {"train", "particles"});
   const std::vector<std::string> variants = top.get_string_list("schemes", {});
@@ -149,12 +168,17 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
                      "schemes must list at least one scheme, e.g. [\"pre\", \"post\"], or "
                      "the file must have [[variant]] tables");
   }
-  for (int64_t s : top.get_int_list("seeds", {0})) {
+  const std::vector<int64_t> seeds = top.get_int_list("seeds", {0});
+  if (seeds.empty()) throw UsageError(top.where("seeds") + "seeds must list at least one seed");
+  for (int64_t s : seeds) {
     if (s < 0) throw UsageError(top.where("seeds") + "seeds must be non-negative");
+    if (std::count(seeds.begin(), seeds.end(), s) > 1) {
+      throw UsageError(
+          fmt::format("{}seed {} is listed twice; each seed runs once", top.where("seeds"), s));
+    }
     e.seeds.push_back(static_cast<uint64_t>(s));
   }
-  e.jobs = static_cast<int>(top.get_int("jobs", 1));
-  if (e.jobs < 1) throw UsageError(top.where("jobs") + "jobs must be at least 1");
+  e.jobs = static_cast<int>(top.get_int("jobs", 1, {1, 256}));
 
   TomlSection task_section = top.section("task");
   TaskParams params;
@@ -219,9 +243,35 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
     }
   }
 
+  // Every variant must fit in memory when trained, checked before any run starts: parameters,
+  // gradients, two AdamW moments and up to three averaged copies (EMA, BEMA and its start),
+  // and the activations of one batch at the longest training length.
+  for (const Variant& v : e.variants) {
+    const double params = static_cast<double>(param_layout_of(v.model).total());
+    const int64_t tokens = task->sequence_length(e.train.max_len);
+    const double bytes = 7.0 * params * sizeof(float) +
+                         activation_bytes_estimate(v.model, e.train.batch, tokens, sizeof(float));
+    try {
+      check_fits_in_memory(bytes, fmt::format("the parameters, optimizer state and activations "
+                                              "of variant '{}' (batch {}, {} tokens)",
+                                              v.label, e.train.batch, tokens));
+    } catch (const UsageError& err) {
+      throw UsageError(train_section.where("batch") + err.what());
+    }
+  }
+
   TomlSection eval_section = top.section("eval");
   e.eval.lengths = eval_section.get_int_list("lengths", e.eval.lengths);
-  e.eval.samples = eval_section.get_int("samples", e.eval.samples);
+  if (e.eval.lengths.empty()) {
+    throw UsageError(eval_section.where("lengths") + "lengths must list at least one length");
+  }
+  for (int64_t n : e.eval.lengths) {
+    if (std::count(e.eval.lengths.begin(), e.eval.lengths.end(), n) > 1) {
+      throw UsageError(
+          fmt::format("{}length {} is listed twice", eval_section.where("lengths"), n));
+    }
+  }
+  e.eval.samples = eval_section.get_int("samples", e.eval.samples, {1, 1 << 24});
   e.eval.seed =
       static_cast<uint64_t>(eval_section.get_int("seed", static_cast<int64_t>(e.eval.seed)));
   e.eval.max_rows = eval_section.get_int("max_rows", e.eval.max_rows);
@@ -232,8 +282,6 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
                                    eval_section.where("weights"), w));
     }
   }
-  if (e.eval.samples < 1)
-    throw UsageError(eval_section.where("samples") + "samples must be at least 1");
   for (int64_t n : e.eval.lengths) {
     try {
       task->check_length(n);
@@ -251,10 +299,8 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
 
   TomlSection probe_section = top.section("probe");
   e.probe_depth = probe_section.get_bool("depth", false);
-  e.probe_batch = probe_section.get_int("batch", e.probe_batch);
+  e.probe_batch = probe_section.get_int("batch", e.probe_batch, {1, 1 << 20});
   e.probe_length = probe_section.get_int("length", 0);
-  if (e.probe_batch < 1)
-    throw UsageError(probe_section.where("batch") + "batch must be at least 1");
   if (e.probe_length != 0) {
     try {
       task->check_length(e.probe_length);
@@ -273,23 +319,22 @@ nlohmann::json to_json(const Experiment& e) {
   for (const Variant& v : e.variants) {
     variants.push_back({{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}});
   }
-  return nlohmann::json{
-      {"name", e.name},
-      {"file", e.file},
-      {"task", e.task},
-      {"variants", variants},
-      {"seeds", e.seeds},
-      {"train", to_json(e.train)},
-      {"eval",
-       {{"lengths", e.eval.lengths},
-        {"samples", e.eval.samples},
-        {"seed", e.eval.seed},
-        {"max_rows", e.eval.max_rows},
-        {"weights", e.weights}}},
-      {"jobs", e.jobs},
-      {"probe", probe_settings_json(e)},
-      {"tier", e.tier},
-      {"sets", e.sets}};
+  return nlohmann::json{{"name", e.name},
+                        {"file", e.file},
+                        {"task", e.task},
+                        {"variants", variants},
+                        {"seeds", e.seeds},
+                        {"train", to_json(e.train)},
+                        {"eval",
+                         {{"lengths", e.eval.lengths},
+                          {"samples", e.eval.samples},
+                          {"seed", e.eval.seed},
+                          {"max_rows", e.eval.max_rows},
+                          {"weights", e.weights}}},
+                        {"jobs", e.jobs},
+                        {"probe", probe_settings_json(e)},
+                        {"tier", e.tier},
+                        {"sets", e.sets}};
 }
 
 std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,

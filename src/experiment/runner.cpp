@@ -1,9 +1,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -65,8 +67,29 @@ pid_t spawn_run(const fs::path& program, const fs::path& dir) {
 
 }  // namespace
 
+// Holds OUT/.lock for the rest of the process, so a second `normlab run` on the same folder
+// refuses at once instead of racing this one for the same runs. flock is released by the
+// kernel when the process ends, however it ends.
+void lock_results_folder(const fs::path& out) {
+  const fs::path file = out / ".lock";
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw InputError(fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw InputError(
+        fmt::format("{}: another normlab process is working in this folder; wait "
+                    "for it to finish (the same command afterwards finds its runs "
+                    "done)",
+                    out.string()));
+  }
+  // fd stays open on purpose: the lock lives as long as this process.
+}
+
 int run_experiment(const Experiment& e, const StudyOptions& o) {
   fs::create_directories(o.out / "runs");
+  lock_results_folder(o.out);
   write_file_atomic(o.out / "experiment.json", to_json(e).dump(2) + "\n");
   if (fs::exists(e.file)) write_file_atomic(o.out / "experiment.toml", read_file(e.file));
 

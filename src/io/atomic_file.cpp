@@ -36,6 +36,18 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  // Only regular files: a FIFO or a device (/dev/urandom) would block or never end.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st))
+    throw InputError(fmt::format("{}: no such file", path.string()));
+  if (std::filesystem::is_directory(st)) {
+    throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    throw InputError(
+        fmt::format("{}: is not a regular file (a FIFO, device or socket)", path.string()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path.string()));
   std::ostringstream ss;

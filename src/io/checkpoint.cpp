@@ -5,9 +5,13 @@
 #include <new>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
+#include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/safetensors.hpp"
 
 namespace normlab {
@@ -16,6 +20,7 @@ namespace {
 constexpr const char* kConfigKey = "normlab_config";
 constexpr const char* kFormatKey = "normlab_format";
 constexpr const char* kFormatVersion = "1";
+constexpr const char* kChecksumKey = "normlab_data_crc32";  // 8 hex digits; absent in old files
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
@@ -47,15 +52,37 @@ void save_param_file(const std::filesystem::path& path, const ModelConfig& confi
         {t.name, t.shape,
          std::vector<float>(values.begin() + t.offset, values.begin() + t.offset + t.size)});
   }
+  file.metadata[kChecksumKey] = fmt::format("{:08x}", data_crc32(file.tensors));
   write_safetensors(path, file);
 }
 
 LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfig* expected) {
-  const std::string p = path.string();
+  return parse_param_file(read_file(path), path.string(), expected);
+}
+
+LoadedParams parse_param_file(const std::string& bytes, const std::string& source,
+                              const ModelConfig* expected) {
   auto fail = [&](const std::string& problem) {
-    return InputError(fmt::format("{}: {}", p, problem));
+    return InputError(fmt::format("{}: {}", source, problem));
   };
-  SafetensorsFile file = read_safetensors(path);
+  SafetensorsFile file = parse_safetensors(bytes, source);
+  const auto format = file.metadata.find(kFormatKey);
+  if (format == file.metadata.end()) {
+    throw fail(fmt::format("no '{}' in __metadata__: not a normlab checkpoint", kFormatKey));
+  }
+  if (format->second != kFormatVersion) {
+    throw fail(fmt::format("{} is '{}', but this build reads only format {}", kFormatKey,
+                           printable(format->second), kFormatVersion));
+  }
+  if (const auto sum = file.metadata.find(kChecksumKey); sum != file.metadata.end()) {
+    const std::string actual = fmt::format("{:08x}", file.data_crc32);
+    if (sum->second != actual) {
+      throw fail(
+          fmt::format("the data does not match its checksum ({} '{}', data {}): the "
+                      "file is damaged",
+                      kChecksumKey, printable(sum->second), actual));
+    }
+  }
   auto it = file.metadata.find(kConfigKey);
   if (it == file.metadata.end()) {
     throw fail(fmt::format("no model config: __metadata__ has no '{}'", kConfigKey));
@@ -64,7 +91,10 @@ LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfi
   try {
     out.config = model_config_from_json(nlohmann::json::parse(it->second));
   } catch (const nlohmann::json::parse_error& e) {
-    throw fail(fmt::format("the model config in __metadata__ is not valid JSON ({})", e.what()));
+    throw fail(
+        fmt::format("the model config in __metadata__ is not valid JSON (syntax error at "
+                    "byte {})",
+                    e.byte));
   } catch (const InputError& e) {
     throw fail(e.what());
   }
@@ -74,43 +104,43 @@ LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfi
   }
   out.metadata = file.metadata;
 
-  // The layout the config implies; every tensor must be in the file with its shape. A config
-  // this build cannot construct is a property of the file (exit 1, named), not a usage error.
-  std::unique_ptr<const Model<float>> reference;
+  // The layout the config implies, computed without building a model: every tensor must be in
+  // the file with its shape, and none extra, before anything the size of the model is
+  // allocated. A config this build cannot construct is a property of the file (exit 1, named),
+  // not a usage error.
+  ParamLayout layout;
   try {
-    reference = std::make_unique<const Model<float>>(out.config);
+    layout = param_layout_of(out.config);
   } catch (const UsageError& e) {
     throw fail(fmt::format("the stored model config cannot be built: {}", e.what()));
-  } catch (const std::bad_alloc&) {
-    throw fail(
-        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
-                    "to allocate",
-                    out.config.vocab, out.config.width, out.config.layers));
-  } catch (const std::length_error&) {
-    throw fail(
-        fmt::format("the stored model config (vocab {}, width {}, layers {}) is too large "
-                    "to allocate",
-                    out.config.vocab, out.config.width, out.config.layers));
   }
-  const ParamLayout& layout = reference->layout();
-  out.values.assign(layout.total(), 0.0f);
+  // Name lookups through maps: a hostile file may hold many tensors.
+  std::unordered_map<std::string, const SafeTensor*> in_file;
+  for (const SafeTensor& t : file.tensors) in_file[t.name] = &t;
+  std::unordered_set<std::string> expected_names;
   for (const TensorSpec& spec : layout.tensors()) {
-    const SafeTensor* t = file.find(spec.name);
-    if (t == nullptr) {
+    expected_names.insert(spec.name);
+    const auto found = in_file.find(spec.name);
+    if (found == in_file.end()) {
       throw fail(fmt::format("missing tensor '{}' (shape {}) that the stored config needs",
                              spec.name, shape_string(spec.shape)));
     }
-    if (t->shape != spec.shape) {
+    if (found->second->shape != spec.shape) {
       throw fail(fmt::format("tensor '{}' has shape {} but the stored config needs {}", spec.name,
-                             shape_string(t->shape), shape_string(spec.shape)));
+                             shape_string(found->second->shape), shape_string(spec.shape)));
     }
-    std::copy(t->data.begin(), t->data.end(), out.values.begin() + spec.offset);
   }
   for (const SafeTensor& t : file.tensors) {
-    if (layout.find(t.name) == nullptr) {
+    if (!expected_names.contains(t.name)) {
       throw fail(fmt::format("unexpected tensor '{}': the stored config's model has no such tensor",
-                             t.name));
+                             printable(t.name)));
     }
+  }
+  // Every tensor matched, so the values take exactly the file's data bytes.
+  out.values.assign(layout.total(), 0.0f);
+  for (const TensorSpec& spec : layout.tensors()) {
+    const std::vector<float>& data = in_file.at(spec.name)->data;
+    std::copy(data.begin(), data.end(), out.values.begin() + spec.offset);
   }
   return out;
 }

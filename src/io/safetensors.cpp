@@ -2,20 +2,102 @@
 
 #include <fmt/format.h>
 
+#include <zlib.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab {
 namespace {
 
+// "[12, 8]"; a shape of more than 8 dimensions (only a damaged file has one) is cut short.
 std::string shape_string(const std::vector<int64_t>& shape) {
+  if (shape.size() > 8) {
+    return fmt::format("[{}, ... ({} dimensions)]",
+                       fmt::join(shape.begin(), shape.begin() + 8, ", "), shape.size());
+  }
   return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+// zlib's CRC-32 of `crc` continued over n bytes (zlib takes lengths as uInt, so in chunks).
+uint32_t crc32_update(uint32_t crc, const void* p, uint64_t n) {
+  const auto* bytes = static_cast<const Bytef*>(p);
+  uLong c = crc;
+  while (n > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(n, uint64_t(1) << 30));
+    c = crc32(c, bytes, chunk);
+    bytes += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+// One tensor's [begin, end) in the data section.
+struct ByteRange {
+  uint64_t begin, end;
+  std::string name;
+};
+
+// The tensors' byte ranges, sorted by start, must tile the data section exactly: the first
+// starts at 0, each starts where the previous ends, the last ends at the section's end.
+// So no two tensors share a byte, no byte is unused, and nothing trails the data.
+template <typename Fail>
+void check_ranges_tile(std::vector<ByteRange> ranges, uint64_t data_size, Fail fail) {
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
+  uint64_t expected = 0;
+  for (const ByteRange& r : ranges) {
+    if (r.begin < expected) {
+      throw fail(
+          fmt::format("tensor '{}': data_offsets [{}, {}) overlap the previous tensor, "
+                      "which ends at {}",
+                      r.name, r.begin, r.end, expected));
+    }
+    if (r.begin > expected) {
+      throw fail(
+          fmt::format("tensor '{}': data_offsets [{}, {}) leave bytes [{}, {}) unused; "
+                      "tensors must follow each other without gaps",
+                      r.name, r.begin, r.end, expected, r.begin));
+    }
+    expected = r.end;
+  }
+  if (expected != data_size) {
+    throw fail(
+        fmt::format("{} bytes trail the last tensor: the data section has {} bytes but "
+                    "the tensors cover {}",
+                    data_size - expected, data_size, expected));
+  }
+}
+
+// Parses the header JSON, refusing a key that appears twice in one object (nlohmann would keep
+// the last silently). A syntax error names its byte, not the library's message.
+template <typename Fail>
+nlohmann::ordered_json parse_header(const std::string& text, Fail fail) {
+  std::vector<std::set<std::string>> keys_per_object;
+  auto on_event = [&](int /*depth*/, nlohmann::ordered_json::parse_event_t event,
+                      nlohmann::ordered_json& parsed) {
+    using Event = nlohmann::ordered_json::parse_event_t;
+    if (event == Event::object_start) keys_per_object.emplace_back();
+    if (event == Event::object_end) keys_per_object.pop_back();
+    if (event == Event::key && !keys_per_object.back().insert(parsed.get<std::string>()).second) {
+      throw fail(fmt::format("the header holds the key '{}' twice in one object",
+                             printable(parsed.get<std::string>())));
+    }
+    return true;
+  };
+  try {
+    return nlohmann::ordered_json::parse(text, on_event);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw fail(fmt::format("the header is not valid JSON (syntax error at byte {} of {})", e.byte,
+                           text.size()));
+  }
 }
 
 }  // namespace
@@ -59,14 +141,22 @@ void write_safetensors(const std::filesystem::path& path, const SafetensorsFile&
   write_file_atomic(path, out);
 }
 
+uint32_t data_crc32(const std::vector<SafeTensor>& tensors) {
+  uint32_t crc = 0;
+  for (const SafeTensor& t : tensors) {
+    crc = crc32_update(crc, t.data.data(), t.data.size() * sizeof(float));
+  }
+  return crc;
+}
+
 SafetensorsFile read_safetensors(const std::filesystem::path& path) {
-  const std::string p = path.string();
+  return parse_safetensors(read_file(path), path.string());
+}
+
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source) {
   auto fail = [&](const std::string& problem) -> InputError {
-    return InputError(fmt::format("{}: {}", p, problem));
+    return InputError(fmt::format("{}: {}", source, problem));
   };
-  if (!std::filesystem::exists(path)) throw fail("no such file");
-  if (std::filesystem::is_directory(path)) throw fail("is a directory, not a safetensors file");
-  const std::string bytes = read_file(path);
   if (bytes.size() < 8) {
     throw fail(
         fmt::format("truncated: {} bytes, but the header length alone takes 8", bytes.size()));
@@ -77,43 +167,50 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     throw fail(fmt::format("truncated: the header says {} bytes of JSON but only {} follow", n,
                            bytes.size() - 8));
   }
-  nlohmann::ordered_json header;  // ordered: tensors come back in file order
-  try {
-    header = nlohmann::ordered_json::parse(bytes.begin() + 8, bytes.begin() + 8 + n);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw fail(fmt::format("the header is not valid JSON ({})", e.what()));
+  // The data section starts 8-byte aligned (the writer pads the header with spaces).
+  if ((8 + n) % 8 != 0) {
+    throw fail(
+        fmt::format("the header length {} does not end on an 8-byte boundary "
+                    "(8 + length must be a multiple of 8)",
+                    n));
   }
+  const nlohmann::ordered_json header = parse_header(bytes.substr(8, n), fail);
   if (!header.is_object()) throw fail("the header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - n;
   const char* data = bytes.data() + 8 + n;
 
   SafetensorsFile file;
+  std::vector<ByteRange> ranges;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) throw fail("__metadata__ is not a JSON object");
       for (const auto& [k, v] : entry.items()) {
-        if (!v.is_string()) throw fail(fmt::format("__metadata__ value '{}' is not a string", k));
+        if (!v.is_string())
+          throw fail(fmt::format("__metadata__ value '{}' is not a string", printable(k)));
         file.metadata[k] = v.get<std::string>();
       }
       continue;
     }
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") ||
         !entry.contains("data_offsets")) {
-      throw fail(fmt::format("tensor '{}' lacks dtype, shape or data_offsets", name));
+      throw fail(fmt::format("tensor '{}' lacks dtype, shape or data_offsets", printable(name)));
     }
     if (!entry["dtype"].is_string())
-      throw fail(fmt::format("tensor '{}': dtype is not a string", name));
+      throw fail(fmt::format("tensor '{}': dtype is not a string", printable(name)));
     const std::string dtype = entry["dtype"].get<std::string>();
     if (dtype != "F32") {
-      throw fail(fmt::format("tensor '{}' has dtype {}; normlab reads only F32", name, dtype));
+      throw fail(fmt::format("tensor '{}' has dtype {}; normlab reads only F32", printable(name),
+                             printable(dtype)));
     }
     SafeTensor t;
     t.name = name;
     const nlohmann::ordered_json& shape = entry["shape"];
-    if (!shape.is_array()) throw fail(fmt::format("tensor '{}': shape is not a list", name));
+    if (!shape.is_array())
+      throw fail(fmt::format("tensor '{}': shape is not a list", printable(name)));
     for (const auto& d : shape) {
       if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-        throw fail(fmt::format("tensor '{}': shape holds a value that is not a size", name));
+        throw fail(
+            fmt::format("tensor '{}': shape holds a value that is not a size", printable(name)));
       }
       t.shape.push_back(d.get<int64_t>());
     }
@@ -124,8 +221,8 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     } else {
       for (int64_t dim : t.shape) {
         if (count > std::numeric_limits<int64_t>::max() / int64_t(sizeof(float)) / dim) {
-          throw fail(
-              fmt::format("tensor '{}': shape {} is too large", name, shape_string(t.shape)));
+          throw fail(fmt::format("tensor '{}': shape {} is too large", printable(name),
+                                 shape_string(t.shape)));
         }
         count *= dim;
       }
@@ -133,26 +230,31 @@ SafetensorsFile read_safetensors(const std::filesystem::path& path) {
     const nlohmann::ordered_json& off = entry["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() ||
         !off[1].is_number_unsigned()) {
-      throw fail(fmt::format("tensor '{}': data_offsets is not [begin, end]", name));
+      throw fail(fmt::format("tensor '{}': data_offsets is not [begin, end]", printable(name)));
     }
     const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
     if (end < begin || end - begin != static_cast<uint64_t>(count) * sizeof(float)) {
       throw fail(fmt::format("tensor '{}': data_offsets [{}, {}) do not hold shape {} ({} bytes)",
-                             name, begin, end, shape_string(t.shape), count * sizeof(float)));
+                             printable(name), begin, end, shape_string(t.shape),
+                             count * sizeof(float)));
     }
     if (end > data_size) {
       throw fail(
           fmt::format("truncated: tensor '{}' needs bytes up to {} of the data section, "
                       "which has only {}",
-                      name, end, data_size));
+                      printable(name), end, data_size));
     }
+    ranges.push_back({begin, end, printable(name)});
     t.data.resize(count);
     std::memcpy(t.data.data(), data + begin, end - begin);
     for (float v : t.data) {
-      if (!std::isfinite(v)) throw fail(fmt::format("tensor '{}' holds NaN or Inf", name));
+      if (!std::isfinite(v))
+        throw fail(fmt::format("tensor '{}' holds NaN or Inf", printable(name)));
     }
     file.tensors.push_back(std::move(t));
   }
+  check_ranges_tile(ranges, data_size, fail);
+  file.data_crc32 = crc32_update(0, data, data_size);
   return file;
 }
 

@@ -4,7 +4,11 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
+
+#include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab {
 namespace {
@@ -57,7 +61,18 @@ double TomlSection::get_double(const std::string& key, double fallback) {
   const toml::node* node = lookup(key);
   if (node == nullptr) return fallback;
   if (!node->is_number()) type_error(key, "a number");
-  return *node->value<double>();
+  const double v = *node->value<double>();
+  if (!std::isfinite(v)) type_error(key, "a finite number");
+  return v;
+}
+
+double TomlSection::get_double(const std::string& key, double fallback, const RealRange& range) {
+  const double v = get_double(key, fallback);
+  if (!range.contains(v)) {
+    throw UsageError(fmt::format("{}key '{}' in {} must be a number in {} (got {})", where(key),
+                                 key, name_, range.describe(), v));
+  }
+  return v;
 }
 
 int64_t TomlSection::get_int(const std::string& key, int64_t fallback) {
@@ -65,6 +80,15 @@ int64_t TomlSection::get_int(const std::string& key, int64_t fallback) {
   if (node == nullptr) return fallback;
   if (!node->is_integer()) type_error(key, "an integer");
   return *node->value<int64_t>();
+}
+
+int64_t TomlSection::get_int(const std::string& key, int64_t fallback, const IntRange& range) {
+  const int64_t v = get_int(key, fallback);
+  if (!range.contains(v)) {
+    throw UsageError(fmt::format("{}key '{}' in {} must be an integer from {} to {} (got {})",
+                                 where(key), key, name_, range.min, range.max, v));
+  }
+  return v;
 }
 
 bool TomlSection::get_bool(const std::string& key, bool fallback) {
@@ -97,6 +121,7 @@ std::vector<double> TomlSection::get_double_list(const std::string& key,
   std::vector<double> out;
   for (const toml::node& item : *array) {
     if (!item.is_number()) type_error(key, "an array of numbers");
+    if (!std::isfinite(*item.value<double>())) type_error(key, "an array of finite numbers");
     out.push_back(*item.value<double>());
   }
   return out;
@@ -123,7 +148,7 @@ std::string TomlSection::get_choice(const std::string& key, const std::string& f
     if (a == value) return value;
   }
   throw UsageError(fmt::format("{}key '{}' in {} is '{}'; allowed: {}", where(key), key, name_,
-                               value, fmt::join(allowed, ", ")));
+                               printable(value), fmt::join(allowed, ", ")));
 }
 
 TomlSection TomlSection::section(const std::string& key) {
@@ -153,20 +178,19 @@ void TomlSection::finish() const {
     std::string k(key.str());
     if (known_.count(k) == 0) {
       throw UsageError(fmt::format("{}unknown key '{}' in {}; allowed: {}",
-                                   node_location(file_, node), k, name_, fmt::join(known_, ", ")));
+                                   node_location(file_, node), printable(k), name_,
+                                   fmt::join(known_, ", ")));
     }
   }
 }
 
 std::shared_ptr<toml::table> parse_toml_file(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path)) {
-    throw InputError(fmt::format("{}: no such file", path.string()));
-  }
+  const std::string text = read_file(path);  // refuses FIFOs, devices and directories
   try {
-    return std::make_shared<toml::table>(toml::parse_file(path.string()));
+    return std::make_shared<toml::table>(toml::parse(text, path.string()));
   } catch (const toml::parse_error& e) {
     throw InputError(fmt::format("{}:{}:{}: {}", path.string(), e.source().begin.line,
-                                 e.source().begin.column, e.description()));
+                                 e.source().begin.column, printable(e.description(), 200)));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/memory_budget.hpp"
 #include "normlab/rng.hpp"
 
 namespace normlab {
@@ -128,7 +129,18 @@ void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, in
 }  // namespace
 
 template <typename T>
-Model<T>::Model(const ModelConfig& config) : config_(config) {
+Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
+  // Parameters and gradients; workspaces come later, sized by the batch.
+  const double bytes = 2.0 * static_cast<double>(layout_.total()) * sizeof(T);
+  check_fits_in_memory(
+      bytes, fmt::format("the model's {} parameters and their gradients", layout_.total()));
+  params_.assign(layout_.total(), T(0));
+  grads_.assign(layout_.total(), T(0));
+  ws_ = std::make_unique<Workspace>();
+}
+
+template <typename T>
+Model<T>::Model(const ModelConfig& config, LayoutOnly) : config_(config) {
   validate(config_);
   scheme_ = resolve_scheme(config_);
   if (attnres()) {
@@ -141,9 +153,28 @@ Model<T>::Model(const ModelConfig& config) : config_(config) {
     }
   }
   build_layout();
-  params_.assign(layout_.total(), T(0));
-  grads_.assign(layout_.total(), T(0));
-  ws_ = std::make_unique<Workspace>();
+}
+
+double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t len,
+                                 size_t value_bytes) {
+  // An upper bound of what ensure_workspace allocates and the logits take: per attention
+  // sublayer about 12 (N, D) buffers and the (B, H, T, T) probabilities, per MLP sublayer
+  // 4 (N, M) and 8 (N, D), AttnRes mixtures per source, 4 (N, V) for logits and gradients.
+  const double n = static_cast<double>(batch) * static_cast<double>(len);
+  const double d = c.width, layers = c.layers;
+  const double probs = static_cast<double>(batch) * c.heads * static_cast<double>(len) *
+                       static_cast<double>(attention_probs_stride(len));
+  double values = layers * (12.0 * n * d + probs);
+  if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
+  if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
+    values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
+  }
+  values += 4.0 * n * c.vocab + 12.0 * n * d;
+  return values * static_cast<double>(value_bytes);
+}
+
+ParamLayout param_layout_of(const ModelConfig& config) {
+  return Model<float>(config, Model<float>::LayoutOnly{}).layout();
 }
 
 template <typename T>
@@ -333,6 +364,9 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   if (w.batch == batch && w.len == len) return;
   const ModelConfig& c = config_;
   const int64_t N = batch * len, D = c.width, M = c.mlp_hidden();
+  check_fits_in_memory(
+      activation_bytes_estimate(c, batch, len, sizeof(T)),
+      fmt::format("activations for a batch of {} sequences of {} tokens", batch, len));
   w.batch = batch;
   w.len = len;
   if (scheme_.embed_norm) {

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "normlab/errors.hpp"
+#include "normlab/json_fields.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab {
 namespace {
@@ -62,8 +65,8 @@ E parse(const Names<E> (&table)[N], const std::string& s, const char* what) {
   for (const auto& entry : table) {
     if (s == entry.name) return entry.value;
   }
-  throw UsageError(
-      fmt::format("unknown {} '{}'; allowed: {}", what, s, fmt::join(all_names(table), ", ")));
+  throw UsageError(fmt::format("unknown {} '{}'; allowed: {}", what, printable(s),
+                               fmt::join(all_names(table), ", ")));
 }
 
 }  // namespace
@@ -132,18 +135,20 @@ NormPlacement parse_norm_placement(const std::string& s) {
                      : slot_name == "post" ? &p.post
                                            : nullptr;
     if (slot == nullptr) {
-      throw UsageError(
-          fmt::format("norm placement '{}': unknown slot '{}'; {}", s, slot_name, allowed));
+      throw UsageError(fmt::format("norm placement '{}': unknown slot '{}'; {}", printable(s),
+                                   printable(slot_name), allowed));
     }
     if (slot->present) {
-      throw UsageError(fmt::format("norm placement '{}': slot '{}' is given twice", s, slot_name));
+      throw UsageError(
+          fmt::format("norm placement '{}': slot '{}' is given twice", printable(s), slot_name));
     }
     slot->present = true;
     if (colon != std::string::npos) {
       const NormKind kind = parse_norm_kind(item.substr(colon + 1));
       if (kind == NormKind::none) {
         throw UsageError(fmt::format(
-            "norm placement '{}': a slot's kind cannot be none (leave the slot out instead)", s));
+            "norm placement '{}': a slot's kind cannot be none (leave the slot out instead)",
+            printable(s)));
       }
       slot->kind = kind;
     }
@@ -177,19 +182,32 @@ void validate(const ModelConfig& c) {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
   };
-  require(c.vocab >= 2, fmt::format("vocab must be at least 2 (got {})", c.vocab));
-  require(c.width >= 1, fmt::format("width must be at least 1 (got {})", c.width));
-  require(c.heads >= 1, fmt::format("heads must be at least 1 (got {})", c.heads));
+  auto in_range = [&](int64_t value, IntRange r, const char* name) {
+    require(value >= r.min && value <= r.max,
+            fmt::format("{} must be an integer from {} to {} (got {})", name, r.min, r.max, value));
+  };
+  in_range(c.vocab, limits::vocab, "vocab");
+  in_range(c.width, limits::width, "width");
+  in_range(c.heads, limits::heads, "heads");
   require(c.width % c.heads == 0,
           fmt::format("heads must divide width: width {} is not a multiple of heads {}", c.width,
                       c.heads));
-  require(c.layers >= 1, fmt::format("layers must be at least 1 (got {})", c.layers));
-  require(c.mlp_mult >= 1, fmt::format("mlp multiplier must be at least 1 (got {})", c.mlp_mult));
-  require(c.max_len >= 1, fmt::format("max-len must be at least 1 (got {})", c.max_len));
-  require(c.beta > 0, fmt::format("beta must be positive (got {})", c.beta));
-  require(c.norm_eps > 0, fmt::format("norm epsilon must be positive (got {})", c.norm_eps));
-  require(c.init_std > 0, fmt::format("init std must be positive (got {})", c.init_std));
-  require(c.rope_base > 1, fmt::format("rope base must be above 1 (got {})", c.rope_base));
+  in_range(c.layers, limits::layers, "layers");
+  in_range(c.mlp_mult, limits::mlp_mult, "mlp_mult");
+  in_range(c.max_len, limits::max_len, "max_len");
+  if (c.scheme != Scheme::mix) in_range(c.mix_layers, limits::mix_layers, "mix_layers");
+  in_range(c.block_size, limits::block_size, "block_size");
+  // Reals: finite, and positive where the math divides by them or takes their root.
+  auto positive = [&](double value, const char* name) {
+    require(std::isfinite(value) && value > 0,
+            fmt::format("{} must be a finite number above 0 (got {})", name, value));
+  };
+  positive(c.beta, "beta");
+  positive(c.norm_eps, "norm_eps");
+  positive(c.init_std, "init_std");
+  positive(c.ngpt_alpha_init, "ngpt_alpha_init");
+  require(std::isfinite(c.rope_base) && c.rope_base > 1,
+          fmt::format("rope_base must be a finite number above 1 (got {})", c.rope_base));
   if (c.pos == PosEncoding::rope) {
     require(c.head_dim() % 2 == 0,
             fmt::format("rope needs an even head dimension; width {} / heads {} = {}", c.width,
@@ -209,10 +227,6 @@ void validate(const ModelConfig& c) {
             fmt::format("mix(k) needs 0 <= k <= layers; got k = {} with {} layers", c.mix_layers,
                         c.layers));
   }
-  if (c.scheme == Scheme::block_attnres) {
-    require(c.block_size >= 1,
-            fmt::format("block_attnres block size must be at least 1 (got {})", c.block_size));
-  }
   for (const auto& [placement, name] :
        {std::pair{&c.attn_norms, "attn_norms"}, std::pair{&c.mlp_norms, "mlp_norms"}}) {
     if (placement->automatic) continue;
@@ -228,10 +242,6 @@ void validate(const ModelConfig& c) {
   }
   require(c.mlp || c.mlp_norms.automatic,
           fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));
-  if (c.scheme == Scheme::ngpt) {
-    require(c.ngpt_alpha_init > 0,
-            fmt::format("ngpt alpha init must be positive (got {})", c.ngpt_alpha_init));
-  }
 }
 
 nlohmann::json to_json(const ModelConfig& c) {
@@ -266,45 +276,36 @@ nlohmann::json to_json(const ModelConfig& c) {
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
   ModelConfig c;
-  auto field = [&](const char* key) -> const nlohmann::json& {
-    if (!j.is_object() || !j.contains(key)) {
-      throw InputError(fmt::format("model config has no field '{}'", key));
-    }
-    return j.at(key);
-  };
+  const JsonFields f(j, "model config");
   try {
-    c.vocab = field("vocab").get<int>();
-    c.width = field("width").get<int>();
-    c.heads = field("heads").get<int>();
-    c.layers = field("layers").get<int>();
-    c.mlp = field("mlp").get<bool>();
-    c.mlp_mult = field("mlp_mult").get<int>();
-    c.activation = parse_activation(field("activation").get<std::string>());
-    c.causal = field("causal").get<bool>();
-    c.pos = parse_pos_encoding(field("pos").get<std::string>());
-    c.max_len = field("max_len").get<int>();
-    c.rope_base = field("rope_base").get<double>();
-    c.beta = field("beta").get<double>();
-    c.tied = field("tied").get<bool>();
-    c.final_norm = parse_toggle(field("final_norm").get<std::string>());
-    c.embed_norm = parse_toggle(field("embed_norm").get<std::string>());
-    c.scheme = parse_scheme(field("scheme").get<std::string>());
-    c.norm = parse_norm_kind(field("norm").get<std::string>());
-    c.mix_layers = field("mix_layers").get<int>();
-    c.block_size = field("block_size").get<int>();
-    c.norm_eps = field("norm_eps").get<double>();
-    c.init_std = field("init_std").get<double>();
-    c.scaled_residual_init = field("scaled_residual_init").get<bool>();
-    c.ngpt_alpha_init = field("ngpt_alpha_init").get<double>();
+    c.vocab = static_cast<int>(f.integer("vocab", limits::vocab));
+    c.width = static_cast<int>(f.integer("width", limits::width));
+    c.heads = static_cast<int>(f.integer("heads", limits::heads));
+    c.layers = static_cast<int>(f.integer("layers", limits::layers));
+    c.mlp = f.boolean("mlp");
+    c.mlp_mult = static_cast<int>(f.integer("mlp_mult", limits::mlp_mult));
+    c.activation = parse_activation(f.string("activation"));
+    c.causal = f.boolean("causal");
+    c.pos = parse_pos_encoding(f.string("pos"));
+    c.max_len = static_cast<int>(f.integer("max_len", limits::max_len));
+    c.rope_base = f.real("rope_base");
+    c.beta = f.real("beta");
+    c.tied = f.boolean("tied");
+    c.final_norm = parse_toggle(f.string("final_norm"));
+    c.embed_norm = parse_toggle(f.string("embed_norm"));
+    c.scheme = parse_scheme(f.string("scheme"));
+    c.norm = parse_norm_kind(f.string("norm"));
+    c.mix_layers = static_cast<int>(f.integer("mix_layers", limits::mix_layers));
+    c.block_size = static_cast<int>(f.integer("block_size", limits::block_size));
+    c.norm_eps = f.real("norm_eps");
+    c.init_std = f.real("init_std");
+    c.scaled_residual_init = f.boolean("scaled_residual_init");
+    c.ngpt_alpha_init = f.real("ngpt_alpha_init");
     // Checkpoints written before placement overrides existed have neither field: "auto".
-    if (j.contains("attn_norms"))
-      c.attn_norms = parse_norm_placement(j.at("attn_norms").get<std::string>());
-    if (j.contains("mlp_norms"))
-      c.mlp_norms = parse_norm_placement(j.at("mlp_norms").get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("model config has a field of the wrong type: {}", e.what()));
+    if (j.contains("attn_norms")) c.attn_norms = parse_norm_placement(f.string("attn_norms"));
+    if (j.contains("mlp_norms")) c.mlp_norms = parse_norm_placement(f.string("mlp_norms"));
   } catch (const UsageError& e) {
-    throw InputError(fmt::format("model config: {}", e.what()));
+    throw InputError(fmt::format("model config: {}", printable(e.what(), 300)));
   }
   try {
     validate(c);

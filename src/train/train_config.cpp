@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "normlab/errors.hpp"
+#include "normlab/json_fields.hpp"
 #include "normlab/toml_reader.hpp"
 
 namespace normlab {
@@ -47,102 +48,97 @@ nlohmann::json to_json(const TrainConfig& c) {
 }
 
 TrainConfig train_config_from_json(const nlohmann::json& j) {
+  namespace L = train_limits;
   TrainConfig c;
+  const JsonFields f(j, "training config");
+  // A real in its range, or InputError naming the field.
+  auto real = [](const JsonFields& fields, const char* key, const RealRange& range) {
+    const double v = fields.real(key);
+    if (!range.contains(v)) {
+      throw InputError(fmt::format("training config field '{}' must be a number in {} (got {})",
+                                   key, range.describe(), v));
+    }
+    return v;
+  };
+  c.steps = f.integer("steps", L::steps);
+  c.batch = f.integer("batch", L::batch);
+  c.min_len = f.integer("min_len", L::length);
+  c.max_len = f.integer("max_len", L::length);
+  c.warmup = f.integer("warmup", L::warmup);
   try {
-    c.steps = j.at("steps").get<int64_t>();
-    c.batch = j.at("batch").get<int64_t>();
-    c.min_len = j.at("min_len").get<int64_t>();
-    c.max_len = j.at("max_len").get<int64_t>();
-    c.warmup = j.at("warmup").get<int64_t>();
-    c.decay = parse_decay(j.at("schedule").get<std::string>());
-    c.min_lr_ratio = j.at("min_lr_ratio").get<double>();
-    c.decay_fraction = j.value("decay_fraction", c.decay_fraction);
-    c.adam.lr = j.at("lr").get<double>();
-    c.adam.beta1 = j.at("beta1").get<double>();
-    c.adam.beta2 = j.at("beta2").get<double>();
-    c.adam.eps = j.at("eps").get<double>();
-    c.adam.weight_decay = j.at("weight_decay").get<double>();
-    c.adam.clip_norm = j.at("clip").get<double>();
-    const auto& a = j.at("averaging");
-    c.averaging.every = a.at("every").get<int64_t>();
-    c.averaging.start = a.at("start").get<int64_t>();
-    c.averaging.kappa = a.at("kappa").get<double>();
-    c.averaging.eta = a.at("eta").get<double>();
-    c.averaging.rho = a.at("rho").get<double>();
-    c.averaging.gamma = a.at("gamma").get<double>();
-    c.seed = j.at("seed").get<uint64_t>();
-    c.checkpoint_every = j.at("checkpoint_every").get<int64_t>();
-    c.log_every = j.at("log_every").get<int64_t>();
-    c.threads = j.at("threads").get<int>();
-    c.eval_every = j.value("eval_every", c.eval_every);
-    c.eval_batches = j.value("eval_batches", c.eval_batches);
-    c.eval_length = j.value("eval_length", c.eval_length);
-  } catch (const nlohmann::json::exception& e) {
+    c.decay = parse_decay(f.string("schedule"));
+  } catch (const UsageError& e) {
     throw InputError(fmt::format("training config: {}", e.what()));
+  }
+  c.min_lr_ratio = real(f, "min_lr_ratio", L::ratio);
+  if (f.has("decay_fraction")) c.decay_fraction = real(f, "decay_fraction", L::decay_fraction);
+  c.adam.lr = real(f, "lr", L::positive);
+  c.adam.beta1 = real(f, "beta1", L::adam_beta);
+  c.adam.beta2 = real(f, "beta2", L::adam_beta);
+  c.adam.eps = real(f, "eps", L::positive);
+  c.adam.weight_decay = real(f, "weight_decay", L::nonnegative);
+  c.adam.clip_norm = real(f, "clip", L::nonnegative);
+  const JsonFields a = f.object("averaging");
+  c.averaging.every = a.integer("every", L::period);
+  c.averaging.start = a.integer("start", L::start);
+  c.averaging.kappa = real(a, "kappa", L::nonnegative);
+  c.averaging.eta = real(a, "eta", L::nonnegative);
+  c.averaging.rho = real(a, "rho", L::positive);
+  c.averaging.gamma = real(a, "gamma", L::nonnegative);
+  c.seed = f.unsigned_integer("seed");
+  c.checkpoint_every = f.integer("checkpoint_every", L::period);
+  c.log_every = f.integer("log_every", L::period);
+  c.threads = static_cast<int>(f.integer("threads", L::threads));
+  if (f.has("eval_every")) c.eval_every = f.integer("eval_every", L::start);
+  if (f.has("eval_batches")) c.eval_batches = f.integer("eval_batches", L::eval_batches);
+  if (f.has("eval_length")) c.eval_length = f.integer("eval_length", L::eval_length);
+  if (c.min_len > c.max_len) {
+    throw InputError(
+        fmt::format("training config: min_len {} is above max_len {}", c.min_len, c.max_len));
   }
   return c;
 }
 
 TrainConfig read_train_config(TomlSection& s, TrainConfig c) {
-  auto positive = [&](const char* key, int64_t v) {
-    if (v < 1)
-      throw UsageError(fmt::format("{}{} must be at least 1 (got {})", s.where(key), key, v));
-    return v;
-  };
-  c.steps = positive("steps", s.get_int("steps", c.steps));
-  c.batch = positive("batch", s.get_int("batch", c.batch));
+  namespace L = train_limits;
+  c.steps = s.get_int("steps", c.steps, L::steps);
+  c.batch = s.get_int("batch", c.batch, L::batch);
   const std::vector<int64_t> lengths = s.get_int_list("lengths", {c.min_len, c.max_len});
-  if (lengths.size() != 2 || lengths[0] < 1 || lengths[1] < lengths[0]) {
-    throw UsageError(
-        fmt::format("{}lengths must be [min, max] with 1 <= min <= max", s.where("lengths")));
+  if (lengths.size() != 2 || !L::length.contains(lengths[0]) || !L::length.contains(lengths[1]) ||
+      lengths[1] < lengths[0]) {
+    throw UsageError(fmt::format("{}lengths must be [min, max] with 1 <= min <= max <= {}",
+                                 s.where("lengths"), L::length.max));
   }
   c.min_len = lengths[0];
   c.max_len = lengths[1];
-  c.warmup = s.get_int("warmup", c.warmup);
-  if (c.warmup < 0) throw UsageError(s.where("warmup") + "warmup must be at least 0");
+  c.warmup = s.get_int("warmup", c.warmup, L::warmup);
   c.decay = parse_decay(
       s.get_choice("schedule", to_string(c.decay), {"constant", "linear", "cosine", "wsd"}));
-  c.min_lr_ratio = s.get_double("min_lr_ratio", c.min_lr_ratio);
+  c.min_lr_ratio = s.get_double("min_lr_ratio", c.min_lr_ratio, L::ratio);
   if (s.has("decay_fraction") && c.decay != Decay::wsd) {
     throw UsageError(s.where("decay_fraction") +
                      "decay_fraction applies only to schedule = \"wsd\"");
   }
-  c.decay_fraction = s.get_double("decay_fraction", c.decay_fraction);
-  if (!(c.decay_fraction > 0 && c.decay_fraction <= 1)) {
-    throw UsageError(fmt::format("{}decay_fraction must be in (0, 1] (got {})",
-                                 s.where("decay_fraction"), c.decay_fraction));
-  }
-  c.adam.lr = s.get_double("lr", c.adam.lr);
-  if (c.adam.lr <= 0) throw UsageError(s.where("lr") + "lr must be positive");
-  c.adam.beta1 = s.get_double("beta1", c.adam.beta1);
-  c.adam.beta2 = s.get_double("beta2", c.adam.beta2);
-  c.adam.eps = s.get_double("eps", c.adam.eps);
-  c.adam.weight_decay = s.get_double("weight_decay", c.adam.weight_decay);
-  c.adam.clip_norm = s.get_double("clip", c.adam.clip_norm);
-  c.checkpoint_every =
-      positive("checkpoint_every", s.get_int("checkpoint_every", c.checkpoint_every));
-  c.log_every = positive("log_every", s.get_int("log_every", c.log_every));
-  c.threads = static_cast<int>(positive("threads", s.get_int("threads", c.threads)));
-  c.eval_every = s.get_int("eval_every", c.eval_every);
-  if (c.eval_every < 0) {
-    throw UsageError(fmt::format("{}eval_every must be at least 0 (0: no periodic validation)",
-                                 s.where("eval_every")));
-  }
-  c.eval_batches = positive("eval_batches", s.get_int("eval_batches", c.eval_batches));
-  c.eval_length = s.get_int("eval_length", c.eval_length);
-  if (c.eval_length < 0) {
-    throw UsageError(
-        fmt::format("{}eval_length must be at least 0 (0: the longest training length)",
-                    s.where("eval_length")));
-  }
+  c.decay_fraction = s.get_double("decay_fraction", c.decay_fraction, L::decay_fraction);
+  c.adam.lr = s.get_double("lr", c.adam.lr, L::positive);
+  c.adam.beta1 = s.get_double("beta1", c.adam.beta1, L::adam_beta);
+  c.adam.beta2 = s.get_double("beta2", c.adam.beta2, L::adam_beta);
+  c.adam.eps = s.get_double("eps", c.adam.eps, L::positive);
+  c.adam.weight_decay = s.get_double("weight_decay", c.adam.weight_decay, L::nonnegative);
+  c.adam.clip_norm = s.get_double("clip", c.adam.clip_norm, L::nonnegative);
+  c.checkpoint_every = s.get_int("checkpoint_every", c.checkpoint_every, L::period);
+  c.log_every = s.get_int("log_every", c.log_every, L::period);
+  c.threads = static_cast<int>(s.get_int("threads", c.threads, L::threads));
+  c.eval_every = s.get_int("eval_every", c.eval_every, L::start);
+  c.eval_batches = s.get_int("eval_batches", c.eval_batches, L::eval_batches);
+  c.eval_length = s.get_int("eval_length", c.eval_length, L::eval_length);
   TomlSection a = s.section("averaging");
-  c.averaging.every = a.get_int("every", c.averaging.every);
-  if (c.averaging.every < 1) throw UsageError(a.where("every") + "every must be at least 1");
-  c.averaging.start = a.get_int("start", c.averaging.start);
-  c.averaging.kappa = a.get_double("kappa", c.averaging.kappa);
-  c.averaging.eta = a.get_double("eta", c.averaging.eta);
-  c.averaging.rho = a.get_double("rho", c.averaging.rho);
-  c.averaging.gamma = a.get_double("gamma", c.averaging.gamma);
+  c.averaging.every = a.get_int("every", c.averaging.every, L::period);
+  c.averaging.start = a.get_int("start", c.averaging.start, L::start);
+  c.averaging.kappa = a.get_double("kappa", c.averaging.kappa, L::nonnegative);
+  c.averaging.eta = a.get_double("eta", c.averaging.eta, L::nonnegative);
+  c.averaging.rho = a.get_double("rho", c.averaging.rho, L::positive);
+  c.averaging.gamma = a.get_double("gamma", c.averaging.gamma, L::nonnegative);
   a.finish();
   return c;
 }

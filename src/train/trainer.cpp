@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -32,11 +33,34 @@ namespace {
 constexpr const char* kRunFile = "run.json";
 constexpr const char* kMetricsFile = "metrics.jsonl";
 
+bool all_finite(const std::vector<float>& values) {
+  return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
+}
+
+// What a run that diverges after `step` completed steps leaves: its last checkpoint (written
+// every `every` steps, never of non-finite weights), or nothing when none was written yet.
+// When the loss went non-finite, a checkpoint of `step` itself holds the very weights that
+// gave that loss, so it is named as such, not as a good state.
+std::string what_divergence_keeps(int64_t step, int64_t every, bool loss_went_non_finite) {
+  const int64_t last = step - step % every;
+  if (last == 0) {
+    return fmt::format("no checkpoint was kept (the first would have been at step {})", every);
+  }
+  if (loss_went_non_finite && last == step) {
+    return fmt::format(
+        "the checkpoint of step {} is kept, but it holds the weights that gave "
+        "this loss (for inspection, not a good state)",
+        last);
+  }
+  return fmt::format("the checkpoint of step {}, the last good state, is kept", last);
+}
+
 nlohmann::json read_json(const fs::path& path) {
   try {
     return nlohmann::json::parse(read_file(path));
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", path.string(), e.what()));
+    throw InputError(
+        fmt::format("{}: not valid JSON (syntax error at byte {})", path.string(), e.byte));
   }
 }
 
@@ -230,8 +254,11 @@ RunSpec read_run_spec(const fs::path& run_dir) {
     spec.task = j.at("task");
     spec.train = train_config_from_json(j.at("train"));
     if (j.contains("eval")) spec.eval = j.at("eval");
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: {}", file.string(), e.what()));
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(
+        fmt::format("{}: a field is missing or of the wrong type (label, model, "
+                    "task, train, eval)",
+                    file.string()));
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", file.string(), e.what()));
   }
@@ -261,8 +288,11 @@ void evaluate_run(const fs::path& run_dir, bool progress) {
     config.seed = spec.eval.at("seed").get<uint64_t>();
     config.max_rows = spec.eval.at("max_rows").get<int64_t>();
     weights = spec.eval.at("weights").get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}/run.json: eval settings: {}", run_dir.string(), e.what()));
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(
+        fmt::format("{}/run.json: eval settings: lengths, samples, seed, max_rows "
+                    "or weights is missing or of the wrong type",
+                    run_dir.string()));
   }
   set_num_threads(spec.train.threads);
   for (const std::string& w : weights) {
@@ -364,10 +394,15 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
     const double lr = learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay,
                                     tc.min_lr_ratio, tc.decay_fraction);
     const StepResult r = train_step(model, adam, batch, lr, dlogits);
-    if (!std::isfinite(r.loss)) {
+    // The loss of this step is computed before its update, so an update can still leave
+    // non-finite weights: both end the run before anything non-finite is saved.
+    const bool loss_finite = std::isfinite(r.loss);
+    if (!loss_finite || !all_finite(model.params())) {
       out.status = RunStatus::diverged;
-      out.message = fmt::format("loss became {} at step {}; the last good checkpoint is kept",
-                                r.loss, st.step + 1);
+      out.message = fmt::format(
+          "{} at step {}; {}",
+          loss_finite ? "the weights became NaN or Inf" : fmt::format("the loss became {}", r.loss),
+          st.step + 1, what_divergence_keeps(st.step, tc.checkpoint_every, !loss_finite));
       break;
     }
     ++st.step;

@@ -76,8 +76,8 @@ const std::vector<UsageCase> kCases = {
     {"rope_odd_head_dim",
      {"--pos", "rope", "--width", "6", "--heads", "2"},
      {"rope", "even head dimension", "6 / heads 2 = 3"}},
-    {"beta_zero", {"--beta", "0"}, {"beta must be positive", "0"}},
-    {"beta_negative", {"--beta", "-0.5"}, {"beta must be positive", "-0.5"}},
+    {"beta_zero", {"--beta", "0"}, {"beta must be a finite number above 0", "0"}},
+    {"beta_negative", {"--beta", "-0.5"}, {"beta must be a finite number above 0", "-0.5"}},
     {"beta_not_a_number", {"--beta", "warm"}, {"--beta", "warm", "number"}},
     {"width_not_an_integer", {"--width", "3.5"}, {"--width", "3.5", "integer"}},
     {"width_a_word", {"--width", "wide"}, {"--width", "wide", "integer"}},
@@ -88,7 +88,7 @@ const std::vector<UsageCase> kCases = {
     {"unknown_activation", {"--activation", "swish"}, {"--activation", "swish", "gelu", "relu"}},
     {"block_size_zero",
      {"--scheme", "block_attnres", "--block-size", "0"},
-     {"block_attnres", "block size must be at least 1", "0"}},
+     {"block_size must be an integer from 1 to 8192", "got 0"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, InitUsageError, ::testing::ValuesIn(kCases),

@@ -4,6 +4,7 @@
 // valid file) and asserts: exit code 1, not a crash (no signal), nothing on stdout, and exactly
 // one line on stderr that names the file and says what is wrong.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <limits>
@@ -43,8 +44,10 @@ class CheckpointErrors : public ::testing::Test {
     return d;
   }
 
+  // Under a 2 GB address space and a kill guard: a file must never cost more than its size.
   RunResult forward(const std::filesystem::path& d) {
-    return testing::run_normlab({"forward", "--checkpoint", d.string(), "--tokens", "1 2"});
+    return testing::run_normlab({"forward", "--checkpoint", d.string(), "--tokens", "1 2"}, {},
+                                testing::kHostileInputLimits);
   }
 
   // Exit 1, no signal, no stdout, one stderr line holding `names` and every keyword.
@@ -232,15 +235,152 @@ TEST_F(CheckpointErrors, ConfigOfAnotherSchemeNeedsItsTensors) {
 // A config whose parameter count exceeds what a vector can hold (the layout is built by
 // allocating a model): a file error naming the file, not "std::bad_alloc". The size is chosen
 // above vector::max_size(), so it fails before allocating anything on any machine.
+// A config in range but far beyond memory (vocab 2^20 × width 2^16 is 256 GB per matrix):
+// the tensor table is compared with the layout before anything is allocated.
 TEST_F(CheckpointErrors, ConfigTooLargeToAllocate) {
   RawFile f = raw();
   nlohmann::json j = to_json(config_);
-  j["vocab"] = 2147483647;
-  j["width"] = 536870912;  // 2^29: vocab·width ≈ 2^60 per matrix, 1.5·2^61 values in all
+  j["vocab"] = 1 << 20;
+  j["width"] = 1 << 16;
   j["heads"] = 1;
   j["mlp"] = false;
   f.metadata["normlab_config"] = j.dump();
-  expect_file_error(testing::build(f), {"too large to allocate", "width 536870912"});
+  expect_file_error(testing::build(f), {"embed.weight", "[1048576, 65536]"});
+}
+
+// The issue-14 reproducers: one field of the stored config edited, the tensors kept. Every
+// integer is read exactly (no truncation, no bool or float converted) and range-checked
+// before anything is laid out.
+TEST_F(CheckpointErrors, ConfigFieldsAreReadExactly) {
+  struct Case {
+    const char* field;
+    nlohmann::json value;
+    std::vector<std::string> keywords;
+  };
+  const std::vector<Case> cases = {
+      {"layers", 1000000000, {"'layers'", "from 1 to 4096", "1000000000"}},
+      {"max_len", 100000000, {"'max_len'", "100000000"}},
+      {"mlp_mult", 1000000, {"'mlp_mult'", "from 1 to 64", "1000000"}},
+      {"vocab", 4294967312ull, {"'vocab'", "4294967312"}},
+      {"heads", true, {"'heads'", "integer", "true"}},
+      {"block_size", 2.5, {"'block_size'", "integer", "2.5"}},
+      {"mix_layers", -1e308, {"'mix_layers'", "integer"}},
+      {"beta", "1", {"'beta'", "number"}},
+      {"mlp", 1, {"'mlp'", "true or false"}},
+      {"scheme", 3, {"'scheme'", "string"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.field);
+    RawFile f = raw();
+    nlohmann::json j = to_json(config_);
+    j[c.field] = c.value;
+    f.metadata["normlab_config"] = j.dump();
+    expect_file_error(testing::build(f), c.keywords);
+  }
+}
+
+TEST_F(CheckpointErrors, RealsMustBeFiniteAndInRange) {
+  for (const auto& [field, value] : std::vector<std::pair<const char*, double>>{
+           {"beta", 0.0}, {"norm_eps", -1e-5}, {"init_std", 0.0}, {"rope_base", 1.0}}) {
+    SCOPED_TRACE(field);
+    RawFile f = raw();
+    nlohmann::json j = to_json(config_);
+    j[field] = value;
+    f.metadata["normlab_config"] = j.dump();
+    expect_file_error(testing::build(f), {field, "finite number above"});
+  }
+}
+
+TEST_F(CheckpointErrors, HeaderLengthNotAligned) {
+  // The header one byte short of its padding: the data section would start unaligned.
+  std::string bytes = valid_;
+  const uint64_t n = header_length() - 1;
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  expect_file_error(bytes, {"8-byte boundary", std::to_string(n)});
+}
+
+TEST_F(CheckpointErrors, HeaderCutShort) {
+  // A length one 8-byte step short: aligned, but the JSON ends early.
+  std::string bytes = valid_;
+  const uint64_t n = header_length() - 8;
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  expect_file_error(bytes, {"not valid JSON", "syntax error at byte"});
+}
+
+TEST_F(CheckpointErrors, DuplicateKey) {
+  const std::string header = testing::header_json(raw());
+  // A second copy of the first tensor's entry, at the front of the object.
+  const nlohmann::ordered_json h = nlohmann::ordered_json::parse(header);
+  const std::string first =
+      h.contains("__metadata__") ? std::next(h.begin()).key() : h.begin().key();
+  const std::string dup =
+      "{" + nlohmann::json(first).dump() + ":" + h.at(first).dump() + "," + header.substr(1);
+  std::string data;
+  for (const auto& t : raw().tensors) data += t.bytes;
+  expect_file_error(testing::assemble(dup, data), {"key '" + first + "' twice"});
+}
+
+TEST_F(CheckpointErrors, OverlappingTensors) {
+  RawFile f = raw();
+  // The second tensor starts 4 bytes inside the first; the data section loses 4 bytes.
+  uint64_t end0 = f.tensors[0].bytes.size();
+  f.tensors[1].offsets_override =
+      nlohmann::json::array({end0 - 4, end0 - 4 + f.tensors[1].bytes.size()});
+  for (size_t i = 2; i < f.tensors.size(); ++i) {
+    uint64_t begin = 0;
+    for (size_t k = 0; k < i; ++k) begin += f.tensors[k].bytes.size();
+    f.tensors[i].offsets_override =
+        nlohmann::json::array({begin - 4, begin - 4 + f.tensors[i].bytes.size()});
+  }
+  std::string data;
+  for (const auto& t : f.tensors) data += t.bytes;
+  data.resize(data.size() - 4);
+  expect_file_error(testing::assemble(testing::header_json(f), data),
+                    {f.tensors[1].name, "overlap"});
+}
+
+TEST_F(CheckpointErrors, GapBeforeTheFirstTensor) {
+  RawFile f = raw();
+  uint64_t begin = 4;
+  for (auto& t : f.tensors) {
+    t.offsets_override = nlohmann::json::array({begin, begin + t.bytes.size()});
+    begin += t.bytes.size();
+  }
+  std::string data(4, '\0');
+  for (const auto& t : f.tensors) data += t.bytes;
+  expect_file_error(testing::assemble(testing::header_json(f), data),
+                    {f.tensors[0].name, "unused", "[0, 4)"});
+}
+
+TEST_F(CheckpointErrors, TrailingBytes) {
+  expect_file_error(valid_ + std::string(8, '\0'), {"8 bytes trail the last tensor"});
+}
+
+TEST_F(CheckpointErrors, FormatVersionMissingOrUnknown) {
+  RawFile f = raw();
+  f.metadata.erase("normlab_format");
+  expect_file_error(testing::build(f), {"no 'normlab_format'", "not a normlab checkpoint"});
+  f.metadata["normlab_format"] = "7";
+  expect_file_error(testing::build(f), {"normlab_format is '7'", "only format 1"});
+}
+
+// save_checkpoint stores a CRC-32 of the data; one flipped bit of one weight is caught.
+TEST_F(CheckpointErrors, FlippedDataBitFailsTheChecksum) {
+  ASSERT_NE(valid_.find("normlab_data_crc32"), std::string::npos);
+  std::string bytes = valid_;
+  bytes[8 + header_length() + 5] ^= 0x01;
+  expect_file_error(bytes, {"checksum", "damaged"});
+}
+
+TEST_F(CheckpointErrors, FifoAndDeviceAreRefusedNotRead) {
+  const std::filesystem::path fifo_dir = dir_ / "fifo";
+  std::filesystem::create_directories(fifo_dir);
+  ASSERT_EQ(::mkfifo((fifo_dir / kModelFile).c_str(), 0600), 0);
+  expect_error(fifo_dir, (fifo_dir / kModelFile).string(), {"not a regular file"});
+  const std::filesystem::path device_dir = dir_ / "device";
+  std::filesystem::create_directories(device_dir);
+  std::filesystem::create_symlink("/dev/urandom", device_dir / kModelFile);
+  expect_error(device_dir, (device_dir / kModelFile).string(), {"not a regular file"});
 }
 
 // Names come from the file: a control character in one must not break the one-line rule.

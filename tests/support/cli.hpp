@@ -80,11 +80,28 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// Limits for a run of hostile input: the address space (KiB) and a wall-clock guard after
+// which the program is killed. Not a timing assertion: a program that allocates gigabytes or
+// blocks on a FIFO ends by a signal or an exit code above 128, which the test reports.
+struct RunLimits {
+  long address_space_kib = 0;  // 0: unlimited
+  int kill_after_seconds = 0;  // 0: never
+};
+inline constexpr RunLimits kHostileInputLimits{2'000'000, 60};
+
 // `env`: extra environment for the program, e.g. {"OPENBLAS_NUM_THREADS=2"}.
 inline RunResult run_normlab(const std::vector<std::string>& args,
-                             const std::vector<std::string>& env = {}) {
+                             const std::vector<std::string>& env = {},
+                             const RunLimits& limits = {}) {
   TempDir io;
-  std::string cmd = "exec";
+  std::string cmd;
+  if (limits.address_space_kib > 0) {
+    cmd += "ulimit -v " + std::to_string(limits.address_space_kib) + " && ";
+  }
+  cmd += "exec";
+  if (limits.kill_after_seconds > 0) {
+    cmd += " timeout -s KILL " + std::to_string(limits.kill_after_seconds);
+  }
   if (!env.empty()) {
     cmd += " env";
     for (const std::string& e : env) cmd += " " + shell_quote(e);

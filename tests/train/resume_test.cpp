@@ -191,7 +191,10 @@ TEST(Resume, WithoutResumeFlagStartsOver) {
   EXPECT_EQ(metrics_lines(tmp / "run" / "metrics.jsonl").size(), 60u);
 }
 
-TEST(Divergence, NonFiniteLossStopsTheRunAndKeepsTheLastCheckpoint) {
+// lr = 1e30 without norms: the weights after step 1 are finite but so large that the loss of
+// step 2 overflows. The message says exactly what is kept, and the kept checkpoint (the
+// weights of step 1) is refused by forward with one line instead of printing null logits.
+TEST(Divergence, NonFiniteLossStopsTheRunAndSaysWhatIsKept) {
   TempDir tmp;
   RunSpec spec = small_run(Scheme::pre);
   spec.model.norm = NormKind::none;  // nothing bounds the activations
@@ -204,13 +207,37 @@ TEST(Divergence, NonFiniteLossStopsTheRunAndKeepsTheLastCheckpoint) {
   ASSERT_TRUE(r.exited) << r.describe();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("loss became"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the checkpoint of step 1 is kept, but it holds the weights that gave"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(read_run_status(tmp / "run"), RunStatus::diverged);
   EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "final"));
-  // A checkpoint of a finite state is on disk and loads.
   ASSERT_TRUE(std::filesystem::exists(tmp / "run" / "checkpoint" / "model.safetensors"));
   const auto fwd = run_normlab(
       {"forward", "--checkpoint", (tmp / "run" / "checkpoint").string(), "--tokens", "1 2 0"});
-  EXPECT_TRUE(fwd.exited && fwd.exit_code == 0) << fwd.describe();
+  ASSERT_TRUE(fwd.exited) << fwd.describe();
+  EXPECT_EQ(fwd.exit_code, 1) << fwd.describe();
+  EXPECT_EQ(fwd.out, "") << fwd.describe();
+  EXPECT_NE(fwd.err.find("logits are not finite"), std::string::npos) << fwd.describe();
+}
+
+// Diverging before the first checkpoint keeps nothing, and says so.
+TEST(Divergence, BeforeTheFirstCheckpointNothingIsKept) {
+  TempDir tmp;
+  RunSpec spec = small_run(Scheme::pre);
+  spec.model.norm = NormKind::none;
+  spec.train.adam.lr = 1e30;
+  spec.train.adam.clip_norm = 0;
+  spec.train.warmup = 0;
+  spec.train.checkpoint_every = 1000;
+  prepare_run(tmp / "run", spec);
+  const auto r = run_normlab({"train", (tmp / "run").string()});
+  ASSERT_TRUE(r.exited) << r.describe();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no checkpoint was kept (the first would have been at step 1000)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "checkpoint" / "model.safetensors"));
 }
 
 }  // namespace
