@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   toml::table table;
   try {
-    table = toml::parse(text, "fuzz.toml");
+    table = toml::parse(text, std::string_view("fuzz.toml"));
   } catch (const toml::parse_error&) {
     return 0;  // parse_toml_file turns this into an InputError with the line
   }

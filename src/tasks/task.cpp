@@ -125,8 +125,9 @@ std::unique_ptr<Task> make_task_from_json(const nlohmann::json& j) {
 
 nlohmann::json task_to_json(const std::string& name, const TaskParams& params) {
   nlohmann::json j{{"name", name}};
-  for (const auto& [key, value] : params) {
-    std::visit([&](const auto& v) { j[key] = v; }, value);
+  for (const auto& entry : params) {
+    const std::string& key = entry.first;  // clang 14 cannot capture a structured binding
+    std::visit([&](const auto& v) { j[key] = v; }, entry.second);
   }
   return j;
 }
