@@ -33,11 +33,11 @@ std::map<std::string, std::string> ledger_verdicts(const fs::path& file) {
     for (const nlohmann::json& c : j.at("claims")) {
       out[c.at("id").get<std::string>()] = c.at("verdict").get<std::string>();
     }
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const nlohmann::json::exception&) {
     throw InputError(
-        fmt::format("{}: not a claims ledger ({}); expected the claims.json that "
-                    "`normlab claims run` writes",
-                    file.string(), e.what()));
+        fmt::format("{}: not a claims ledger (no claims list with id and verdict strings); "
+                    "expected the claims.json that `normlab claims run` writes",
+                    file.string()));
   }
   return out;
 }

@@ -148,8 +148,11 @@ StudyFacts study_facts(const fs::path& study_dir) {
                                       train.at("decay_fraction").get<double>());
     }
     return f;
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: no usable train section ({})", file.string(), e.what()));
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(
+        fmt::format("{}: no usable train section (max_len, steps, warmup, schedule "
+                    "or decay_fraction is missing or of the wrong type)",
+                    file.string()));
   }
 }
 

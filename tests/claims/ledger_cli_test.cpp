@@ -151,5 +151,19 @@ TEST(ClaimsList, ShippedLedgerReads) {
   EXPECT_NE(r.out.find("2603.15031"), std::string::npos) << r.out;
 }
 
+// A damaged ledger is named in one line without the JSON library's own text.
+TEST(ClaimsList, DamagedLedgerIsOneLineWithoutLibraryText) {
+  TempDir tmp;
+  std::ofstream(tmp / "claims.json") << R"({"claims": [{"id": 3, "verdict": "x"}]})";
+  const auto r =
+      run_normlab({"claims", "list", "--claims", std::string(NORMLAB_SOURCE_DIR) + "/claims",
+                   "--ledger", (tmp / "claims.json").string()});
+  ASSERT_TRUE(r.exited) << r.describe();
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
+  EXPECT_NE(r.err.find("not a claims ledger"), std::string::npos) << r.describe();
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.describe();
+}
+
 }  // namespace
 }  // namespace normlab
