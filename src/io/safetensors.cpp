@@ -246,7 +246,8 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& s
     }
     ranges.push_back({begin, end, printable(name)});
     t.data.resize(count);
-    std::memcpy(t.data.data(), data + begin, end - begin);
+    // An empty tensor's data() may be null, which memcpy must not receive (found by fuzzing).
+    if (end > begin) std::memcpy(t.data.data(), data + begin, end - begin);
     for (float v : t.data) {
       if (!std::isfinite(v))
         throw fail(fmt::format("tensor '{}' holds NaN or Inf", printable(name)));

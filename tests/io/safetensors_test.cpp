@@ -116,5 +116,15 @@ TEST_F(SafetensorsErrors, EntryWithoutShape) {
       std::string::npos);
 }
 
+// A tensor with no values (shape [0], offsets [0, 0]) is a valid container entry; reading it
+// must not hand memcpy a null pointer (UBSan found that by fuzzing).
+TEST(Safetensors, EmptyTensorReadsAsNoValues) {
+  const std::string header = R"({"empty":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})";
+  const SafetensorsFile f = parse_safetensors(testing::assemble(header, ""), "mem");
+  ASSERT_EQ(f.tensors.size(), 1u);
+  EXPECT_EQ(f.tensors[0].shape, std::vector<int64_t>{0});
+  EXPECT_TRUE(f.tensors[0].data.empty());
+}
+
 }  // namespace
 }  // namespace normlab
