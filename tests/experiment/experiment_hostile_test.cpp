@@ -15,6 +15,7 @@
 #include "normlab/experiment.hpp"
 #include "normlab/toml_reader.hpp"
 #include "support/cli.hpp"
+#include "support/experiment_file.hpp"
 
 namespace normlab {
 namespace {
@@ -56,19 +57,9 @@ std::string edited(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
-// The error message of reading `text` as an experiment file, "" when it is valid.
+// The error message of reading `text` as an experiment file (with its path), "" when valid.
 std::string read_error(const std::string& text) {
-  TempDir tmp;
-  const auto path = tmp / "e.toml";
-  std::ofstream(path) << text;
-  try {
-    auto table = parse_toml_file(path);
-    TomlSection top(table.get(), path.string(), "top level");
-    read_experiment(top, path.string());
-    return "";
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
+  return testing::experiment_error(text, nullptr, true);
 }
 
 struct Case {

@@ -16,6 +16,7 @@
 #include "normlab/scheme.hpp"
 #include "normlab/toml_reader.hpp"
 #include "support/cli.hpp"
+#include "support/experiment_file.hpp"
 
 namespace normlab {
 namespace {
@@ -50,20 +51,7 @@ weights = ["raw", "bema"]
 
 // Reads `text` as an experiment file; returns the error message, or "" if it is valid.
 std::string read_error(const std::string& text, Experiment* out = nullptr) {
-  TempDir tmp;
-  const auto path = tmp / "e.toml";
-  std::ofstream(path) << text;
-  try {
-    auto table = parse_toml_file(path);
-    TomlSection top(table.get(), path.string(), "top level");
-    Experiment e = read_experiment(top, path.string());
-    if (out != nullptr) *out = e;
-    return "";
-  } catch (const UsageError& e) {
-    return std::string(e.what()).substr(path.string().size());  // drop the temp path
-  } catch (const InputError& e) {
-    return std::string(e.what()).substr(path.string().size());
-  }
+  return testing::experiment_error(text, out);
 }
 
 TEST(ExperimentFile, ValidFileResolves) {
@@ -398,9 +386,10 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
 
 TEST(ExperimentFile, ProbeSectionIsStrict) {
   std::string err = read_error(std::string(kValid) + "[probe]\ndepht = true\n");
-  EXPECT_NE(err.find("unknown key 'depht' in [probe]; allowed: batch, bridge, depth, dilution, length, "
-                     "lengths, samples, variance"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("unknown key 'depht' in [probe]; allowed: batch, bridge, depth, dilution, length, "
+               "lengths, samples, variance"),
+      std::string::npos)
       << err;
   err = read_error(std::string(kValid) + "[probe]\ndepth = true\nlength = 9\n");
   EXPECT_NE(err.find("length 9 is outside"), std::string::npos) << err;

@@ -17,6 +17,7 @@
 #include "normlab/task.hpp"
 #include "normlab/toml_reader.hpp"
 #include "support/cli.hpp"
+#include "support/experiment_file.hpp"
 
 namespace normlab {
 namespace {
@@ -55,18 +56,7 @@ int lines_of(const std::string& text) {
 
 // Reads `text`; returns the error without the file name, or "" if valid.
 std::string read_error(const std::string& text, Experiment* out = nullptr) {
-  TempDir tmp;
-  const auto path = tmp / "e.toml";
-  std::ofstream(path) << text;
-  try {
-    auto table = parse_toml_file(path);
-    TomlSection top(table.get(), path.string(), "top level");
-    Experiment e = read_experiment(top, path.string());
-    if (out != nullptr) *out = e;
-    return "";
-  } catch (const UsageError& e) {
-    return std::string(e.what()).substr(path.string().size());
-  }
+  return testing::experiment_error(text, out);
 }
 
 TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
