@@ -13,6 +13,8 @@
 #include "normlab/model_config.hpp"
 #include "normlab/task.hpp"
 #include "normlab/train_bench.hpp"
+#include "normlab/train_config.hpp"
+#include "validators.hpp"
 
 #include <unistd.h>
 #include <cmath>
@@ -53,13 +55,13 @@ void add_eval_bench(CLI::App* cmd) {
   auto json = std::make_shared<bool>(false);
   auto no_twin = std::make_shared<bool>(false);
   ev->add_option("--len", *items, "Items per sequence (task length n; T = n + 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->check(integer_in(1, int64_t{1} << 20))
       ->capture_default_str();
   ev->add_option("--samples", *samples, "Sequences")
-      ->check(CLI::Range(1, 1000))
+      ->check(integer_in(1, 1000))
       ->capture_default_str();
   ev->add_option("--repeats", *repeats, "Timings per sequence (best kept)")
-      ->check(CLI::Range(1, 100))
+      ->check(integer_in(1, 100))
       ->capture_default_str();
   ev->add_flag("--json", *json, "Print one JSON object");
   ev->add_flag("--no-twin", *no_twin, "Do not run the PyTorch twin");
@@ -130,20 +132,20 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember(bench_preset_names()))
       ->capture_default_str();
   train->add_option("--threads", *threads, "Threads")
-      ->check(CLI::Range(1, 256))
+      ->check(integer_in(train_limits::threads))
       ->capture_default_str();
   train->add_option("--seconds", *seconds, "Minimum timed seconds")
-      ->check(CLI::PositiveNumber)
+      ->check(real_in(train_limits::positive))
       ->capture_default_str();
   train->add_option("--scheme", *scheme, "Replace the preset's scheme")
       ->check(CLI::IsMember(scheme_names()));
   train
       ->add_option("--block-size", *block_size, "Sublayers per block (with --scheme block_attnres)")
-      ->check(CLI::Range(1, 1 << 16));
+      ->check(integer_in(1, 1 << 16));
   train->add_option("--layers", *layers, "Replace the preset's number of layers")
-      ->check(CLI::Range(1, 1 << 12));
+      ->check(integer_in(1, 1 << 12));
   train->add_option("--width", *width, "Replace the preset's width D")
-      ->check(CLI::Range(1, 1 << 16));
+      ->check(integer_in(1, 1 << 16));
   train->add_flag("--json", *json, "Print one JSON object");
   auto task_name = std::make_shared<std::string>();
   auto task_len = std::make_shared<int64_t>(0);

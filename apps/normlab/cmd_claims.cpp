@@ -17,6 +17,7 @@
 #include "normlab/claims.hpp"
 #include "normlab/claims_ledger.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/train_config.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {
@@ -89,7 +90,7 @@ void add_claims_command(CLI::App& app) {
   run->add_option("--out", *out, "Output folder (default results/claims-TIER)")
       ->check(non_empty_path());
   run->add_option("--jobs", o->jobs, "Runs at a time inside each study (default: the file's)")
-      ->check(CLI::Range(1, 256));
+      ->check(integer_in(train_limits::threads));
   auto run_dir = std::make_shared<std::string>("claims");
   run->add_option("--claims", *run_dir, "Folder of claims files (default claims)");
   run->callback([=] {

@@ -15,6 +15,7 @@
 #include "core/parallel.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/evaluator.hpp"
+#include "normlab/train_config.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {
@@ -72,10 +73,10 @@ void add_eval_command(CLI::App& app) {
       ->required();
   cmd->add_option("--lengths", o->lengths, "Task lengths, e.g. 16,64,256")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber)
+      ->check(integer_in(1, int64_t{1} << 24))
       ->capture_default_str();
   cmd->add_option("--samples", o->samples, "Sequences per length")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->check(integer_in(1, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--weights", o->weights, "Which weights of a run")
       ->check(CLI::IsMember({"raw", "ema", "bema"}))
@@ -88,7 +89,7 @@ void add_eval_command(CLI::App& app) {
       ->check(seed_value())
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads")
-      ->check(CLI::Range(1, 256))
+      ->check(integer_in(train_limits::threads))
       ->capture_default_str();
   cmd->callback([o] { run_eval(*o); });
 }

@@ -29,6 +29,7 @@
 #include "normlab/probes/dispersion_probe.hpp"
 #include "normlab/probes/probe_plots.hpp"
 #include "normlab/probes/variance_probe.hpp"
+#include "normlab/train_config.hpp"
 #include "normlab/trainer.hpp"
 #include "validators.hpp"
 
@@ -263,7 +264,7 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
   cmd->add_option("--task-param", o.task_params, "Task parameter KEY=VALUE (repeatable)");
   cmd->add_option("--seed", o.seed, "Input seed")->check(seed_value())->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads")
-      ->check(integer_in(1, 256))
+      ->check(integer_in(train_limits::threads))
       ->capture_default_str();
   cmd->add_option("--out", o.out,
                   "Output prefix (default: beside the weights, probe_KIND[_WEIGHTS][_task])")

@@ -18,6 +18,7 @@
 #include "normlab/experiment_overrides.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/toml_reader.hpp"
+#include "normlab/train_config.hpp"
 #include "validators.hpp"
 
 #include <toml++/toml.h>
@@ -84,7 +85,7 @@ void add_run_command(CLI::App& app) {
                   "then __KEY=VALUE per --set)")
       ->check(non_empty_path());
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
-      ->check(CLI::Range(1, 256));
+      ->check(integer_in(train_limits::threads));
   cmd->callback([=] {
     auto table = parse_toml_file(*file);
     const std::vector<std::string> tiers = tier_names(*table, *file);

@@ -12,6 +12,7 @@
 #include "normlab/checkpoint.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
+#include "normlab/train_config.hpp"
 #include "normlab/train_step.hpp"
 #include "validators.hpp"
 
@@ -32,28 +33,28 @@ void add_train_steps_command(CLI::App& app) {
       ->required()
       ->check(non_empty_path());
   cmd->add_option("--steps", *steps, "Optimizer steps")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->check(integer_in(0, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--batch", *batch, "Sequences per step")
-      ->check(CLI::Range(1, 1 << 16))
+      ->check(integer_in(1, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--seq-len", *len, "Sequence length")
-      ->check(CLI::Range(2, 1 << 20))
+      ->check(integer_in(2, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--seed", *seed, "Seed of the random tokens")
       ->check(seed_value())
       ->capture_default_str();
   cmd->add_option("--threads", *threads, "Threads")
-      ->check(CLI::Range(1, 256))
+      ->check(integer_in(train_limits::threads))
       ->capture_default_str();
   cmd->add_option("--lr", adam->lr, "Learning rate")
-      ->check(CLI::PositiveNumber)
+      ->check(real_in(train_limits::positive))
       ->capture_default_str();
   cmd->add_option("--weight-decay", adam->weight_decay, "Decoupled weight decay")
-      ->check(CLI::NonNegativeNumber)
+      ->check(real_in(train_limits::nonnegative))
       ->capture_default_str();
   cmd->add_option("--clip", adam->clip_norm, "Global gradient-norm clip (0: off)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(real_in(train_limits::nonnegative))
       ->capture_default_str();
   cmd->callback([=] {
     set_num_threads(*threads);

@@ -83,4 +83,19 @@ inline CLI::Validator real_number() {
       "");
 }
 
+// A finite real number (the whole argument) in `range`; the range prints in short form
+// ("(0, inf)"), not as CLI11's 309-digit fixed-point DBL_MAX.
+inline CLI::Validator real_in(RealRange range) {
+  return CLI::Validator(
+      [range](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
+        const bool is_number = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
+        if (is_number && range.contains(v)) return "";
+        return fmt::format("'{}' is {}; allowed: a finite real number in {}", s,
+                           is_number ? "out of range" : "not a number", range.describe());
+      },
+      fmt::format("REAL in {}", range.describe()));
+}
+
 }  // namespace normlab::cli

@@ -176,6 +176,22 @@ TEST(HostileCommandLine, EmptyOutIsRefused) {
   }
 }
 
+// Real-valued options refuse non-finite and out-of-range values in one short line: the range is
+// written "(0, inf)", not as CLI11's 309-digit fixed-point DBL_MAX.
+TEST(HostileCommandLine, RealOptionsRefuseNonFiniteAndOutOfRangeInShortForm) {
+  for (const std::string lr : {"1e400", "nan", "inf", "-1", "0"}) {
+    SCOPED_TRACE(lr);
+    const testing::RunResult r = testing::run_normlab(
+        {"train-steps", "--checkpoint", "x", "--out", "y", "--steps", "1", "--lr", lr});
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
+    EXPECT_NE(r.err.find("--lr"), std::string::npos) << r.describe();
+    EXPECT_NE(r.err.find("(0, inf)"), std::string::npos) << r.describe();
+    EXPECT_LT(r.err.size(), 200u) << r.describe();
+  }
+}
+
 // Within every range, but parameters and gradients no machine holds: refused before any
 // allocation, with the estimate, under a 2 GB address space.
 TEST(HostileCommandLine, ModelBeyondMemoryIsRefusedWithTheEstimate) {
