@@ -1,6 +1,7 @@
 // normlab: the command-line entry point. Subcommands register themselves (commands.hpp);
 // this file only maps failures to exit codes:
 //   0 success, 1 runtime or input error, 2 invalid usage (bad option, value or combination).
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -15,8 +16,12 @@
 namespace {
 
 // Every message is one line (docs/design.md principle 7). Parts of it come from the user's input (a
-// tensor name in a file, an option value), so control characters are shown escaped.
-std::string one_line(std::string_view s) {
+// tensor name in a file, an option value), so control characters are shown escaped, and a word
+// (a run without spaces) longer than kMaxWordChars is cut: a 100 KB argument quoted back by a
+// parse error must not become a 100 KB line.
+constexpr size_t kMaxWordChars = 300;
+
+std::string escaped(std::string_view s) {
   std::string out;
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -29,6 +34,24 @@ std::string one_line(std::string_view s) {
     } else {
       out += c;
     }
+  }
+  return out;
+}
+
+std::string one_line(std::string_view s) {
+  const std::string text = escaped(s);
+  std::string out;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t space = std::min(text.find(' ', begin), text.size());
+    const std::string_view word = std::string_view(text).substr(begin, space - begin);
+    if (word.size() > kMaxWordChars) {
+      out += fmt::format("{}... ({} bytes)", word.substr(0, kMaxWordChars), word.size());
+    } else {
+      out += word;
+    }
+    if (space < text.size()) out += ' ';
+    begin = space + 1;
   }
   return out;
 }

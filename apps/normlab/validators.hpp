@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "normlab/printable.hpp"
 #include "normlab/value_ranges.hpp"
 
 namespace normlab::cli {
@@ -25,7 +26,7 @@ inline CLI::Validator integer_in(int64_t lo, int64_t hi) {
         const bool is_integer = ec == std::errc() && end == s.data() + s.size();
         if (is_integer && v >= lo && v <= hi) return "";
         return fmt::format(
-            "'{}' is {}; allowed: an integer from {} to {}", s,
+            "'{}' is {}; allowed: an integer from {} to {}", printable(s),
             is_integer || ec == std::errc::result_out_of_range ? "out of range" : "not an integer",
             lo, hi);
       },
@@ -43,8 +44,9 @@ inline CLI::Validator integer() {
         int v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (ec == std::errc() && end == s.data() + s.size()) return "";
-        if (ec == std::errc::result_out_of_range) return fmt::format("'{}' is too large", s);
-        return fmt::format("'{}' is not an integer", s);
+        if (ec == std::errc::result_out_of_range)
+          return fmt::format("'{}' is too large", printable(s));
+        return fmt::format("'{}' is not an integer", printable(s));
       },
       "");  // help already shows the type
 }
@@ -57,7 +59,8 @@ inline CLI::Validator seed_value() {
         uint64_t v = 0;
         const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (ec == std::errc() && end == s.data() + s.size()) return "";
-        return fmt::format("'{}' is not a seed; allowed: an integer from 0 to {}", s, UINT64_MAX);
+        return fmt::format("'{}' is not a seed; allowed: an integer from 0 to {}", printable(s),
+                           UINT64_MAX);
       },
       "");
 }
@@ -78,7 +81,8 @@ inline CLI::Validator real_number() {
         char* end = nullptr;
         const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
         if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v)) return "";
-        return fmt::format("'{}' is not a number; allowed: a finite real number, e.g. 0.5", s);
+        return fmt::format("'{}' is not a number; allowed: a finite real number, e.g. 0.5",
+                           printable(s));
       },
       "");
 }
@@ -92,7 +96,7 @@ inline CLI::Validator real_in(RealRange range) {
         const double v = s.empty() ? 0.0 : std::strtod(s.c_str(), &end);
         const bool is_number = !s.empty() && end == s.c_str() + s.size() && std::isfinite(v);
         if (is_number && range.contains(v)) return "";
-        return fmt::format("'{}' is {}; allowed: a finite real number in {}", s,
+        return fmt::format("'{}' is {}; allowed: a finite real number in {}", printable(s),
                            is_number ? "out of range" : "not a number", range.describe());
       },
       fmt::format("REAL in {}", range.describe()));

@@ -176,6 +176,22 @@ TEST(HostileCommandLine, EmptyOutIsRefused) {
   }
 }
 
+// A 100 KB argument quoted back by a parse error is cut, so the message stays one short line.
+TEST(HostileCommandLine, LongArgumentsAreCutInMessages) {
+  const std::string huge(100000, 'a');
+  for (const std::vector<std::string> args :
+       {std::vector<std::string>{"init", "--scheme", huge, "--out", "m"},
+        {"train-steps", "--checkpoint", "x", "--out", "y", "--lr", huge}}) {
+    SCOPED_TRACE(args[0]);
+    const testing::RunResult r = testing::run_normlab(args);
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exit_code, 2) << r.describe();
+    ASSERT_EQ(r.err_lines().size(), 1u);
+    EXPECT_LT(r.err.size(), 1000u);
+    EXPECT_NE(r.err.find("(100000 bytes)"), std::string::npos) << r.err.substr(0, 500);
+  }
+}
+
 // Real-valued options refuse non-finite and out-of-range values in one short line: the range is
 // written "(0, inf)", not as CLI11's 309-digit fixed-point DBL_MAX.
 TEST(HostileCommandLine, RealOptionsRefuseNonFiniteAndOutOfRangeInShortForm) {
