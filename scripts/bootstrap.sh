@@ -10,7 +10,8 @@ PACKAGES=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   libsqlite3-dev sqlite3 libopenblas-dev zlib1g-dev
   gnuplot-nox
-  python3 python3-numpy python3-torch
+  python3 python3-dev python3-numpy python3-torch
+  pybind11-dev python3-pytest python3-pandas python3-matplotlib
   fortunes
 )
 

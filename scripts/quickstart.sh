@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 jobs=$(getconf _NPROCESSORS_ONLN)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$jobs" --target normlab
+cmake --build build -j"$jobs" --target normlab normlab_python
 build/normlab run experiments/quick.toml

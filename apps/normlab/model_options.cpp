@@ -74,11 +74,7 @@ void add_model_options(CLI::App* cmd, ModelOptions& o) {
 ModelConfig resolve_model_options(ModelOptions& o) {
   ModelConfig c = o.config;
   c.scheme = parse_scheme(o.scheme);
-  if (o.norm.empty()) {
-    c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::rmsnorm;
-  } else {
-    c.norm = parse_norm_kind(o.norm);
-  }
+  c.norm = o.norm.empty() ? default_norm_kind(c.scheme) : parse_norm_kind(o.norm);
   c.pos = parse_pos_encoding(o.pos);
   c.activation = parse_activation(o.activation);
   try {

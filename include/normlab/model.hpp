@@ -116,6 +116,12 @@ class Model {
   // Read-only views of the last forward's activations, for probes and tests.
   // Residual stream entering sublayer i (i = number of sublayers: the stream after the last).
   const T* stream(int i) const;
+  // Input of sublayer i's function f: the stream after the input norm N_in (B, T, D); the
+  // stream itself when the slot has no input norm.
+  const T* branch_input(int i) const;
+  // The stream after the final norm (B, T, D) when the scheme has one and the last forward
+  // listed no rows; nullptr otherwise.
+  const T* final_normed() const;
   // Output of sublayer i's function f before its output norm (B, T, D).
   const T* branch_output(int i) const;
   // Output of sublayer i after its output norm (same as branch_output without one).

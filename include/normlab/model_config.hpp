@@ -124,6 +124,10 @@ PosEncoding parse_pos_encoding(const std::string& s);
 Activation parse_activation(const std::string& s);
 NormPlacement parse_norm_placement(const std::string& s);
 
+// The norm kind a scheme gets when none is named: l2 for ngpt (its hidden states live on the
+// unit sphere), `fallback` for every other scheme.
+NormKind default_norm_kind(Scheme scheme, NormKind fallback = NormKind::rmsnorm);
+
 std::vector<std::string> scheme_names();
 std::vector<std::string> norm_kind_names();
 std::vector<std::string> pos_encoding_names();

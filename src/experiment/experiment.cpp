@@ -140,11 +140,8 @@ Variant parse_variant(const std::string& text, const ModelConfig& base) {
     }
   }
   v.model.scheme = parse_scheme(scheme);
-  if (!norm.empty()) {
-    v.model.norm = parse_norm_kind(norm);
-  } else if (v.model.scheme == Scheme::ngpt) {
-    v.model.norm = NormKind::l2;
-  }
+  v.model.norm = norm.empty() ? default_norm_kind(v.model.scheme, v.model.norm)
+                              : parse_norm_kind(norm);
   validate(v.model);
   return v;
 }

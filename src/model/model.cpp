@@ -910,6 +910,16 @@ const T* Model<T>::branch_output(int i) const {
 }
 
 template <typename T>
+const T* Model<T>::branch_input(int i) const {
+  return scheme_.sublayers.at(i).norm_in ? ws_->subs.at(i).u.data() : ws_->stream.at(i).data();
+}
+
+template <typename T>
+const T* Model<T>::final_normed() const {
+  return scheme_.final_norm && !ws_->rows_listed ? ws_->final_h.data() : nullptr;
+}
+
+template <typename T>
 const T* Model<T>::branch_output_normed(int i) const {
   const auto& sub = ws_->subs.at(i);
   return scheme_.sublayers.at(i).norm_out ? sub.z.data() : sub.y.data();

@@ -158,6 +158,10 @@ NormPlacement parse_norm_placement(const std::string& s) {
   return p;
 }
 
+NormKind default_norm_kind(Scheme scheme, NormKind fallback) {
+  return scheme == Scheme::ngpt ? NormKind::l2 : fallback;
+}
+
 std::vector<std::string> scheme_names() {
   return all_names(kSchemes);
 }

@@ -1,4 +1,4 @@
-// Cross-check against the PyTorch twin (bench/twin.py, docs/twin.md).
+// Cross-check against the PyTorch twin (python/normlab/twin.py, docs/twin.md).
 //
 // For every scheme and a spread of norm kinds and options: `normlab init` writes a checkpoint,
 // `normlab grads` writes normlab's logits, loss and every parameter gradient on a random batch,
@@ -47,7 +47,7 @@ std::string quote(const std::string& s) {
 }
 
 std::string twin_script() {
-  return (fs::path(NORMLAB_SOURCE_DIR) / "bench" / "twin.py").string();
+  return (fs::path(NORMLAB_SOURCE_DIR) / "python" / "normlab" / "twin.py").string();
 }
 
 // twin.py exits with 77 when /usr/bin/python3 cannot import torch (and the shell with 127 when

@@ -1,0 +1,47 @@
+"""normlab.results and normlab.claims: a results folder as pandas DataFrames."""
+
+import json
+import os
+import sqlite3
+from typing import Dict
+
+
+def results(out) -> Dict[str, "pandas.DataFrame"]:
+    """Every table of OUT/results.sqlite (runs, results, experiment, ...) and, when present,
+    OUT/curves.csv as "curves", each a DataFrame (the store's schema: docs/experiments.md)."""
+    import pandas as pd
+
+    out = os.fspath(out)
+    db = os.path.join(out, "results.sqlite")
+    if not os.path.isfile(db):
+        raise ValueError(f"{out}: no results.sqlite; allowed: a folder written by normlab run")
+    frames = {}
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        names = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        for name in names:
+            frames[name] = pd.read_sql_query(f'SELECT * FROM "{name}"', con)
+    curves = os.path.join(out, "curves.csv")
+    if os.path.isfile(curves):
+        frames["curves"] = pd.read_csv(curves)
+    return frames
+
+
+def claims(out) -> "pandas.DataFrame":
+    """The claims ledger OUT/claims.json (written by `normlab claims run`): one row per claim
+    with its paper, verdict, effect and 95% interval (low, high)."""
+    import pandas as pd
+
+    out = os.fspath(out)
+    path = out if out.endswith(".json") else os.path.join(out, "claims.json")
+    if not os.path.isfile(path):
+        raise ValueError(f"{out}: no claims.json; allowed: a folder written by normlab claims run")
+    with open(path) as f:
+        ledger = json.load(f)
+    rows = ledger.get("claims") if isinstance(ledger, dict) else None
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: not a claims ledger (no 'claims' list)")
+    columns = ["id", "paper", "verdict", "effect", "low", "high", "n", "sentence", "study"]
+    frame = pd.DataFrame(rows)
+    return frame[[c for c in columns if c in frame.columns] +
+                 [c for c in frame.columns if c not in columns]]

@@ -1,0 +1,943 @@
+#!/usr/bin/python3
+"""The PyTorch twin of normlab's model (docs/twin.md), exported as normlab.to_torch.
+
+An independent re-implementation of src/model/model.cpp in PyTorch eager mode. Autograd gives
+the backward pass, so agreement with normlab's hand-written backward kernels is evidence for
+both. The model is built only from the config stored in a checkpoint's safetensors
+__metadata__["normlab_config"], and its parameters are checked name by name and shape by shape
+against the layout that config implies.
+
+Letters: B batch, T length, D width, H heads, dh = D / H, V vocab, L layers, M = mlp_mult * D.
+
+Modes:
+  twin.py --check CKPT_DIR GRADS_FILE [CKPT_DIR GRADS_FILE ...] [--tol 1e-4] [--double]
+      Loads each checkpoint and the `normlab grads` file written from it, runs forward, the
+      weighted soft-target cross-entropy and backward on the file's tokens/target/weight, and
+      prints one line per tensor (logits, loss, grad.NAME) with its relative difference, then
+      OK or FAIL. Exit code 0 iff every tensor of every pair is below --tol, 1 if one is not,
+      2 for unreadable or inconsistent inputs, 77 if PyTorch cannot be imported.
+  twin.py --bench PRESET [--steps N] [--warmup N] [--repeats R] [--json]
+      Training steps in eager PyTorch on one thread (forward, loss, backward, clip, AdamW) on
+      random tokens with next-token targets; prints steps/s and tokens/s.
+  twin.py --eval CKPT_DIR --tokens "3 1 4 1 5" [--double]
+      Prints the logits of one sequence as JSON {"logits": [[V values], ...]}, like
+      `normlab forward`.
+
+Relative difference of a tensor a (twin) against b (normlab), both flattened:
+    reldiff(a, b) = max_i |a_i - b_i| / max(max_i |a_i|, max_i |b_i|, 1e-30)
+i.e. the worst elementwise error in units of the tensor's own scale: not of each element, which
+blows up on entries that are near zero by cancellation, and with no absolute floor beyond
+guarding 0/0 (two all-zero tensors have reldiff 0), because gradients that are legitimately
+tiny (q/k gradients of a small-init model under near-uniform attention are ~1e-9) must still be
+compared; they agree to ~1e-6 of their own scale. A gradient that is analytically zero but
+computed as rounding noise on one side would show up as a large reldiff with a tiny
+max|normlab|; the per-tensor line prints both.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
+
+# Exit code 77 (the usual "skipped" code of test drivers) when PyTorch is absent, so that the
+# CTest cross-check can report a visible skip without a separate `import torch` probe.
+EXIT_NO_TORCH = 77
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as _e:
+    if __name__ != "__main__":
+        raise  # imported by normlab.to_torch: its caller sees the ImportError
+    print(f"twin.py: python3-torch is absent for {sys.executable} ({_e}); "
+          "install Debian's python3-torch", file=sys.stderr)
+    sys.exit(EXIT_NO_TORCH)
+
+# --------------------------------------------------------------------------------------------
+# safetensors, read by hand (the `safetensors` package is not in Debian 12):
+#   8 bytes little-endian u64 N, N bytes JSON header, then raw little-endian float32 data.
+# --------------------------------------------------------------------------------------------
+
+
+class TwinError(Exception):
+    """A problem with an input file or option, reported as one line."""
+
+
+def read_safetensors(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
+    """Returns ({name: float32 array}, __metadata__)."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError as e:
+        raise TwinError(f"{path}: cannot read ({e.strerror})")
+    if len(blob) < 8:
+        raise TwinError(f"{path}: {len(blob)} bytes, too short for a safetensors header")
+    n = int.from_bytes(blob[:8], "little")
+    if 8 + n > len(blob):
+        raise TwinError(f"{path}: header length {n} exceeds the file size {len(blob)}")
+    try:
+        header = json.loads(blob[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TwinError(f"{path}: header is not valid JSON ({e})")
+    data = memoryview(blob)[8 + n:]
+    metadata = header.pop("__metadata__", {}) or {}
+    tensors = {}
+    for name, info in header.items():
+        if info.get("dtype") != "F32":
+            raise TwinError(f"{path}: tensor '{name}' has dtype {info.get('dtype')}, only F32 is read")
+        shape = [int(s) for s in info["shape"]]
+        begin, end = (int(o) for o in info["data_offsets"])
+        count = int(np.prod(shape)) if shape else 1
+        if end - begin != 4 * count or end > len(data):
+            raise TwinError(f"{path}: tensor '{name}' offsets [{begin}, {end}) do not fit shape {shape}")
+        tensors[name] = np.frombuffer(data[begin:end], dtype="<f4").reshape(shape).copy()
+    return tensors, metadata
+
+
+# --------------------------------------------------------------------------------------------
+# Config: the fields of normlab::ModelConfig (include/normlab/model_config.hpp, to_json()).
+# --------------------------------------------------------------------------------------------
+
+CONFIG_FIELDS = {
+    "vocab": int, "width": int, "heads": int, "layers": int, "mlp": bool, "mlp_mult": int,
+    "activation": str, "causal": bool, "pos": str, "max_len": int, "rope_base": float,
+    "beta": float, "tied": bool, "final_norm": str, "embed_norm": str, "scheme": str,
+    "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
+    "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
+    "mlp_norms": str,
+}
+# Fields that checkpoints written before they existed lack, with the value they then meant.
+OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto"}
+
+
+def parse_config(meta: Dict[str, str], where: str) -> dict:
+    if "normlab_config" not in meta:
+        raise TwinError(f"{where}: no model config: __metadata__ has no 'normlab_config'")
+    try:
+        raw = json.loads(meta["normlab_config"])
+    except json.JSONDecodeError as e:
+        raise TwinError(f"{where}: the model config in __metadata__ is not valid JSON ({e})")
+    cfg = {}
+    for key, typ in CONFIG_FIELDS.items():
+        if key not in raw and key not in OPTIONAL_CONFIG_FIELDS:
+            raise TwinError(f"{where}: model config has no field '{key}'")
+        value = raw.get(key, OPTIONAL_CONFIG_FIELDS.get(key))
+        if typ is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+            raise TwinError(f"{where}: model config field '{key}' is {value!r}, expected {typ.__name__}")
+        cfg[key] = value
+    unknown = set(raw) - set(CONFIG_FIELDS)
+    if unknown:
+        # A newer normlab: fields the twin does not know may change the model. Refuse.
+        raise TwinError(f"{where}: model config has fields the twin does not know: {sorted(unknown)}")
+    if cfg["width"] % cfg["heads"] != 0:
+        raise TwinError(f"{where}: heads {cfg['heads']} do not divide width {cfg['width']}")
+    return cfg
+
+
+# --------------------------------------------------------------------------------------------
+# Schemes: the table of src/model/scheme.cpp. One row per scheme; each sublayer's slots say
+#   u = N_in(x);  y = f(u);  z = N_out(y);  r = a*x + b*z  (or nGPT r = x + alpha*(z - x));
+#   out = N_post(r)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Slots:
+    norm_in: bool = False
+    norm_out: bool = False
+    norm_post: bool = False
+    residual_scale: float = 1.0  # a
+    branch_scale: float = 1.0  # b
+    interpolate: bool = False  # nGPT
+    kind_in: str = ""  # each norm's kind; "" is the model's norm
+    kind_out: str = ""
+    kind_post: str = ""
+
+
+def parse_placement(text: str) -> Optional[Dict[str, str]]:
+    """A placement override (model_config.hpp, NormPlacement): None for "auto", else
+    {slot: kind} with kind "" for the model's norm."""
+    if text == "auto":
+        return None
+    if text == "none":
+        return {}
+    out: Dict[str, str] = {}
+    for item in text.split("+"):
+        slot, _, kind = item.partition(":")
+        if slot not in ("in", "out", "post") or slot in out:
+            raise TwinError(f"norm placement '{text}': bad or repeated slot '{slot}'")
+        out[slot] = kind
+    return out
+
+
+def apply_placement(text: str, slots: Slots) -> None:
+    placement = parse_placement(text)
+    if placement is None:
+        return
+    slots.norm_in, slots.kind_in = "in" in placement, placement.get("in", "")
+    slots.norm_out, slots.kind_out = "out" in placement, placement.get("out", "")
+    slots.norm_post, slots.kind_post = "post" in placement, placement.get("post", "")
+
+
+@dataclass
+class SchemeRow:
+    slots: Callable[[int, bool, dict], Slots]  # (layer l, is_attention, cfg) -> slots
+    final_default: bool = True  # final norm unless the config says on/off
+    embed_default: bool = False  # embedding norm unless the config says on/off
+    residual_mode: str = "additive"  # key of RESIDUAL_MODES
+    ngpt: bool = False  # unit-norm weights, no weight decay, learnable logit scale
+    branch_init: Callable[[dict], float] = lambda cfg: 1.0  # init factor of v, o, up, down
+
+
+SCHEMES: Dict[str, SchemeRow] = {
+    "pre": SchemeRow(lambda l, attn, c: Slots(norm_in=True)),
+    "post": SchemeRow(lambda l, attn, c: Slots(norm_post=True), final_default=False),
+    "peri": SchemeRow(lambda l, attn, c: Slots(norm_in=True, norm_out=True)),
+    "peri_init": SchemeRow(lambda l, attn, c: Slots(norm_in=True, norm_out=True),
+                           embed_default=True),
+    # The vanishing-variance placement: only the attention output is normalized.
+    "post_attn": SchemeRow(lambda l, attn, c: Slots(norm_out=attn)),
+    "mix": SchemeRow(lambda l, attn, c: Slots(norm_post=True)
+                     if l < c["mix_layers"] else Slots(norm_in=True)),
+    "ngpt": SchemeRow(lambda l, attn, c: Slots(norm_out=True, norm_post=True, interpolate=True),
+                      final_default=False, ngpt=True),
+    "sqrt_scaling": SchemeRow(lambda l, attn, c: Slots(norm_in=True,
+                                                       branch_scale=1.0 / math.sqrt(l + 1.0))),
+    "deepnorm": SchemeRow(lambda l, attn, c: Slots(norm_post=True,
+                                                   residual_scale=(2.0 * c["layers"]) ** 0.25),
+                          final_default=False,
+                          branch_init=lambda c: (8.0 * c["layers"]) ** -0.25),
+    # AttnRes (docs/reference.md §4, docs/attnres.md): pre-norm slots; each sublayer's input and the
+    # final stream are softmax mixtures over depth (RESIDUAL_MODES below).
+    "attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True), residual_mode="attnres"),
+    "block_attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True),
+                               residual_mode="block_attnres"),
+}
+
+
+@dataclass
+class Resolved:
+    sublayers: List[Slots]
+    embed_norm: bool
+    final_norm: bool
+    residual_mode: str
+    unit_norm_weights: bool
+    weight_decay: bool
+    logit_scale: bool
+    branch_init_scale: float
+
+
+def resolve_scheme(cfg: dict) -> Resolved:
+    if cfg["scheme"] not in SCHEMES:
+        raise TwinError(f"scheme '{cfg['scheme']}' is not in the twin (has: {', '.join(SCHEMES)})")
+    row = SCHEMES[cfg["scheme"]]
+    per_layer = 2 if cfg["mlp"] else 1
+    subs = []
+    for l in range(cfg["layers"]):
+        for s in range(per_layer):
+            slots = row.slots(l, s == 0, cfg)
+            apply_placement(cfg["attn_norms"] if s == 0 else cfg["mlp_norms"], slots)
+            if cfg["norm"] == "none":
+                slots.norm_in = slots.norm_out = slots.norm_post = False
+            subs.append(slots)
+    has_norm = cfg["norm"] != "none"
+
+    def toggle(value: str, default: bool) -> bool:
+        return {"on": True, "off": False, "auto": default}[value]
+
+    return Resolved(sublayers=subs,
+                    embed_norm=has_norm and toggle(cfg["embed_norm"], row.embed_default),
+                    final_norm=has_norm and toggle(cfg["final_norm"], row.final_default),
+                    residual_mode=row.residual_mode,
+                    unit_norm_weights=row.ngpt,
+                    weight_decay=not row.ngpt,
+                    logit_scale=row.ngpt,
+                    branch_init_scale=row.branch_init(cfg))
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter layout: names, shapes and init of every tensor, in normlab's order (model.cpp,
+# build_layout). Checkpoints must match it exactly.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Spec:
+    name: str
+    shape: Tuple[int, ...]
+    decay: bool = False  # AdamW weight decay applies
+    init: str = "normal"  # "normal" (std = value) or "constant"
+    value: float = 0.0
+    unit_norm: str = "none"  # nGPT: "last" = rows unit norm, "first" = columns unit norm
+
+
+def norm_has_gain(kind: str) -> bool:
+    return kind in ("layernorm", "rmsnorm")
+
+
+def norm_has_bias(kind: str) -> bool:
+    return kind == "layernorm"
+
+
+def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
+    V, D, M = cfg["vocab"], cfg["width"], cfg["mlp_mult"] * cfg["width"]
+    rows = "last" if rs.unit_norm_weights else "none"
+    cols = "first" if rs.unit_norm_weights else "none"
+    std = cfg["init_std"]
+    deepnorm = cfg["scheme"] == "deepnorm"
+    residual_std = (std / math.sqrt(2.0 * cfg["layers"])
+                    if cfg["scaled_residual_init"] and not deepnorm else std)
+    branch = rs.branch_init_scale
+    out: List[Spec] = []
+
+    def add_norm(prefix: str, active: bool, kind: str = "") -> None:
+        if not active:
+            return
+        kind = kind or cfg["norm"]
+        if norm_has_gain(kind):
+            out.append(Spec(prefix + ".weight", (D,), init="constant", value=1.0))
+        if norm_has_bias(kind):
+            out.append(Spec(prefix + ".bias", (D,), init="constant", value=0.0))
+
+    out.append(Spec("embed.weight", (V, D), True, "normal", std, rows))
+    if cfg["pos"] == "learned":
+        out.append(Spec("pos.weight", (cfg["max_len"], D), True, "normal", std, rows))
+    add_norm("embed_norm", rs.embed_norm)
+    per_layer = 2 if cfg["mlp"] else 1
+    attnres = rs.residual_mode != "additive"
+
+    def add_res_mix(query: str, norm: str) -> None:
+        # AttnRes pseudo-query (init 0) and the gain of the RMSNorm on the keys (init 1).
+        out.append(Spec(query, (D,), init="constant", value=0.0))
+        out.append(Spec(norm + ".weight", (D,), init="constant", value=1.0))
+
+    for i, slots in enumerate(rs.sublayers):
+        attention = i % per_layer == 0
+        prefix = f"layers.{i // per_layer}.{'attn' if attention else 'mlp'}"
+        if attnres:
+            add_res_mix(prefix + ".res_query", prefix + ".res_norm")
+        add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in)
+        if attention:
+            out.append(Spec(prefix + ".q.weight", (D, D), True, "normal", std, rows))
+            out.append(Spec(prefix + ".k.weight", (D, D), True, "normal", std, rows))
+            out.append(Spec(prefix + ".v.weight", (D, D), True, "normal", std * branch, rows))
+            out.append(Spec(prefix + ".o.weight", (D, D), True, "normal", residual_std * branch,
+                            cols))
+        else:
+            out.append(Spec(prefix + ".up.weight", (M, D), True, "normal", std * branch, rows))
+            out.append(Spec(prefix + ".down.weight", (D, M), True, "normal",
+                            residual_std * branch, cols))
+        add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out)
+        add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post)
+        if slots.interpolate:
+            out.append(Spec(prefix + ".alpha", (D,), init="constant",
+                            value=cfg["ngpt_alpha_init"]))
+    if attnres:
+        add_res_mix("final_res.query", "final_res.norm")
+    add_norm("final_norm", rs.final_norm)
+    if not cfg["tied"]:
+        out.append(Spec("unembed.weight", (V, D), True, "normal", std, rows))
+    if rs.logit_scale:
+        out.append(Spec("logit_scale", (V,), init="constant", value=math.sqrt(D)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Building blocks, each the formula of its normlab kernel header (src/core/kernels/*.hpp).
+# --------------------------------------------------------------------------------------------
+
+
+def normalize(kind: str, x: torch.Tensor, gain: Optional[torch.Tensor],
+              bias: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    """Rows of the last axis. eps is inside the square root for every kind.
+    layernorm   (x - mu) / sqrt(mean((x - mu)^2) + eps) * g + b
+    standardize (x - mu) / sqrt(mean((x - mu)^2) + eps)           (layernorm without params)
+    rmsnorm     x / sqrt(mean(x^2) + eps) * g
+    l2          x / sqrt(sum(x^2) + eps)                          (no params)
+    """
+    D = x.shape[-1]
+    if kind in ("layernorm", "standardize"):
+        return F.layer_norm(x, (D,), gain, bias, eps)  # biased variance, eps inside the sqrt
+    if kind == "rmsnorm":
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
+    if kind == "l2":
+        return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+    if kind == "none":
+        return x
+    raise TwinError(f"unknown norm kind '{kind}'")
+
+
+def sinusoid_table(T: int, D: int) -> np.ndarray:
+    """PE[t, d] = sin(t w_d) for even d, cos(t w_d) for odd d, w_d = 10000^(-(d - d % 2) / D);
+    computed in double like normlab."""
+    d = np.arange(D)
+    freq = np.power(10000.0, -(d - d % 2).astype(np.float64) / D)
+    angle = np.arange(T, dtype=np.float64)[:, None] * freq[None, :]
+    return np.where(d % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def rope_tables(T: int, dh: int, base: float) -> Tuple[np.ndarray, np.ndarray]:
+    """cos, sin of theta[t, p] = t * base^(-2p / dh), (T, dh/2), computed in double."""
+    p = np.arange(dh // 2, dtype=np.float64)
+    theta = np.arange(T, dtype=np.float64)[:, None] * np.power(base, -2.0 * p / dh)[None, :]
+    return np.cos(theta), np.sin(theta)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """x (B, H, T, dh): rotates interleaved pairs (2p, 2p+1) by theta[t, p]:
+    (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos)."""
+    x0, x1 = x[..., 0::2], x[..., 1::2]  # (B, H, T, dh/2)
+    r0 = x0 * cos - x1 * sin
+    r1 = x0 * sin + x1 * cos
+    return torch.stack((r0, r1), dim=-1).flatten(-2)
+
+
+def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor,
+                       weight: torch.Tensor) -> torch.Tensor:
+    """src/core/kernels/cross_entropy.hpp:
+    loss = sum_n w_n sum_v -p_nv log softmax(z_n)_v / sum_n w_n  (0 when sum_n w_n = 0)."""
+    V = logits.shape[-1]
+    z = logits.reshape(-1, V)
+    p = target.reshape(-1, V)
+    w = weight.reshape(-1)
+    per_row = -(p * F.log_softmax(z, dim=-1)).sum(-1)  # (N)
+    total = w.sum()
+    if float(total) == 0.0:
+        return (per_row * w).sum() * 0.0
+    return (per_row * w).sum() / total
+
+
+# --------------------------------------------------------------------------------------------
+# How each sublayer's input x is formed from what came before: called with i = 0..S-1 for the
+# input of sublayer i and with i = S for the final stream (before the final norm), where S is
+# the number of sublayers. "additive": the previous sublayer's output.
+# --------------------------------------------------------------------------------------------
+
+
+def additive_input(model: "Twin", i: int, embedding: torch.Tensor, outputs: List[torch.Tensor],
+                   branches: List[torch.Tensor]) -> torch.Tensor:
+    return outputs[-1] if outputs else embedding
+
+
+def block_attnres_input(model: "Twin", i: int, embedding: torch.Tensor,
+                        outputs: List[torch.Tensor], branches: List[torch.Tensor],
+                        block_size: Optional[int] = None) -> torch.Tensor:
+    """docs/reference.md §4 with blocks of S_b sublayers (attnres: S_b = 1). Sources: the embedding
+    b_0, the sums b_n of the branch outputs z of each finished block, and the partial sum of
+    the current block when it is not empty. x = sum_k alpha_k b_k with
+    alpha = softmax_k(w . RMSNorm_g(b_k)), one query w and gain g per mixing point."""
+    c = model.cfg
+    size = c["block_size"] if block_size is None else block_size
+    done = i // size  # blocks finished among branches[:i]
+    sources = [embedding]
+    for n in range(done):
+        sources.append(sum(branches[n * size:(n + 1) * size]))
+    partial = branches[done * size:i]
+    if partial:
+        sources.append(sum(partial))
+    if i == len(model.rs.sublayers):
+        query, gain = model.p["final_res.query"], model.p["final_res.norm.weight"]
+    else:
+        prefix = f"layers.{i // model.per_layer}.{'attn' if i % model.per_layer == 0 else 'mlp'}"
+        query, gain = model.p[prefix + ".res_query"], model.p[prefix + ".res_norm.weight"]
+    v = torch.stack(sources)  # (K, B, T, D)
+    keys = normalize("rmsnorm", v, gain, None, c["norm_eps"])
+    alpha = torch.softmax((keys * query).sum(-1), dim=0)  # (K, B, T)
+    return (alpha.unsqueeze(-1) * v).sum(0)
+
+
+def attnres_input(model: "Twin", i: int, embedding: torch.Tensor, outputs: List[torch.Tensor],
+                  branches: List[torch.Tensor]) -> torch.Tensor:
+    """Full AttnRes: every earlier branch output is its own source."""
+    return block_attnres_input(model, i, embedding, outputs, branches, block_size=1)
+
+
+RESIDUAL_MODES: Dict[str, Callable] = {
+    "additive": additive_input,
+    "attnres": attnres_input,
+    "block_attnres": block_attnres_input,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The model.
+# --------------------------------------------------------------------------------------------
+
+
+class Twin(torch.nn.Module):
+    def __init__(self, cfg: dict, dtype: torch.dtype = torch.float32):
+        super().__init__()
+        self.cfg = cfg
+        self.rs = resolve_scheme(cfg)
+        if self.rs.residual_mode not in RESIDUAL_MODES:
+            raise TwinError(f"residual mode '{self.rs.residual_mode}' is not in the twin")
+        self.layout = build_layout(cfg, self.rs)
+        self.dtype = dtype
+        # Each parameter sits at its checkpoint name: "layers.0.attn.q.weight" is parameter
+        # "weight" of submodule layers/0/attn/q, so state_dict() keys are the checkpoint's
+        # tensor names (docs/checkpoint.md).
+        self.p: Dict[str, torch.nn.Parameter] = {}
+        for spec in self.layout:
+            param = torch.nn.Parameter(torch.zeros(spec.shape, dtype=dtype))
+            *path, leaf = spec.name.split(".")
+            owner: torch.nn.Module = self
+            for part in path:
+                if not hasattr(owner, part):
+                    owner.add_module(part, torch.nn.Module())
+                owner = getattr(owner, part)
+            owner.register_parameter(leaf, param)
+            self.p[spec.name] = param
+        self.per_layer = 2 if cfg["mlp"] else 1
+        self._tables: Dict[Tuple[str, int], Tuple[torch.Tensor, ...]] = {}
+
+    # ---- parameters
+
+    def init_random(self, generator: torch.Generator) -> None:
+        """normlab's init distribution (not its RNG stream): normal(0, std) or constants,
+        then the nGPT unit norms."""
+        with torch.no_grad():
+            for spec in self.layout:
+                t = self.p[spec.name]
+                if spec.init == "normal":
+                    t.copy_(torch.randn(spec.shape, generator=generator, dtype=torch.float64)
+                            * spec.value)
+                else:
+                    t.fill_(spec.value)
+        self.apply_weight_constraints()
+
+    def load(self, tensors: Dict[str, np.ndarray], where: str) -> None:
+        """Every layout tensor must be present with its shape; no extra tensors."""
+        names = {s.name for s in self.layout}
+        for spec in self.layout:
+            if spec.name not in tensors:
+                raise TwinError(f"{where}: missing tensor '{spec.name}' (shape {list(spec.shape)})")
+            if tuple(tensors[spec.name].shape) != spec.shape:
+                raise TwinError(f"{where}: tensor '{spec.name}' has shape "
+                                f"{list(tensors[spec.name].shape)}, the config needs {list(spec.shape)}")
+        extra = sorted(set(tensors) - names)
+        if extra:
+            raise TwinError(f"{where}: tensors the config's model does not have: {extra}")
+        with torch.no_grad():
+            for spec in self.layout:
+                self.p[spec.name].copy_(torch.from_numpy(tensors[spec.name]))
+
+    def apply_weight_constraints(self) -> None:
+        """nGPT: rows ("last") or columns ("first") of matrices renormalized to unit norm,
+        p / sqrt(sum p^2 + 1e-20)."""
+        with torch.no_grad():
+            for spec in self.layout:
+                if spec.unit_norm == "none":
+                    continue
+                t = self.p[spec.name]
+                dim = 1 if spec.unit_norm == "last" else 0
+                t.mul_(torch.rsqrt(t.pow(2).sum(dim, keepdim=True) + 1e-20))
+
+    def param_groups(self, weight_decay: float) -> List[dict]:
+        decay = [self.p[s.name] for s in self.layout if s.decay and self.rs.weight_decay]
+        other = [self.p[s.name] for s in self.layout if not (s.decay and self.rs.weight_decay)]
+        groups = []
+        if decay:
+            groups.append({"params": decay, "weight_decay": weight_decay})
+        if other:
+            groups.append({"params": other, "weight_decay": 0.0})
+        return groups
+
+    # ---- pieces
+
+    def _norm(self, prefix: str, x: torch.Tensor, kind: str = "") -> torch.Tensor:
+        return normalize(kind or self.cfg["norm"], x, self.p.get(prefix + ".weight"),
+                         self.p.get(prefix + ".bias"), self.cfg["norm_eps"])
+
+    def _table(self, kind: str, T: int) -> Tuple[torch.Tensor, ...]:
+        key = (kind, T)
+        if key not in self._tables:
+            c = self.cfg
+            if kind == "sinusoid":
+                tabs = (sinusoid_table(T, c["width"]),)
+            elif kind == "rope":
+                tabs = rope_tables(T, c["width"] // c["heads"], c["rope_base"])
+            else:  # causal mask: True where key j > query i
+                tabs = (np.triu(np.ones((T, T), dtype=bool), k=1),)
+            self._tables[key] = tuple(
+                torch.from_numpy(t) if t.dtype == bool else torch.from_numpy(t).to(self.dtype)
+                for t in tabs)
+        return self._tables[key]
+
+    def attention(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
+        """u (B, T, D) -> y (B, T, D). Packed q|k|v = u [Wq; Wk; Wv]^T, RoPE on q and k,
+        S = beta / sqrt(dh) q k^T, causal mask, softmax, heads concatenated, then Wo."""
+        c = self.cfg
+        B, T, D = u.shape
+        H = c["heads"]
+        dh = D // H
+        w = torch.cat((self.p[prefix + ".q.weight"], self.p[prefix + ".k.weight"],
+                       self.p[prefix + ".v.weight"]), 0)  # (3D, D)
+        qkv = u @ w.t()  # (B, T, 3D)
+        q, k, v = (t.reshape(B, T, H, dh).transpose(1, 2) for t in qkv.split(D, dim=-1))
+        if c["pos"] == "rope":
+            cos, sin = self._table("rope", T)
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        scores = (q @ k.transpose(-1, -2)) * (c["beta"] / math.sqrt(dh))  # (B, H, T, T)
+        if c["causal"]:
+            scores = scores.masked_fill(self._table("mask", T)[0], float("-inf"))
+        o = torch.softmax(scores, dim=-1) @ v  # (B, H, T, dh)
+        o = o.transpose(1, 2).reshape(B, T, D)
+        return o @ self.p[prefix + ".o.weight"].t()
+
+    def mlp(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
+        """y = W_down act(W_up u); GELU is the exact erf form."""
+        h = u @ self.p[prefix + ".up.weight"].t()  # (B, T, M)
+        h = F.gelu(h) if self.cfg["activation"] == "gelu" else F.relu(h)
+        return h @ self.p[prefix + ".down.weight"].t()
+
+    def sublayer(self, i: int, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The slot update of include/normlab/scheme.hpp; returns (out, branch output z)."""
+        slots = self.rs.sublayers[i]
+        attention = i % self.per_layer == 0
+        prefix = f"layers.{i // self.per_layer}.{'attn' if attention else 'mlp'}"
+        u = self._norm(prefix + ".norm_in", x, slots.kind_in) if slots.norm_in else x
+        y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
+        z = self._norm(prefix + ".norm_out", y, slots.kind_out) if slots.norm_out else y
+        if slots.interpolate:
+            r = x + self.p[prefix + ".alpha"] * (z - x)  # nGPT
+        else:
+            r = slots.residual_scale * x + slots.branch_scale * z
+        out = self._norm(prefix + ".norm_post", r, slots.kind_post) if slots.norm_post else r
+        return out, z
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (B, T) or (B, T, F) int64 -> logits (B, T, V). With F fields per position
+        the embedding is the sum of the fields' rows; -1 is an empty field (normlab's
+        multi-field batches)."""
+        c = self.cfg
+        B, T = tokens.shape[:2]
+        if c["pos"] == "learned" and T > c["max_len"]:
+            raise TwinError(f"sequence length {T} exceeds max-len {c['max_len']}")
+        if tokens.dim() == 2:
+            h = self.p["embed.weight"][tokens]  # (B, T, D)
+        else:
+            present = (tokens >= 0).unsqueeze(-1).to(self.dtype)  # (B, T, F, 1)
+            h = (self.p["embed.weight"][tokens.clamp(min=0)] * present).sum(2)  # (B, T, D)
+        if c["pos"] == "learned":
+            h = h + self.p["pos.weight"][:T]
+        elif c["pos"] == "sinusoidal":
+            h = h + self._table("sinusoid", T)[0]
+        if self.rs.embed_norm:
+            h = self._norm("embed_norm", h)
+        make_input = RESIDUAL_MODES[self.rs.residual_mode]
+        outputs: List[torch.Tensor] = []
+        branches: List[torch.Tensor] = []
+        for i in range(len(self.rs.sublayers)):
+            x = make_input(self, i, h, outputs, branches)
+            out, z = self.sublayer(i, x)
+            outputs.append(out)
+            branches.append(z)
+        h = make_input(self, len(self.rs.sublayers), h, outputs, branches)
+        if self.rs.final_norm:
+            h = self._norm("final_norm", h)
+        unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]
+        logits = h @ unembed.t()  # (B, T, V)
+        if self.rs.logit_scale:
+            logits = logits * self.p["logit_scale"]
+        return logits
+
+
+# --------------------------------------------------------------------------------------------
+# --check
+# --------------------------------------------------------------------------------------------
+
+
+def reldiff(a: torch.Tensor, b: torch.Tensor) -> Tuple[float, float]:
+    """(max|a - b| / max(max|a|, max|b|, 1e-30), max|b|), in double (see the module doc)."""
+    if tuple(a.shape) != tuple(b.shape):
+        return math.inf, math.nan  # reported as FAIL
+    a = a.detach().double().reshape(-1)
+    b = b.detach().double().reshape(-1)
+    scale = max(float(a.abs().max()), float(b.abs().max()), 1e-30)
+    return float((a - b).abs().max()) / scale, float(b.abs().max())
+
+
+def load_model(ckpt_dir: str, dtype: torch.dtype) -> Twin:
+    path = ckpt_dir
+    if os.path.isdir(ckpt_dir):
+        path = os.path.join(ckpt_dir, "model.safetensors")
+    tensors, meta = read_safetensors(path)
+    model = Twin(parse_config(meta, path), dtype)
+    model.load(tensors, path)
+    return model
+
+
+def check_pair(ckpt_dir: str, grads_file: str, tol: float, dtype: torch.dtype) -> bool:
+    model = load_model(ckpt_dir, dtype)
+    ref, _ = read_safetensors(grads_file)
+    for name in ("tokens", "target", "weight", "logits", "loss"):
+        if name not in ref:
+            raise TwinError(f"{grads_file}: no tensor '{name}' (is it a `normlab grads` file?)")
+    tok = ref["tokens"]
+    if tok.ndim not in (2, 3) or not np.all(tok == np.round(tok)):
+        raise TwinError(f"{grads_file}: 'tokens' must be (B, T) or (B, T, F) integers")
+    V = model.cfg["vocab"]
+    if tok.size and (tok.min() < -1 or tok.max() >= V or (tok.ndim == 2 and tok.min() < 0)):
+        raise TwinError(f"{grads_file}: tokens outside the checkpoint's vocabulary [0, {V})")
+    bt = tok.shape[:2]
+    if ref["target"].shape != bt + (V,) or ref["weight"].shape != bt:
+        raise TwinError(f"{grads_file}: target {list(ref['target'].shape)} / weight "
+                        f"{list(ref['weight'].shape)} do not fit tokens {list(tok.shape)} and V={V}")
+    tokens = torch.from_numpy(tok.astype(np.int64))
+    target = torch.from_numpy(ref["target"]).to(dtype)
+    weight = torch.from_numpy(ref["weight"]).to(dtype)
+
+    logits = model(tokens)
+    loss = soft_cross_entropy(logits, target, weight)
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+
+    c = model.cfg
+    print(f"== {ckpt_dir} vs {grads_file}: scheme {c['scheme']}, norm {c['norm']}, "
+          f"L={c['layers']} D={c['width']} H={c['heads']} V={c['vocab']} pos={c['pos']}, "
+          f"B={tok.shape[0]} T={tok.shape[1]}{f' F={tok.shape[2]}' if tok.ndim == 3 else ''}, {str(dtype).replace('torch.', '')}")
+    rows: List[Tuple[str, float, float]] = []
+    rows.append(("logits", *reldiff(logits, torch.from_numpy(ref["logits"]))))
+    rows.append(("loss", *reldiff(loss.reshape(1), torch.from_numpy(ref["loss"]))))
+    ok = True
+    expected = {"grad." + s.name for s in model.layout}
+    present = {n for n in ref if n.startswith("grad.")}
+    for name in sorted(present - expected):
+        print(f"  {name:<40} FAIL: in the grads file but not a twin parameter")
+        ok = False
+    for spec in model.layout:
+        key = "grad." + spec.name
+        if key not in ref:
+            print(f"  {key:<40} FAIL: missing from the grads file")
+            ok = False
+            continue
+        g = model.p[spec.name].grad
+        if g is None:
+            g = torch.zeros(spec.shape, dtype=dtype)
+        if tuple(ref[key].shape) != spec.shape:
+            print(f"  {key:<40} FAIL: shape {list(ref[key].shape)} vs {list(spec.shape)}")
+            ok = False
+            continue
+        rows.append((key, *reldiff(g, torch.from_numpy(ref[key]))))
+    for name, rel, scale in rows:
+        status = "ok" if rel < tol and math.isfinite(rel) else "FAIL"
+        ok = ok and status == "ok"
+        print(f"  {name:<40} reldiff {rel:.3e}  (max|normlab| {scale:.3e})  {status}")
+    worst = max(rows, key=lambda r: r[1] if math.isfinite(r[1]) else math.inf)
+    print(f"  worst: {worst[0]} {worst[1]:.3e} (tol {tol:g})")
+    print("OK" if ok else "FAIL")
+    return ok
+
+
+# --------------------------------------------------------------------------------------------
+# --bench
+# --------------------------------------------------------------------------------------------
+
+BASE_CONFIG = {
+    "vocab": 16, "width": 32, "heads": 1, "layers": 2, "mlp": True, "mlp_mult": 4,
+    "activation": "gelu", "causal": True, "pos": "none", "max_len": 1024, "rope_base": 10000.0,
+    "beta": 1.0, "tied": False, "final_norm": "auto", "embed_norm": "auto", "scheme": "pre",
+    "norm": "rmsnorm", "mix_layers": 1, "block_size": 2, "norm_eps": 1e-5, "init_std": 0.02,
+    "scaled_residual_init": True, "ngpt_alpha_init": 0.05,
+}
+
+# name: (config overrides, batch B, length T, default measured steps)
+PRESETS = {
+    # The minimal model of 2510.08341: one layer, one head, attention only, D = V - 1.
+    "minimal": (dict(vocab=16, width=15, layers=1, heads=1, mlp=False, pos="none",
+                     scheme="post", norm="rmsnorm", causal=True, tied=False), 64, 16, 1000),
+    "small": (dict(vocab=64, width=128, heads=4, layers=4, mlp=True, mlp_mult=4,
+                   activation="gelu", pos="none", scheme="pre", norm="layernorm", causal=True,
+                   tied=False), 32, 64, 30),
+}
+
+
+def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json: bool,
+          dtype: torch.dtype, seed: int) -> None:
+    torch.set_num_threads(1)
+    overrides, B, T, default_steps = PRESETS[preset]
+    steps = steps or default_steps
+    cfg = dict(BASE_CONFIG, **overrides)
+    gen = torch.Generator().manual_seed(seed)
+    model = Twin(cfg, dtype)
+    model.init_random(gen)
+    # normlab's AdamWConfig defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, wd 0.01 on
+    # matrices only, global-norm clip 1.0.
+    opt = torch.optim.AdamW(model.param_groups(0.01), lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
+    params = list(model.parameters())
+    V = cfg["vocab"]
+
+    # Random tokens; the target at t is the token at t + 1, the last position unscored
+    # (normlab's random_next_token_batch), i.e. ordinary next-token cross-entropy. Like
+    # `normlab bench train`, 8 batches are drawn up front and cycled, so batch generation is
+    # not timed.
+    batches = [torch.randint(0, V, (B, T), generator=gen) for _ in range(8)]
+    counter = [0]
+
+    def step() -> float:
+        tokens = batches[counter[0] % len(batches)]
+        counter[0] += 1
+        logits = model(tokens)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        if model.rs.unit_norm_weights:
+            model.apply_weight_constraints()
+        return float(loss)
+
+    for _ in range(warmup):
+        step()
+    # `repeats` timed windows of `steps` steps each; the median window is reported (the
+    # machine may be shared, and one window can be slowed by other processes).
+    windows = []
+    loss = 0.0
+    load_before = os.getloadavg()[0]
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(steps):
+            loss = step()
+        windows.append(time.perf_counter() - start)
+    elapsed = sorted(windows)[len(windows) // 2]
+    result = {
+        "twin": "pytorch-eager",
+        "preset": preset,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "dtype": str(dtype).replace("torch.", ""),
+        "batch": B,
+        "seq_len": T,
+        "params": sum(p.numel() for p in params),
+        "warmup_steps": warmup,
+        "steps": steps,
+        "repeats": repeats,
+        "seconds": elapsed,
+        "window_steps_per_s": [steps / w for w in windows],
+        "load_avg_1m": load_before,
+        "steps_per_s": steps / elapsed,
+        "tokens_per_s": steps * B * T / elapsed,
+        "ms_per_step": 1e3 * elapsed / steps,
+        "final_loss": loss,
+        "config": cfg,
+    }
+    if as_json:
+        print(json.dumps(result))
+    else:
+        print(f"twin bench {preset}: {cfg['scheme']} {cfg['norm']}, L={cfg['layers']} "
+              f"D={cfg['width']} H={cfg['heads']} V={V} MLP={'on' if cfg['mlp'] else 'off'}, "
+              f"B={B} T={T}, {result['params']} parameters, torch {torch.__version__}, "
+              f"{torch.get_num_threads()} thread(s)")
+        print(f"  {repeats} windows of {steps} steps after {warmup} warmup, steps/s per window: "
+              + ", ".join(f"{steps / w:.1f}" for w in windows)
+              + f" (1-min load average {load_before:.2f} on {os.cpu_count()} cores)")
+        print(f"  median window {elapsed:.3f} s: "
+              f"{result['steps_per_s']:.1f} steps/s, {result['tokens_per_s']:.0f} tokens/s, "
+              f"{result['ms_per_step']:.3f} ms/step, final loss {loss:.4f}")
+
+
+# --------------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------------
+
+
+def bench_eval(ckpt_dir: str, tokens_file: str, repeats: int, dtype: torch.dtype) -> None:
+    """Evaluation speed: the plain PyTorch forward (no_grad, one thread) of each sequence,
+    one at a time, as a researcher's script would run it; the logits of the last position are
+    printed so the caller can check both sides agree."""
+    torch.set_num_threads(1)
+    model = load_model(ckpt_dir, dtype)
+    tensors, _ = read_safetensors(tokens_file)
+    if "tokens" not in tensors:
+        raise TwinError(f"{tokens_file}: no tensor 'tokens'")
+    tokens = torch.tensor(tensors["tokens"].astype(np.int64))
+    if tokens.dim() == 2:
+        tokens = tokens.unsqueeze(-1)
+    times, last = [], []
+    with torch.no_grad():
+        for b in range(tokens.shape[0]):
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                logits = model(tokens[b:b + 1])
+                best = min(best, time.perf_counter() - t0)
+            times.append(best)
+            last.append(logits[0, -1].tolist())
+    print(json.dumps({"seconds_per_sequence": float(np.median(times)), "sequences": len(times),
+                      "seq_len": int(tokens.shape[1]), "last_logits": last}))
+
+
+def main(argv: List[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="twin.py", description="The PyTorch twin of normlab's model (docs/twin.md).",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("Modes:")[1])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", nargs="+", metavar="PATH",
+                      help="CKPT_DIR GRADS_FILE pairs: compare with `normlab grads` output")
+    mode.add_argument("--bench", choices=sorted(PRESETS), help="training-step benchmark preset")
+    mode.add_argument("--eval", metavar="CKPT_DIR", help="print the logits of --tokens as JSON")
+    mode.add_argument("--bench-eval", nargs=2, metavar=("CKPT_DIR", "TOKENS_FILE"),
+                      help="time the forward pass on each sequence of TOKENS_FILE (safetensors "
+                           "tensor 'tokens', (B, T, F)) and print the last position's logits")
+    ap.add_argument("--tol", type=float, default=1e-4, help="--check: largest relative difference")
+    ap.add_argument("--double", action="store_true", help="compute in float64 (default float32)")
+    ap.add_argument("--steps", type=int, help="--bench: measured steps (default per preset)")
+    ap.add_argument("--warmup", type=int, default=20, help="--bench: unmeasured steps first")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="--bench: timed windows of --steps steps; the median is reported")
+    ap.add_argument("--seed", type=int, default=0, help="--bench: seed of init and batches")
+    ap.add_argument("--json", action="store_true", help="--bench: print one JSON object")
+    ap.add_argument("--tokens", help='--eval: token ids, e.g. "3 1 4 1 5"')
+    args = ap.parse_args(argv)
+    dtype = torch.float64 if args.double else torch.float32
+    try:
+        if args.check is not None:
+            torch.set_num_threads(1)  # small models; keeps parallel CTest jobs from contending
+            if len(args.check) % 2 != 0:
+                ap.error("--check takes CKPT_DIR GRADS_FILE pairs")
+            pairs = list(zip(args.check[0::2], args.check[1::2]))
+            results, broken = [], 0
+            for ck, gr in pairs:
+                try:
+                    results.append(check_pair(ck, gr, args.tol, dtype))
+                except TwinError as e:  # this pair cannot be compared; go on with the others
+                    print(f"== {ck} vs {gr}\n  error: {e}\nFAIL")
+                    results.append(False)
+                    broken += 1
+            if len(pairs) > 1:
+                print(f"{sum(results)}/{len(results)} pairs OK")
+                print("OK" if all(results) else "FAIL")
+            return 0 if all(results) else (2 if broken else 1)
+        if args.bench is not None:
+            if args.steps is not None and args.steps < 1:
+                ap.error("--steps must be at least 1")
+            if args.repeats < 1:
+                ap.error("--repeats must be at least 1")
+            bench(args.bench, args.steps, args.warmup, args.repeats, args.json, dtype, args.seed)
+            return 0
+        if args.bench_eval is not None:
+            bench_eval(args.bench_eval[0], args.bench_eval[1], args.repeats, dtype)
+            return 0
+        if args.tokens is None:
+            ap.error("--eval needs --tokens")
+        ids = [int(t) for t in args.tokens.replace(",", " ").split()]
+        model = load_model(args.eval, dtype)
+        if not ids or min(ids) < 0 or max(ids) >= model.cfg["vocab"]:
+            raise TwinError(f"tokens must be in [0, {model.cfg['vocab']}) and at least one")
+        with torch.no_grad():
+            logits = model(torch.tensor([ids], dtype=torch.int64))[0]
+        print(json.dumps({"logits": logits.tolist()}))
+        return 0
+    except TwinError as e:
+        print(f"twin.py: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

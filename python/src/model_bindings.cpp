@@ -1,0 +1,264 @@
+// normlab.Model's compiled half: a float32 model built from a config or a checkpoint, with
+// forward, activations by TransformerLens-style hook names, gradients, and parameter views.
+// Letters: B batch, T length, F fields, D width, H heads, V vocab.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <nlohmann/json.hpp>
+
+#include "bindings.hpp"
+#include "normlab/batch.hpp"
+#include "normlab/checkpoint.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/model.hpp"
+#include "normlab/train_step.hpp"
+#include "token_arrays.hpp"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+
+namespace normlab::python {
+namespace {
+
+using FloatArray = py::array_t<float, py::array::c_style>;
+
+// A copy of n floats at p as an array of `shape`.
+FloatArray copy_array(const float* p, std::vector<py::ssize_t> shape) {
+  FloatArray a(shape);
+  std::copy(p, p + a.size(), a.mutable_data());
+  return a;
+}
+
+// (B, T, X) or, when the caller passed tokens without a batch axis, (T, X).
+std::vector<py::ssize_t> rows_shape(const TokenBatch& b, int64_t last) {
+  if (b.had_batch_axis) return {b.batch, b.len, last};
+  return {b.len, last};
+}
+
+struct PyModel {
+  std::unique_ptr<Model<float>> model;
+
+  const ModelConfig& config() const { return model->config(); }
+
+  TokenBatch tokens_of(const py::array& tokens) const {
+    // Multi-field tokens are (B, T, F); a model does not know F, so a 3-D array passes its own.
+    return token_batch(tokens, tokens.ndim() == 3 ? static_cast<int>(tokens.shape(2)) : 1);
+  }
+
+  // (B, T, V) logits of a training forward (the `normlab forward` path).
+  FloatArray forward(const py::array& tokens) {
+    const TokenBatch b = tokens_of(tokens);
+    const float* logits;
+    {
+      py::gil_scoped_release release;
+      logits = model->forward(b.ids.data(), b.batch, b.len, b.fields);
+    }
+    return copy_array(logits, rows_shape(b, config().vocab));
+  }
+
+  // Logits and every named activation of one forward (docs/python.md, "Activations").
+  py::tuple run_with_cache(const py::array& tokens) {
+    const TokenBatch b = tokens_of(tokens);
+    const float* logits;
+    {
+      py::gil_scoped_release release;
+      logits = model->forward(b.ids.data(), b.batch, b.len, b.fields);
+    }
+    const ModelConfig& c = config();
+    const int64_t D = c.width, H = c.heads, T = b.len;
+    py::dict cache;
+    auto put = [&](const std::string& name, const float* p) {
+      cache[py::str(name)] = copy_array(p, rows_shape(b, D));
+    };
+    const int per_layer = c.sublayers_per_layer();
+    put("hook_embed", model->stream(0));
+    for (int i = 0; i < model->num_sublayers(); ++i) {
+      const int l = i / per_layer;
+      const bool attention = model->sublayer_params()[i].is_attention;
+      const std::string block = fmt::format("blocks.{}.", l);
+      const std::string kind = attention ? "attn" : "mlp";
+      put(block + (attention ? "hook_resid_pre" : "hook_resid_mid"), model->stream(i));
+      put(block + kind + ".hook_in", model->branch_input(i));
+      put(block + "hook_" + kind + "_out", model->branch_output(i));
+      put(block + "hook_" + kind + "_out_normed", model->branch_output_normed(i));
+      if (attention) {
+        // Probabilities are stored (B, H, T, Tp) with Tp = T rounded up to 16: drop the padding.
+        const int64_t Tp = (T + 15) / 16 * 16;
+        FloatArray pattern({b.batch, H, T, T});
+        const float* src = model->attention_probs(i);
+        for (int64_t r = 0; r < b.batch * H * T; ++r) {
+          std::copy(src + r * Tp, src + r * Tp + T, pattern.mutable_data() + r * T);
+        }
+        cache[py::str(block + "attn.hook_pattern")] =
+            b.had_batch_axis ? py::array(pattern) : py::array(pattern[py::int_(0)]);
+        std::vector<py::ssize_t> z_shape = {b.batch, T, H, D / H};
+        if (!b.had_batch_axis) z_shape.erase(z_shape.begin());
+        cache[py::str(block + "attn.hook_z")] = copy_array(model->attention_heads(i), z_shape);
+      }
+      if (i + 1 == model->num_sublayers() || (i + 1) % per_layer == 0) {
+        put(block + "hook_resid_post", model->stream(i + 1));
+      }
+    }
+    if (const float* f = model->final_normed()) put("ln_final.hook_normalized", f);
+    return py::make_tuple(copy_array(logits, rows_shape(b, c.vocab)), cache);
+  }
+
+  // Loss and gradients of the weighted soft-target cross-entropy (the `normlab grads` loss).
+  // targets: int (B, T) token ids, -1 = unscored, or float (B, T, V) distributions;
+  // weight: (B, T), default 1 at every scored position.
+  py::tuple grads(const py::array& tokens, const py::array& targets,
+                  const std::optional<py::array>& weight) {
+    const TokenBatch tb = tokens_of(tokens);
+    const int V = config().vocab;
+    Batch b;
+    b.resize(tb.batch, tb.len, V, tb.fields);
+    b.tokens = tb.ids;
+    const int64_t N = tb.batch * tb.len;
+    std::fill(b.weight.begin(), b.weight.end(), 0.0f);
+    const bool soft = targets.dtype().kind() == 'f';
+    const int64_t expected = soft ? N * V : N;
+    if (targets.size() != expected) {
+      throw InputError(fmt::format(
+          "targets: {} values; allowed: int token ids shaped like the tokens' (B, T), -1 = "
+          "unscored, or float distributions (B, T, V) with V = {}",
+          targets.size(), V));
+    }
+    if (soft) {
+      const auto t = py::array_t<float, py::array::c_style | py::array::forcecast>(targets);
+      for (int64_t n = 0; n < N; ++n) {
+        std::copy(t.data() + n * V, t.data() + (n + 1) * V, b.target_row(n));
+        b.weight[n] = 1.0f;
+      }
+    } else {
+      const TokenBatch ids = token_batch(targets, 1);
+      for (int64_t n = 0; n < N; ++n) {
+        if (ids.ids[n] == kNoToken) continue;
+        if (ids.ids[n] < 0 || ids.ids[n] >= V) {
+          throw InputError(fmt::format("targets: token {} is outside [0, {})", ids.ids[n], V));
+        }
+        b.set_one_hot(n, ids.ids[n]);
+      }
+    }
+    if (weight) {
+      if (weight->size() != N) {
+        throw InputError(
+            fmt::format("weight: {} values, the tokens have B·T = {}", weight->size(), N));
+      }
+      const auto w = py::array_t<float, py::array::c_style | py::array::forcecast>(*weight);
+      for (int64_t n = 0; n < N; ++n) b.weight[n] = b.target_slot[n] >= 0 ? w.data()[n] : 0.0f;
+    }
+    std::vector<float> dlogits;
+    double loss;
+    {
+      py::gil_scoped_release release;
+      loss = loss_and_grads(*model, b, dlogits);
+    }
+    py::dict g;
+    for (const TensorSpec& t : model->layout().tensors()) {
+      g[py::str(t.name)] = copy_array(model->grads().data() + t.offset,
+                                      std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+    }
+    return py::make_tuple(loss, g);
+  }
+};
+
+// Views of the parameters, writable, keeping the model alive while any view exists.
+py::dict parameter_views(py::object self) {
+  PyModel& m = self.cast<PyModel&>();
+  py::dict views;
+  for (const TensorSpec& t : m.model->layout().tensors()) {
+    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+    views[py::str(t.name)] = FloatArray(shape, m.model->params().data() + t.offset, self);
+  }
+  return views;
+}
+
+// A checkpoint directory (its model.safetensors), or any weight file of the format: a run's
+// final/ema.safetensors and final/bema.safetensors too.
+std::unique_ptr<Model<float>> load_any(const std::string& path) {
+  if (!fs::is_regular_file(path)) return load_checkpoint(path);
+  LoadedParams loaded = load_param_file(path);
+  auto model = std::make_unique<Model<float>>(loaded.config);
+  model->params() = std::move(loaded.values);
+  return model;
+}
+
+}  // namespace
+
+void add_model_bindings(py::module_& m) {
+  // Every field of ModelConfig at its default, with the scheme's default norm kind.
+  m.def(
+      "default_config_json",
+      [](const std::string& scheme) {
+        ModelConfig c;
+        c.scheme = parse_scheme(scheme);
+        c.norm = default_norm_kind(c.scheme);
+        return to_json(c).dump();
+      },
+      py::arg("scheme"));
+  m.def("scheme_names", &scheme_names);
+  m.def("norm_kind_names", &norm_kind_names);
+  py::class_<PyModel>(m, "Model")
+      .def_static(
+          "from_config",
+          [](const std::string& config_json, uint64_t seed) {
+            nlohmann::json j;
+            try {
+              j = nlohmann::json::parse(config_json);
+            } catch (const nlohmann::json::exception&) {
+              throw InputError("config: not valid JSON");
+            }
+            ModelConfig c = model_config_from_json(j);
+            validate(c);
+            PyModel pm;
+            pm.model = std::make_unique<Model<float>>(c);
+            pm.model->init(seed);
+            return pm;
+          },
+          py::arg("config_json"), py::arg("seed"))
+      .def_static(
+          "load", [](const std::string& path) { return PyModel{load_any(path)}; }, py::arg("path"))
+      .def(
+          "save",
+          [](const PyModel& self, const std::string& dir) { save_checkpoint(dir, *self.model); },
+          py::arg("dir"))
+      .def_property_readonly("config_json",
+                             [](const PyModel& self) { return to_json(self.config()).dump(); })
+      .def_property_readonly("label",
+                             [](const PyModel& self) { return scheme_label(self.config()); })
+      .def_property_readonly("num_params",
+                             [](const PyModel& self) { return self.model->params().size(); })
+      .def("forward", &PyModel::forward, py::arg("tokens"))
+      .def("run_with_cache", &PyModel::run_with_cache, py::arg("tokens"))
+      .def("grads", &PyModel::grads, py::arg("tokens"), py::arg("targets"),
+           py::arg("weight") = py::none())
+      .def("parameters", &parameter_views)
+      // Benchmark aid (bench/python_overhead.py): seconds per forward of `tokens`, the best of
+      // `repeats` timed loops of `calls` forwards each, measured inside C++.
+      .def(
+          "time_forward_in_cpp",
+          [](PyModel& self, const py::array& tokens, int calls, int repeats) {
+            const TokenBatch b = self.tokens_of(tokens);
+            py::gil_scoped_release release;
+            double best = 1e300;
+            for (int r = 0; r < repeats; ++r) {
+              const auto start = std::chrono::steady_clock::now();
+              for (int i = 0; i < calls; ++i) {
+                self.model->forward(b.ids.data(), b.batch, b.len, b.fields);
+              }
+              const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+              best = std::min(best, took.count() / calls);
+            }
+            return best;
+          },
+          py::arg("tokens"), py::arg("calls"), py::arg("repeats"));
+}
+
+}  // namespace normlab::python

@@ -1,0 +1,26 @@
+// _normlab: the compiled half of the Python package (docs/python.md). normlab's one-line errors
+// become Python exceptions with the same text: InputError and UsageError are ValueError.
+#include <pybind11/pybind11.h>
+
+#include "bindings.hpp"
+#include "core/parallel.hpp"
+#include "normlab/errors.hpp"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_normlab, m) {
+  m.doc() = "normlab's C++ engine; use the package `normlab`, not this module";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const normlab::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const normlab::UsageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  m.def("set_threads", &normlab::set_num_threads, py::arg("n"),
+        "Threads used by every kernel (1 by default); results are bit-identical at any count.");
+  normlab::python::add_model_bindings(m);
+  normlab::python::add_task_bindings(m);
+}

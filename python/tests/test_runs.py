@@ -1,0 +1,62 @@
+"""normlab.run, normlab.results, normlab.claims: a tiny study from a dict, resumed, as DataFrames."""
+
+import json
+
+import pytest
+
+import normlab
+
+TINY = {
+    "name": "tiny",
+    "schemes": ["pre", "post"],
+    "seeds": [1, 2],
+    "task": {"name": "set_complement", "v": 6},
+    "model": {"width": 5, "layers": 1, "mlp": False},
+    "train": {"steps": 20, "batch": 8, "lengths": [1, 3], "lr": 0.01},
+    "eval": {"lengths": [2, 5], "samples": 16},
+}
+
+
+def test_run_from_a_dict_then_results_and_resume(tmp_path, capfd):
+    pytest.importorskip("pandas")
+    out = tmp_path / "tiny"
+    assert normlab.run(TINY, out=out, quiet=True) == str(out)
+    frames = normlab.results(out)
+    assert {"runs", "results", "curves"} <= set(frames)
+    runs = frames["runs"]
+    assert len(runs) == 4 and set(runs["status"]) == {"finished"}
+    results = frames["results"]
+    assert set(results["scheme"]) == {"pre", "post"} and set(results["seed"]) == {1, 2}
+    rows = len(results)
+    assert rows > 0
+    normlab.run(TINY, out=out)  # everything finished: reused, nothing duplicated
+    assert "0 to do, 4 already done" in capfd.readouterr().out  # the progress is passed through
+    assert len(normlab.results(out)["results"]) == rows
+
+
+def test_run_errors_carry_the_program_message(tmp_path):
+    bad = dict(TINY, seeds=[1, 1])
+    with pytest.raises(ValueError, match="seed 1 is listed twice"):
+        normlab.run(bad, out=tmp_path / "bad", quiet=True)
+    with pytest.raises(ValueError, match="finite"):
+        normlab.run(dict(TINY, train=dict(TINY["train"], lr=float("inf"))), out=tmp_path / "x")
+
+
+def test_results_and_claims_refuse_other_folders(tmp_path):
+    with pytest.raises(ValueError, match="results.sqlite"):
+        normlab.results(tmp_path)
+    with pytest.raises(ValueError, match="claims.json"):
+        normlab.claims(tmp_path)
+
+
+def test_claims_reads_a_ledger(tmp_path):
+    pytest.importorskip("pandas")
+    ledger = {"tier": "quick", "studies": [], "claims": [
+        {"id": "a.b", "paper": "2504.02827", "verdict": "reproduced", "effect": 0.2, "low": 0.1,
+         "high": 0.3, "n": 3, "sentence": "A beats B.", "study": "experiments/x.toml"}]}
+    (tmp_path / "claims.json").write_text(json.dumps(ledger))
+    frame = normlab.claims(tmp_path)
+    assert list(frame["verdict"]) == ["reproduced"] and frame["low"][0] == 0.1
+    (tmp_path / "claims.json").write_text("[]")
+    with pytest.raises(ValueError, match="not a claims ledger"):
+        normlab.claims(tmp_path)

@@ -1,0 +1,56 @@
+"""normlab.to_torch: the twin as a torch.nn.Module, logits within 1e-5 of normlab per scheme."""
+
+import numpy as np
+import pytest
+
+import normlab
+
+torch = pytest.importorskip("torch")  # Debian's python3-torch, installed by the bootstrap
+
+SCHEMES = [
+    dict(scheme="pre"), dict(scheme="post"), dict(scheme="peri"), dict(scheme="peri_init"),
+    dict(scheme="post_attn"), dict(scheme="mix", mix_layers=1), dict(scheme="ngpt"),
+    dict(scheme="sqrt_scaling"), dict(scheme="deepnorm"), dict(scheme="attnres"),
+    dict(scheme="block_attnres", block_size=2),
+]
+
+
+def test_every_scheme_is_covered():
+    assert sorted(s["scheme"] for s in SCHEMES) == sorted(normlab._normlab.scheme_names())
+
+
+@pytest.mark.parametrize("options", SCHEMES, ids=lambda o: o["scheme"])
+@pytest.mark.parametrize("norm", [None, "layernorm"])
+def test_logits_match_normlab(options, norm):
+    if norm and options["scheme"] == "ngpt":
+        norm = None  # nGPT is defined with l2
+    model = normlab.init(norm=norm, vocab=13, width=16, heads=2, layers=3, pos="rope", seed=9,
+                         **options)
+    module = normlab.to_torch(model)
+    assert isinstance(module, torch.nn.Module)
+    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
+    with torch.no_grad():
+        twin = module(torch.from_numpy(tokens)).numpy()
+    ours = model.forward(tokens)
+    scale = max(np.abs(ours).max(), 1e-30)
+    assert np.abs(twin - ours).max() / scale < 1e-5
+
+
+def test_state_dict_names_are_the_checkpoint_names(checkpoint):
+    ck = checkpoint("--scheme", "peri", "--vocab", "6", "--width", "4", "--layers", "2")
+    model = normlab.load(ck)
+    module = normlab.to_torch(ck)
+    state = module.state_dict()
+    assert set(state) == set(model.parameters())
+    for name, value in model.parameters().items():
+        np.testing.assert_array_equal(state[name].numpy(), value)
+
+
+def test_double_precision_and_gradients():
+    model = normlab.init(scheme="post", vocab=7, width=8, layers=1, seed=3)
+    module = normlab.to_torch(model, dtype=torch.float64)
+    tokens = torch.tensor([[1, 2, 3, 4]])
+    logits = module(tokens)
+    assert logits.dtype == torch.float64
+    logits.sum().backward()
+    assert module.state_dict(keep_vars=True)["embed.weight"].grad is not None
