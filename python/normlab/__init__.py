@@ -12,7 +12,8 @@ from ._model import Model, init, load
 from ._runs import run, train
 from ._results import claims, results
 from ._torch import to_torch
-from . import tasks
+from . import probes, tasks
+from ._particles import particles
 from ._normlab import set_threads as _set_threads
 
 
@@ -24,4 +25,4 @@ def set_threads(n: int) -> None:
 
 
 __all__ = ["Model", "init", "load", "run", "train", "results", "claims", "to_torch", "tasks",
-           "set_threads"]
+           "probes", "particles", "set_threads"]

@@ -2,12 +2,10 @@
 
 import math
 import os
-import subprocess
-import sys
 import tempfile
 from typing import Iterable, Optional, Union
 
-from . import _paths
+from ._program import call
 
 
 def _toml_value(value, where: str) -> str:
@@ -42,24 +40,6 @@ def to_toml(experiment: dict, prefix: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _call(args, quiet: bool) -> None:
-    """Runs the program, passing its output through line by line; raises with its message."""
-    proc = subprocess.Popen([_paths.NORMLAB_BINARY] + args, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1)
-    last_error = ""
-    for line in proc.stdout:
-        if line.startswith("normlab: "):
-            last_error = line[len("normlab: "):].strip()
-        if not quiet:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-    code = proc.wait()
-    if code == 2:
-        raise ValueError(last_error or f"normlab {args[0]}: invalid usage")
-    if code != 0:
-        raise RuntimeError(last_error or f"normlab {args[0]} exited with {code}")
-
-
 def run(experiment: Union[str, os.PathLike, dict], out: Optional[str] = None,
         tier: Optional[str] = None, sets: Iterable[str] = (), jobs: Optional[int] = None,
         quiet: bool = False) -> str:
@@ -84,12 +64,12 @@ def run(experiment: Union[str, os.PathLike, dict], out: Optional[str] = None,
             raise ValueError("out: required from Python (the program's default depends on the "
                              "current directory)")
         args += ["--out", os.fspath(out)]
-        _call(args, quiet)
+        call(args, quiet)
     return os.fspath(out)
 
 
 def train(run_dir: Union[str, os.PathLike], resume: bool = True, quiet: bool = False) -> str:
     """Trains one prepared run folder (holding run.json) like `normlab train --resume`."""
     args = ["train", os.fspath(run_dir)] + (["--resume"] if resume else [])
-    _call(args, quiet)
+    call(args, quiet)
     return os.fspath(run_dir)
