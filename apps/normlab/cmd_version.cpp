@@ -1,13 +1,33 @@
-// `normlab version`: prints the program version.
+// `normlab version` and `normlab --version`: the program version and the commit it was built
+// from.
 #include <cstdio>
 
 #include "commands.hpp"
+#include "normlab/provenance.hpp"
 
 namespace normlab::cli {
 
+namespace {
+
+void print_version() {
+  const std::string commit = build_git_commit();
+  std::printf("normlab %s%s\n", normlab_version().c_str(),
+              commit.empty() ? "" : (" (commit " + commit + ")").c_str());
+}
+
+}  // namespace
+
 void add_version_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("version", "Print the normlab version");
-  cmd->callback([] { std::printf("normlab 0.1.0\n"); });
+  cmd->callback(print_version);
+  // `normlab --version` too (issue 13: it was refused).
+  app.add_flag_callback(
+      "--version",
+      [] {
+        print_version();
+        throw CLI::Success();
+      },
+      "Print the normlab version and exit");
 }
 
 }  // namespace normlab::cli

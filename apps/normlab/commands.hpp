@@ -19,5 +19,7 @@ void add_run_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_tasks_command(CLI::App& app);
 void add_claims_command(CLI::App& app);
+void add_results_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   normlab::cli::add_particles_command(app);
   normlab::cli::add_tasks_command(app);
   normlab::cli::add_claims_command(app);
+  normlab::cli::add_results_command(app);
+  normlab::cli::add_export_command(app);
 
   try {
     app.parse(argc, argv);
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::Success&) {  // --version printed itself (after the help cases: they
+    return 0;                      // derive from Success)
   } catch (const CLI::ParseError& e) {
     print_error(fmt::format("{}; {}", e.what(), parse_error_hint(app)));
     return 2;

@@ -1,36 +1,99 @@
-// The results store: an experiment's results in one SQLite file (OUT/results.sqlite), so
-// results can be queried and joined across experiments with any SQLite client:
+// The results store: every result of a results folder in one SQLite file, OUT/results.sqlite
+// (docs/store.md gives the schema with pandas examples). WAL journal, so readers (pandas, the
+// sqlite3 shell, normlab.results) can read while `normlab run` writes.
 //
-//   experiment(name TEXT, config_json TEXT)
-//   runs(variant TEXT, scheme TEXT, norm TEXT, seed INTEGER, status TEXT, run_dir TEXT)
-//   results(variant TEXT, scheme TEXT, norm TEXT, seed INTEGER, weights TEXT, length INTEGER,
-//           seq_len INTEGER, metric TEXT, value REAL, ci_low REAL, ci_high REAL, count INTEGER)
+//   experiments(id PK, name, config_hash, config_json, version, git_commit, host,
+//               started_at, finished_at)                      UNIQUE(name, config_hash)
+//   runs(hash PK, experiment_id, variant, scheme, norm, seed, values_json, status, run_dir,
+//        started_at, finished_at, seconds)
+//   results(run_hash, experiment_id, variant, scheme, norm, seed, weights, length, seq_len,
+//           metric, value, ci_low, ci_high, count)            PK(run_hash, weights, metric, length)
+//   curves(run_hash, step, train_loss, val_loss)               PK(run_hash, step)
+//   probes(run_hash, probe, format, content)                   PK(run_hash, probe)
 //
-// The file is rebuilt from scratch each time (written to a temporary name, then renamed).
+// A run's rows are replaced in one transaction (record_run), so recording a run again, after
+// a resume or a kill at any moment, never duplicates or loses a row.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace normlab {
 
-struct StoredRun {
-  std::string variant, scheme, norm, status, run_dir;
-  uint64_t seed = 0;
+class SqliteDb;
+
+struct ExperimentRecord {
+  std::string name, config_hash, config_json;
+  std::string version, git_commit, host, started_at;  // provenance (normlab/provenance.hpp)
 };
 
-struct StoredResult {
-  std::string variant, scheme, norm, weights, metric;
+struct RunRecord {
+  std::string hash;  // run_hash() of the run's full config
+  std::string variant, scheme, norm;
   uint64_t seed = 0;
+  std::string values_json;  // {"scheme": ..., "seed": ...}: what varies between the runs
+  std::string status, run_dir;
+  std::string started_at, finished_at;  // "" when not observed by this store's writer
+  double seconds = NAN;                 // wall time of the training process, when observed
+};
+
+struct ResultRecord {
+  std::string weights, metric;
   int64_t length = 0, seq_len = 0, count = 0;
-  double value = 0, ci_low = 0, ci_high = 0;
+  double value = NAN, ci_low = NAN, ci_high = NAN;
 };
 
-// Throws InputError naming the file if SQLite fails.
-void write_results_store(const std::filesystem::path& file, const std::string& experiment,
-                         const std::string& config_json, const std::vector<StoredRun>& runs,
-                         const std::vector<StoredResult>& results);
+struct CurvePoint {
+  int64_t step = 0;
+  double train_loss = NAN, val_loss = NAN;
+};
+
+// One probe output file of a run folder, whole: probe is the file name without its extension
+// ("probe_depth_blocks"), format "csv" or "json".
+struct ProbeRecord {
+  std::string probe, format, content;
+};
+
+// Everything one run contributes to the store.
+struct RunRows {
+  RunRecord run;
+  std::vector<ResultRecord> results;
+  std::vector<CurvePoint> curves;
+  std::vector<ProbeRecord> probes;
+};
+
+class ResultsStore {
+ public:
+  // Opens or creates the store. A store of an older layout (normlab before the schema version
+  // kSchemaVersion) is derived data: it is removed and rebuilt from the run folders.
+  explicit ResultsStore(const std::filesystem::path& file);
+  ~ResultsStore();
+
+  static constexpr int kSchemaVersion = 2;
+
+  // The experiment's id; a known (name, config_hash) keeps its first start time and gets the
+  // new provenance.
+  int64_t begin_experiment(const ExperimentRecord& e);
+  void finish_experiment(int64_t id, const std::string& finished_at);
+  // Replaces the run's rows in one transaction. Timings already stored are kept when the new
+  // record has none.
+  void record_run(int64_t experiment_id, const RunRows& rows);
+
+ private:
+  std::unique_ptr<SqliteDb> db_;
+};
+
+// The result of a read-only query: column names and rows as text ("" for NULL).
+struct QueryTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+// Throws InputError naming the file for a missing store or an invalid query; the store is
+// opened read-only, so a query cannot change it.
+QueryTable query_results_store(const std::filesystem::path& file, const std::string& sql);
 
 }  // namespace normlab

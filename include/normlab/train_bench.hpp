@@ -30,8 +30,8 @@ struct TrainBenchResult {
 // timed loop, as training does.
 class Task;
 TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t warmup,
-                                 int64_t min_steps, double min_seconds,
-                                 const Task* task = nullptr, int64_t task_len = 0);
+                                 int64_t min_steps, double min_seconds, const Task* task = nullptr,
+                                 int64_t task_len = 0);
 
 // GFLOP/s of a single-threaded OpenBLAS SGEMM of n×n×n, best of `repeats`.
 double measure_sgemm_peak(int n = 2048, int repeats = 3);

@@ -7,8 +7,8 @@ from typing import Dict
 
 
 def results(out) -> Dict[str, "pandas.DataFrame"]:
-    """Every table of OUT/results.sqlite (runs, results, experiment, ...) and, when present,
-    OUT/curves.csv as "curves", each a DataFrame (the store's schema: docs/experiments.md)."""
+    """Every table of OUT/results.sqlite (experiments, runs, results, curves, probes; the schema
+    is in docs/store.md), each a DataFrame; curves also carry their run's variant and seed."""
     import pandas as pd
 
     out = os.fspath(out)
@@ -21,9 +21,9 @@ def results(out) -> Dict[str, "pandas.DataFrame"]:
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         for name in names:
             frames[name] = pd.read_sql_query(f'SELECT * FROM "{name}"', con)
-    curves = os.path.join(out, "curves.csv")
-    if os.path.isfile(curves):
-        frames["curves"] = pd.read_csv(curves)
+    if "curves" in frames and "runs" in frames and "hash" in frames["runs"]:
+        runs = frames["runs"][["hash", "variant", "seed"]].rename(columns={"hash": "run_hash"})
+        frames["curves"] = frames["curves"].merge(runs, on="run_hash", how="left")
     return frames
 
 

@@ -22,7 +22,7 @@ def test_run_from_a_dict_then_results_and_resume(tmp_path, capfd):
     out = tmp_path / "tiny"
     assert normlab.run(TINY, out=out, quiet=True) == str(out)
     frames = normlab.results(out)
-    assert {"runs", "results", "curves"} <= set(frames)
+    assert {"experiments", "runs", "results", "curves", "probes"} <= set(frames)
     runs = frames["runs"]
     assert len(runs) == 4 and set(runs["status"]) == {"finished"}
     results = frames["results"]

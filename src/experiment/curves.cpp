@@ -3,42 +3,18 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <map>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/run_rows.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Point {
-  double train = NAN, val = NAN;
-};
-
-// step → (training loss, validation loss) of one run's metrics.jsonl; a torn last line (a
-// killed run) ends the reading.
-std::map<int64_t, Point> read_curve(const fs::path& file) {
-  std::map<int64_t, Point> curve;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      break;
-    }
-    if (!j.contains("step")) continue;
-    Point& p = curve[j.at("step").get<int64_t>()];
-    auto number = [](const nlohmann::json& x) { return x.is_number() ? x.get<double>() : NAN; };
-    if (j.contains("loss")) p.train = number(j.at("loss"));
-    if (j.contains("val_loss")) p.val = number(j.at("val_loss"));
-  }
-  return curve;
-}
 
 std::string cell(double v) {
   return std::isfinite(v) ? fmt::format("{:.6g}", v) : "";
@@ -57,9 +33,10 @@ bool write_curves(const Experiment& e, const fs::path& out) {
     std::map<int64_t, std::vector<double>> val;
     for (uint64_t seed : e.seeds) {
       const fs::path file = run_directory(out, v, seed) / "metrics.jsonl";
-      for (const auto& [step, p] : read_curve(file)) {
-        csv += fmt::format("{},{},{},{},{}\n", v.label, seed, step, cell(p.train), cell(p.val));
-        if (!std::isnan(p.val)) val[step].push_back(p.val);
+      for (const auto& [step, p] : read_run_curve(file)) {
+        csv += csv_row({v.label, std::to_string(seed), std::to_string(step), cell(p.train_loss),
+                        cell(p.val_loss)});
+        if (!std::isnan(p.val_loss)) val[step].push_back(p.val_loss);
       }
     }
     PlotSeries series;

@@ -140,8 +140,8 @@ Variant parse_variant(const std::string& text, const ModelConfig& base) {
     }
   }
   v.model.scheme = parse_scheme(scheme);
-  v.model.norm = norm.empty() ? default_norm_kind(v.model.scheme, v.model.norm)
-                              : parse_norm_kind(norm);
+  v.model.norm =
+      norm.empty() ? default_norm_kind(v.model.scheme, v.model.norm) : parse_norm_kind(norm);
   validate(v.model);
   return v;
 }

@@ -7,9 +7,12 @@
 #include <tuple>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/probes/line_fit.hpp"
+#include "normlab/provenance.hpp"
 #include "normlab/results_store.hpp"
+#include "normlab/run_rows.hpp"
 #include "normlab/trainer.hpp"
 
 namespace normlab {
@@ -31,63 +34,41 @@ std::string num(double v) {
 }  // namespace
 
 std::string collect_results(const Experiment& e, const fs::path& out) {
+  // Every run's rows into the store again (idempotent: each run's rows are replaced whole), so
+  // runs finished by an earlier process or an older normlab are there too.
+  ResultsStore store(out / "results.sqlite");
+  const int64_t experiment_id = store.begin_experiment(experiment_record(e));
   std::vector<Row> rows;
-  std::vector<StoredRun> stored_runs;
   std::map<std::string, int> diverged;  // variant → diverged seeds
+  std::string csv = csv_row({"experiment", "variant", "scheme", "norm", "seed", "weights", "length",
+                             "seq_len", "metric", "value", "ci_low", "ci_high", "count"});
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
-      const fs::path dir = run_directory(out, v, seed);
-      const RunStatus status = read_run_status(dir);
-      if (status == RunStatus::diverged) ++diverged[v.label];
-      stored_runs.push_back({v.label, scheme_label(v.model), to_string(v.model.norm),
-                             to_string(status), dir.string(), seed});
-      for (const std::string& w : e.weights) {
-        const fs::path file = dir / ("eval_" + w + ".json");
-        if (!fs::exists(file)) continue;
-        const nlohmann::json j = nlohmann::json::parse(read_file(file));
-        for (const auto& r : j.at("results")) {
-          for (const auto& [metric, m] : r.at("metrics").items()) {
-            Row row;
-            row.variant = v.label;
-            row.seed = seed;
-            row.weights = w;
-            row.length = r.at("length").get<int64_t>();
-            row.seq_len = r.at("seq_len").get<int64_t>();
-            row.metric = metric;
-            row.status = to_string(status);
-            auto number = [](const nlohmann::json& x) {
-              return x.is_number() ? x.get<double>() : NAN;
-            };
-            row.value = number(m.at("value"));
-            row.ci_low = number(m.at("ci_low"));
-            row.ci_high = number(m.at("ci_high"));
-            row.count = m.at("count").get<int64_t>();
-            rows.push_back(row);
-          }
-        }
+      const RunRows run = gather_run_rows(e, v, seed, out);
+      store.record_run(experiment_id, run);
+      if (run.run.status == to_string(RunStatus::diverged)) ++diverged[v.label];
+      for (const ResultRecord& x : run.results) {
+        Row row;
+        row.variant = v.label;
+        row.seed = seed;
+        row.weights = x.weights;
+        row.length = x.length;
+        row.seq_len = x.seq_len;
+        row.metric = x.metric;
+        row.status = run.run.status;
+        row.value = x.value;
+        row.ci_low = x.ci_low;
+        row.ci_high = x.ci_high;
+        row.count = x.count;
+        rows.push_back(row);
+        csv += csv_row({e.name, v.label, run.run.scheme, run.run.norm, std::to_string(seed),
+                        x.weights, std::to_string(x.length), std::to_string(x.seq_len), x.metric,
+                        num(x.value), num(x.ci_low), num(x.ci_high), std::to_string(x.count)});
       }
     }
   }
-  std::string csv =
-      "experiment,variant,scheme,norm,seed,weights,length,seq_len,metric,value,ci_low,ci_high,"
-      "count\n";
-  std::map<std::string, const Variant*> by_label;
-  for (const Variant& v : e.variants) by_label[v.label] = &v;
-  for (const Row& r : rows) {
-    const Variant& v = *by_label.at(r.variant);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", e.name, r.variant,
-                       scheme_label(v.model), to_string(v.model.norm), r.seed, r.weights, r.length,
-                       r.seq_len, r.metric, num(r.value), num(r.ci_low), num(r.ci_high), r.count);
-  }
   write_file_atomic(out / "results.csv", csv);
-  std::vector<StoredResult> stored;
-  for (const Row& r : rows) {
-    const Variant& v = *by_label.at(r.variant);
-    stored.push_back({r.variant, scheme_label(v.model), to_string(v.model.norm), r.weights,
-                      r.metric, r.seed, r.length, r.seq_len, r.count, r.value, r.ci_low,
-                      r.ci_high});
-  }
-  write_results_store(out / "results.sqlite", e.name, to_json(e).dump(), stored_runs, stored);
+  store.finish_experiment(experiment_id, utc_now());
 
   // Mean ± t-interval across seeds, per (variant, weights, metric, length).
   struct Key {
@@ -157,8 +138,8 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
                                                        : fmt::format("{:.3f}", mean);
           line += fmt::format(" {:>16}", cell);
           md_line += fmt::format(" {} |", cell);
-          summary_csv += fmt::format("{},{},{},{},{},{},{}\n", v.label, w, metric, n, num(mean),
-                                     num(half), xs.size());
+          summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),
+                                  std::to_string(xs.size())});
         }
         if (any) {
           table += line + "\n";

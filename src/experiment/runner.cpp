@@ -15,6 +15,9 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/provenance.hpp"
+#include "normlab/results_store.hpp"
+#include "normlab/run_rows.hpp"
 #include "normlab/trainer.hpp"
 
 extern char** environ;
@@ -27,6 +30,8 @@ namespace {
 struct Job {
   std::string label;
   fs::path dir;
+  const Variant* variant = nullptr;
+  uint64_t seed = 0;
 };
 
 bool evaluated(const Experiment& e, const fs::path& dir) {
@@ -117,21 +122,29 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
         ++skipped;
         continue;
       }
-      todo.push_back({spec.label, dir});
+      todo.push_back({spec.label, dir, &v, seed});
     }
   }
+  // Each run's rows go into the store, in one transaction, as soon as it ends.
+  ResultsStore store(o.out / "results.sqlite");
+  const int64_t experiment_id = store.begin_experiment(experiment_record(e));
   const int jobs = o.jobs > 0 ? o.jobs : e.jobs;
   std::fprintf(stderr, "%s: %d runs (%zu to do, %d already done), %d at a time; results in %s\n",
                e.name.c_str(), total, todo.size(), skipped, jobs, o.out.string().c_str());
 
-  std::map<pid_t, std::pair<Job, std::chrono::steady_clock::time_point>> active;
+  struct Active {
+    Job job;
+    std::chrono::steady_clock::time_point start;
+    std::string started_at;
+  };
+  std::map<pid_t, Active> active;
   size_t next = 0;
   int done = skipped, failed = 0;
   while (next < todo.size() || !active.empty()) {
     while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
       const Job& job = todo[next++];
       const pid_t pid = spawn_run(o.program, job.dir);
-      active[pid] = {job, std::chrono::steady_clock::now()};
+      active[pid] = {job, std::chrono::steady_clock::now(), utc_now()};
       std::fprintf(stderr, "[%d/%d] started  %s\n", done + static_cast<int>(active.size()), total,
                    job.label.c_str());
     }
@@ -140,10 +153,16 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     if (pid < 0) break;
     auto it = active.find(pid);
     if (it == active.end()) continue;
-    const Job job = it->second.first;
+    const Job job = it->second.job;
+    const std::string started_at = it->second.started_at;
     const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.second).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
     active.erase(it);
+    RunRows rows = gather_run_rows(e, *job.variant, job.seed, o.out);
+    rows.run.started_at = started_at;
+    rows.run.finished_at = utc_now();
+    rows.run.seconds = seconds;
+    store.record_run(experiment_id, rows);
     ++done;
     const RunStatus run_status = read_run_status(job.dir);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && evaluated(e, job.dir)) {

@@ -1,116 +1,197 @@
 #include "normlab/results_store.hpp"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
-#include <unistd.h>
-
-#include <cmath>
 
 #include "normlab/errors.hpp"
+#include "sqlite_db.hpp"
 
 namespace normlab {
+namespace fs = std::filesystem;
+
 namespace {
 
-class Db {
- public:
-  explicit Db(const std::filesystem::path& file) : file_(file.string()) {
-    if (sqlite3_open(file_.c_str(), &db_) != SQLITE_OK) fail("cannot open");
-  }
-  ~Db() { sqlite3_close(db_); }
-  void exec(const char* sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string message = err != nullptr ? err : "?";
-      sqlite3_free(err);
-      throw InputError(fmt::format("{}: sqlite: {}", file_, message));
-    }
-  }
-  sqlite3_stmt* prepare(const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK) fail("cannot prepare");
-    return st;
-  }
-  void step(sqlite3_stmt* st) {
-    if (sqlite3_step(st) != SQLITE_DONE) fail("cannot insert");
-    sqlite3_reset(st);
-  }
-  [[noreturn]] void fail(const char* what) {
-    throw InputError(fmt::format("{}: sqlite {}: {}", file_, what, sqlite3_errmsg(db_)));
-  }
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS experiments(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  config_hash TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  version TEXT, git_commit TEXT, host TEXT,
+  started_at TEXT, finished_at TEXT,
+  UNIQUE(name, config_hash));
+CREATE TABLE IF NOT EXISTS runs(
+  hash TEXT PRIMARY KEY,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+  variant TEXT NOT NULL, scheme TEXT NOT NULL, norm TEXT NOT NULL, seed INTEGER NOT NULL,
+  values_json TEXT NOT NULL,
+  status TEXT NOT NULL, run_dir TEXT NOT NULL,
+  started_at TEXT, finished_at TEXT, seconds REAL);
+CREATE TABLE IF NOT EXISTS results(
+  run_hash TEXT NOT NULL REFERENCES runs(hash),
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+  variant TEXT NOT NULL, scheme TEXT NOT NULL, norm TEXT NOT NULL, seed INTEGER NOT NULL,
+  weights TEXT NOT NULL, length INTEGER NOT NULL, seq_len INTEGER NOT NULL,
+  metric TEXT NOT NULL, value REAL, ci_low REAL, ci_high REAL, count INTEGER NOT NULL,
+  PRIMARY KEY(run_hash, weights, metric, length));
+CREATE TABLE IF NOT EXISTS curves(
+  run_hash TEXT NOT NULL REFERENCES runs(hash),
+  step INTEGER NOT NULL, train_loss REAL, val_loss REAL,
+  PRIMARY KEY(run_hash, step));
+CREATE TABLE IF NOT EXISTS probes(
+  run_hash TEXT NOT NULL REFERENCES runs(hash),
+  probe TEXT NOT NULL, format TEXT NOT NULL, content TEXT NOT NULL,
+  PRIMARY KEY(run_hash, probe));
+CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs(experiment_id, variant, seed);
+CREATE INDEX IF NOT EXISTS results_by_metric ON results(experiment_id, metric, weights, length);
+)sql";
 
- private:
-  std::string file_;
-  sqlite3* db_ = nullptr;
-};
-
-void bind_text(sqlite3_stmt* st, int i, const std::string& s) {
-  sqlite3_bind_text(st, i, s.c_str(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+int schema_version(SqliteDb& db) {
+  SqliteStatement st(db, "PRAGMA user_version");
+  const int v = st.step() ? static_cast<int>(st.column_int(0)) : 0;
+  while (st.step()) {
+  }
+  return v;
 }
 
-void bind_real(sqlite3_stmt* st, int i, double v) {
-  if (std::isfinite(v)) {
-    sqlite3_bind_double(st, i, v);
-  } else {
-    sqlite3_bind_null(st, i);
+bool has_tables(SqliteDb& db) {
+  SqliteStatement st(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
+  const bool any = st.step() && st.column_int(0) > 0;
+  while (st.step()) {
   }
+  return any;
 }
 
 }  // namespace
 
-void write_results_store(const std::filesystem::path& file, const std::string& experiment,
-                         const std::string& config_json, const std::vector<StoredRun>& runs,
-                         const std::vector<StoredResult>& results) {
-  const std::filesystem::path tmp = file.string() + fmt::format(".tmp.{}", ::getpid());
-  std::error_code ec;
-  std::filesystem::remove(tmp, ec);
-  {
-    Db db(tmp);
-    db.exec(
-        "CREATE TABLE experiment(name TEXT, config_json TEXT);"
-        "CREATE TABLE runs(variant TEXT, scheme TEXT, norm TEXT, seed INTEGER, status TEXT, "
-        "run_dir TEXT);"
-        "CREATE TABLE results(variant TEXT, scheme TEXT, norm TEXT, seed INTEGER, weights TEXT, "
-        "length INTEGER, seq_len INTEGER, metric TEXT, value REAL, ci_low REAL, ci_high REAL, "
-        "count INTEGER);"
-        "BEGIN;");
-    sqlite3_stmt* e = db.prepare("INSERT INTO experiment VALUES(?, ?)");
-    bind_text(e, 1, experiment);
-    bind_text(e, 2, config_json);
-    db.step(e);
-    sqlite3_finalize(e);
-    sqlite3_stmt* r = db.prepare("INSERT INTO runs VALUES(?, ?, ?, ?, ?, ?)");
-    for (const StoredRun& run : runs) {
-      bind_text(r, 1, run.variant);
-      bind_text(r, 2, run.scheme);
-      bind_text(r, 3, run.norm);
-      sqlite3_bind_int64(r, 4, static_cast<sqlite3_int64>(run.seed));
-      bind_text(r, 5, run.status);
-      bind_text(r, 6, run.run_dir);
-      db.step(r);
-    }
-    sqlite3_finalize(r);
-    sqlite3_stmt* s = db.prepare("INSERT INTO results VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const StoredResult& x : results) {
-      bind_text(s, 1, x.variant);
-      bind_text(s, 2, x.scheme);
-      bind_text(s, 3, x.norm);
-      sqlite3_bind_int64(s, 4, static_cast<sqlite3_int64>(x.seed));
-      bind_text(s, 5, x.weights);
-      sqlite3_bind_int64(s, 6, x.length);
-      sqlite3_bind_int64(s, 7, x.seq_len);
-      bind_text(s, 8, x.metric);
-      bind_real(s, 9, x.value);
-      bind_real(s, 10, x.ci_low);
-      bind_real(s, 11, x.ci_high);
-      sqlite3_bind_int64(s, 12, x.count);
-      db.step(s);
-    }
-    sqlite3_finalize(s);
-    db.exec("COMMIT;");
+ResultsStore::ResultsStore(const fs::path& file) {
+  db_ = std::make_unique<SqliteDb>(file, SqliteDb::Mode::read_write_create);
+  if (has_tables(*db_) && schema_version(*db_) != kSchemaVersion) {
+    // Written by an older normlab (one table set rebuilt on every run): everything in it is
+    // in the run folders, so start over.
+    db_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(file.string() + suffix);
+    db_ = std::make_unique<SqliteDb>(file, SqliteDb::Mode::read_write_create);
   }
-  std::filesystem::rename(tmp, file, ec);
-  if (ec)
-    throw InputError(fmt::format("{}: cannot rename into place: {}", file.string(), ec.message()));
+  db_->exec("PRAGMA journal_mode = WAL");
+  db_->exec("PRAGMA foreign_keys = ON");
+  db_->exec(std::string("BEGIN IMMEDIATE;") + kSchema +
+            fmt::format("PRAGMA user_version = {};COMMIT;", kSchemaVersion));
+}
+
+ResultsStore::~ResultsStore() = default;
+
+int64_t ResultsStore::begin_experiment(const ExperimentRecord& e) {
+  SqliteStatement upsert(*db_,
+                         "INSERT INTO experiments(name, config_hash, config_json, version, "
+                         "git_commit, host, started_at) VALUES(?, ?, ?, ?, ?, ?, ?) "
+                         "ON CONFLICT(name, config_hash) DO UPDATE SET version = "
+                         "excluded.version, git_commit = excluded.git_commit, host = "
+                         "excluded.host, finished_at = NULL");
+  upsert.text(1, e.name)
+      .text(2, e.config_hash)
+      .text(3, e.config_json)
+      .text(4, e.version)
+      .text(5, e.git_commit)
+      .text(6, e.host)
+      .text(7, e.started_at)
+      .run();
+  SqliteStatement id(*db_, "SELECT id FROM experiments WHERE name = ? AND config_hash = ?");
+  id.text(1, e.name).text(2, e.config_hash);
+  if (!id.step()) db_->fail("experiment row missing after insert");
+  const int64_t value = id.column_int(0);
+  while (id.step()) {
+  }
+  return value;
+}
+
+void ResultsStore::finish_experiment(int64_t id, const std::string& finished_at) {
+  SqliteStatement st(*db_, "UPDATE experiments SET finished_at = ? WHERE id = ?");
+  st.text(1, finished_at).integer(2, id).run();
+}
+
+void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
+  const RunRecord& r = rows.run;
+  auto optional = [](const std::string& s) -> std::optional<std::string> {
+    if (s.empty()) return std::nullopt;
+    return s;
+  };
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    SqliteStatement run(*db_,
+                        "INSERT INTO runs(hash, experiment_id, variant, scheme, norm, seed, "
+                        "values_json, status, run_dir, started_at, finished_at, seconds) "
+                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO UPDATE "
+                        "SET experiment_id = excluded.experiment_id, status = excluded.status, "
+                        "run_dir = excluded.run_dir, values_json = excluded.values_json, "
+                        "started_at = COALESCE(excluded.started_at, runs.started_at), "
+                        "finished_at = COALESCE(excluded.finished_at, runs.finished_at), "
+                        "seconds = COALESCE(excluded.seconds, runs.seconds)");
+    run.text(1, r.hash)
+        .integer(2, experiment_id)
+        .text(3, r.variant)
+        .text(4, r.scheme)
+        .text(5, r.norm)
+        .integer(6, static_cast<int64_t>(r.seed))
+        .text(7, r.values_json)
+        .text(8, r.status)
+        .text(9, r.run_dir)
+        .optional_text(10, optional(r.started_at))
+        .optional_text(11, optional(r.finished_at))
+        .real(12, r.seconds)
+        .run();
+    for (const char* table : {"results", "curves", "probes"}) {
+      SqliteStatement clear(*db_, fmt::format("DELETE FROM {} WHERE run_hash = ?", table).c_str());
+      clear.text(1, r.hash).run();
+    }
+    SqliteStatement result(*db_,
+                           "INSERT INTO results VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ResultRecord& x : rows.results) {
+      result.text(1, r.hash)
+          .integer(2, experiment_id)
+          .text(3, r.variant)
+          .text(4, r.scheme)
+          .text(5, r.norm)
+          .integer(6, static_cast<int64_t>(r.seed))
+          .text(7, x.weights)
+          .integer(8, x.length)
+          .integer(9, x.seq_len)
+          .text(10, x.metric)
+          .real(11, x.value)
+          .real(12, x.ci_low)
+          .real(13, x.ci_high)
+          .integer(14, x.count)
+          .run();
+    }
+    SqliteStatement curve(*db_, "INSERT INTO curves VALUES(?, ?, ?, ?)");
+    for (const CurvePoint& p : rows.curves) {
+      curve.text(1, r.hash).integer(2, p.step).real(3, p.train_loss).real(4, p.val_loss).run();
+    }
+    SqliteStatement probe(*db_, "INSERT INTO probes VALUES(?, ?, ?, ?)");
+    for (const ProbeRecord& p : rows.probes) {
+      probe.text(1, r.hash).text(2, p.probe).text(3, p.format).text(4, p.content).run();
+    }
+    db_->exec("COMMIT");
+  } catch (...) {
+    db_->exec("ROLLBACK");
+    throw;
+  }
+}
+
+QueryTable query_results_store(const fs::path& file, const std::string& sql) {
+  if (!fs::is_regular_file(file)) {
+    throw InputError(fmt::format("{}: no results store (has `normlab run` written this folder?)",
+                                 file.string()));
+  }
+  SqliteDb db(file, SqliteDb::Mode::read_only);
+  QueryTable t;
+  SqliteStatement st(db, sql.c_str());
+  for (int c = 0; c < st.columns(); ++c) t.columns.push_back(st.column_name(c));
+  while (st.step()) {
+    std::vector<std::string> row;
+    for (int c = 0; c < st.columns(); ++c) row.push_back(st.column_text(c).value_or(""));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 }  // namespace normlab

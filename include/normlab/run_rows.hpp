@@ -1,0 +1,31 @@
+// What one run of an experiment contributes to the results store (normlab/results_store.hpp),
+// read from its run folder: eval_WEIGHTS.json, metrics.jsonl, probe_*.csv|json, run.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "normlab/experiment.hpp"
+#include "normlab/results_store.hpp"
+
+namespace normlab {
+
+// A stable identity of the run: FNV-1a (64 bits, hex) of its run.json without the fields that
+// do not change what is computed (status, label). The same config gives the same hash on any
+// machine; any change of model, task, training or evaluation gives another.
+std::string run_hash(const std::filesystem::path& run_dir);
+
+// step → (training loss, validation loss) of a run's metrics.jsonl; a torn last line (a
+// killed run) ends the reading.
+std::map<int64_t, CurvePoint> read_run_curve(const std::filesystem::path& metrics_file);
+
+// The run's rows; timings are left empty (the runner fills what it observed).
+RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed,
+                        const std::filesystem::path& out);
+
+// The experiment's row: its config and the provenance of this process.
+ExperimentRecord experiment_record(const Experiment& e);
+
+}  // namespace normlab

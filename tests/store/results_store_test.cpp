@@ -1,0 +1,198 @@
+// The results store (docs/store.md): a run recorded again replaces its rows (no duplicate, no
+// loss), timings survive a record without them, an older store is rebuilt, queries are
+// read-only; CSV fields are quoted; `normlab results`, `export` and `--version` work.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/csv_writer.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/results_store.hpp"
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::TempDir;
+
+RunRows sample_run(const std::string& hash, int results) {
+  RunRows r;
+  r.run.hash = hash;
+  r.run.variant = "pre";
+  r.run.scheme = "pre";
+  r.run.norm = "rmsnorm";
+  r.run.seed = 1;
+  r.run.values_json = "{}";
+  r.run.status = "finished";
+  r.run.run_dir = "runs/pre__seed1";
+  for (int i = 0; i < results; ++i) {
+    r.results.push_back({"raw", "tvd", 2 + i, 3 + i, 100, 0.5, 0.4, 0.6});
+  }
+  r.curves = {{0, NAN, 2.0}, {50, 1.5, NAN}};
+  r.probes = {{"probe_depth", "csv", "a,b\n1,2\n"}};
+  return r;
+}
+
+int64_t count(const std::filesystem::path& db, const std::string& sql) {
+  const QueryTable t = query_results_store(db, sql);
+  return std::stoll(t.rows.at(0).at(0));
+}
+
+ExperimentRecord sample_experiment() {
+  return {"tiny", "abc", "{}", "0.1.0", "deadbeef", "host", "2026-11-23T00:00:00Z"};
+}
+
+TEST(ResultsStore, RecordingARunAgainReplacesItsRows) {
+  TempDir tmp;
+  const auto db = tmp / "results.sqlite";
+  {
+    ResultsStore store(db);
+    const int64_t id = store.begin_experiment(sample_experiment());
+    RunRows run = sample_run("h1", 3);
+    run.run.seconds = 12.5;
+    run.run.started_at = "2026-11-23T00:00:01Z";
+    store.record_run(id, run);
+    store.record_run(id, sample_run("h2", 2));
+    // Again, after a resume: fewer results now, and no timings in the new record.
+    store.record_run(id, sample_run("h1", 1));
+    EXPECT_EQ(store.begin_experiment(sample_experiment()), id);  // same (name, config hash)
+  }
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results WHERE run_hash = 'h1'"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results WHERE run_hash = 'h2'"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM curves"), 4);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM probes"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments"), 1);
+  EXPECT_EQ(query_results_store(db, "SELECT seconds FROM runs WHERE hash = 'h1'").rows[0][0],
+            "12.5");  // kept
+  EXPECT_EQ(query_results_store(db, "PRAGMA integrity_check").rows[0][0], "ok");
+  EXPECT_EQ(query_results_store(db, "PRAGMA journal_mode").rows[0][0], "wal");
+  // NaN is stored as NULL, read back as an empty cell.
+  EXPECT_EQ(query_results_store(db, "SELECT train_loss FROM curves WHERE step = 0").rows[0][0], "");
+}
+
+TEST(ResultsStore, QueriesCannotWrite) {
+  TempDir tmp;
+  const auto db = tmp / "results.sqlite";
+  {
+    ResultsStore store(db);
+    store.record_run(store.begin_experiment(sample_experiment()), sample_run("h1", 1));
+  }
+  EXPECT_THROW(query_results_store(db, "DELETE FROM runs"), InputError);
+  EXPECT_THROW(query_results_store(db, "SELEC 1"), InputError);
+  EXPECT_THROW(query_results_store(tmp / "none.sqlite", "SELECT 1"), InputError);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
+}
+
+TEST(ResultsStore, AnOlderLayoutIsRebuilt) {
+  TempDir tmp;
+  const auto db = tmp / "results.sqlite";
+  {  // The layout of normlab before the schema version: rebuilt from scratch on every run.
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h,
+                           "CREATE TABLE experiment(name TEXT, config_json TEXT);"
+                           "CREATE TABLE runs(variant TEXT, scheme TEXT, norm TEXT, seed INTEGER,"
+                           " status TEXT, run_dir TEXT); INSERT INTO runs VALUES('x','x','x',1,"
+                           "'finished','d');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(h);
+  }
+  {
+    ResultsStore store(db);
+    store.record_run(store.begin_experiment(sample_experiment()), sample_run("h1", 1));
+  }
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(count(db, "PRAGMA user_version"), ResultsStore::kSchemaVersion);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'experiment'"), 0);
+}
+
+TEST(CsvWriter, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_row({"x", "y,z", ""}), "x,\"y,z\",\n");
+}
+
+const char* kTiny = R"toml(name = "tiny_store"
+schemes = ["pre", "post"]
+seeds = [1, 2]
+[task]
+name = "set_complement"
+v = 6
+[model]
+width = 5
+layers = 1
+mlp = false
+[train]
+steps = 30
+batch = 8
+lengths = [1, 3]
+lr = 0.01
+eval_every = 10
+[eval]
+lengths = [2, 5]
+samples = 16
+)toml";
+
+TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
+  TempDir tmp;
+  { std::ofstream(tmp / "tiny.toml") << kTiny; }
+  const auto out = tmp / "o";
+  const auto run =
+      testing::run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.describe();
+  const auto db = out / "results.sqlite";
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE status = 'finished'"), 4);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 4 * 2 * 2);  // runs × lengths × metrics
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM curves WHERE val_loss IS NOT NULL"), 4 * 4);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE seconds > 0 AND started_at != ''"), 4);
+  EXPECT_EQ(count(db, "SELECT COUNT(DISTINCT hash) FROM runs"), 4);
+  // Running again (all done) leaves every count as it was.
+  const auto again =
+      testing::run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 16);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments WHERE finished_at IS NOT NULL"), 1);
+
+  const auto summary = testing::run_normlab({"results", out.string()});
+  ASSERT_EQ(summary.exit_code, 0) << summary.describe();
+  EXPECT_NE(summary.out.find("experiment tiny_store"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("runs: 4 finished"), std::string::npos) << summary.out;
+  const auto query = testing::run_normlab(
+      {"results", out.string(), "--csv", "--sql",
+       "SELECT variant, COUNT(*) AS n FROM results GROUP BY variant ORDER BY variant"});
+  ASSERT_EQ(query.exit_code, 0) << query.describe();
+  EXPECT_EQ(query.out, "variant,n\npost,8\npre,8\n");
+  const auto bad = testing::run_normlab({"results", out.string(), "--sql", "DROP TABLE runs"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.describe();
+  EXPECT_EQ(bad.err_lines().size(), 1u);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 4);
+
+  const auto csv = testing::run_normlab({"export", out.string(), "--csv", "--table", "runs"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.describe();
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);  // header + 4 runs
+  const auto json = testing::run_normlab({"export", out.string(), "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.describe();
+  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 16u);
+  const auto neither = testing::run_normlab({"export", out.string()});
+  EXPECT_EQ(neither.exit_code, 2) << neither.describe();
+}
+
+TEST(VersionCommand, VersionFlagAndSubcommandAgree) {
+  const auto flag = testing::run_normlab({"--version"});
+  const auto sub = testing::run_normlab({"version"});
+  ASSERT_EQ(flag.exit_code, 0) << flag.describe();
+  EXPECT_EQ(flag.out, sub.out);
+  EXPECT_EQ(flag.out.rfind("normlab 0.1.0", 0), 0u) << flag.out;
+}
+
+}  // namespace
+}  // namespace normlab
