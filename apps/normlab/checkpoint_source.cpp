@@ -13,8 +13,21 @@ CheckpointSource resolve_checkpoint(const std::string& checkpoint, const std::st
   CheckpointSource s;
   s.weights = weights;
   s.dir = checkpoint;
+  if (fs::is_regular_file(s.dir)) {
+    // A weights file itself (RUN/final/bema.safetensors, CKPT/model.safetensors): the file
+    // decides which weights they are.
+    s.file = s.dir;
+    s.dir = s.file.parent_path();
+    const std::string stem = s.file.stem().string();
+    s.weights = stem == "ema" || stem == "bema" ? stem : "raw";
+    if (fs::exists(s.dir.parent_path() / "run.json")) s.run_dir = s.dir.parent_path();
+    return s;
+  }
   if (!fs::is_directory(s.dir)) {
-    throw InputError(fmt::format("{}: no such checkpoint directory", s.dir.string()));
+    throw InputError(fmt::format(
+        "{}: no such checkpoint (allowed: a run directory, its final/, a checkpoint directory "
+        "or a weights file)",
+        s.dir.string()));
   }
   if (fs::exists(s.dir / "run.json")) {
     s.run_dir = s.dir;

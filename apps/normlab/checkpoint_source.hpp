@@ -1,6 +1,7 @@
 // What a --checkpoint argument names, shared by the commands that read trained or fresh
 // weights (eval, probe): a run directory (RUN, with run.json and final/), its final/
-// directory, or a bare checkpoint directory (as `normlab init` writes).
+// directory, a bare checkpoint directory (as `normlab init` writes), or one weights file
+// (which then decides raw, ema or bema).
 //
 // The task comes from --task NAME [--task-param KEY=VALUE ...] when given, else from the
 // run's run.json; a bare checkpoint has no task.

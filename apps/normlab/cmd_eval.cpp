@@ -44,17 +44,18 @@ void run_eval(const EvalOptions& o) {
   config.samples = o.samples;
   config.seed = o.seed;
   std::fprintf(stderr, "evaluating %s (%s weights) on %s, %lld samples per length\n",
-               source.file.string().c_str(), o.weights.c_str(), task.task->label().c_str(),
+               source.file.string().c_str(), source.weights.c_str(), task.task->label().c_str(),
                static_cast<long long>(o.samples));
   const auto results = evaluate(*model, *task.task, config, [](const LengthResult& r) {
     std::fprintf(stderr, "  length %lld done in %.2f s\n", static_cast<long long>(r.length),
                  r.seconds);
   });
   std::printf("%s", format_eval_table(results).c_str());
-  const std::string prefix = o.out.empty() ? (source.dir / ("eval_" + o.weights)).string() : o.out;
+  const std::string prefix =
+      o.out.empty() ? (source.dir / ("eval_" + source.weights)).string() : o.out;
   write_file_atomic(prefix + ".csv", eval_csv(results));
   nlohmann::json j{{"checkpoint", source.file.string()},
-                   {"weights", o.weights},
+                   {"weights", source.weights},
                    {"task", task.json},
                    {"samples", o.samples},
                    {"seed", o.seed},

@@ -118,7 +118,7 @@ void run_probe(const ProbeOptions& o) {
   const ProbeInput input =
       task_input ? ProbeInput::from_task(*task.task) : ProbeInput::random(c.vocab);
 
-  std::string suffix = o.weights == "raw" ? "" : "_" + o.weights;
+  std::string suffix = source.weights == "raw" ? "" : "_" + source.weights;
   if (task_input && o.kind != "dilution") suffix += "_task";
   const std::string prefix =
       o.out.empty() ? (source.dir / ("probe_" + o.kind + suffix)).string() : o.out;
@@ -126,7 +126,7 @@ void run_probe(const ProbeOptions& o) {
   if (task_input) input_json["task"] = task.json;
   nlohmann::json j{{"probe", o.kind},
                    {"checkpoint", source.file.string()},
-                   {"weights", o.weights},
+                   {"weights", source.weights},
                    {"scheme", scheme_label(c)},
                    {"model", to_json(c)},
                    {"input", input_json},
@@ -150,7 +150,7 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr,
                  "probe dilution: %s (%s weights), scheme %s; %s, %lld sequences per size, "
                  "sizes %lld..%lld\n",
-                 source.file.string().c_str(), o.weights.c_str(), scheme_label(c).c_str(),
+                 source.file.string().c_str(), source.weights.c_str(), scheme_label(c).c_str(),
                  task.task->label().c_str(), static_cast<long long>(o.samples),
                  static_cast<long long>(dc.sizes.front()), static_cast<long long>(dc.sizes.back()));
     const DilutionResult r =
@@ -181,7 +181,7 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr,
                  "probe %s: %s (%s weights), scheme %s; %s, %lld sequences per length, "
                  "last %lld measured position(s)\n",
-                 o.kind.c_str(), source.file.string().c_str(), o.weights.c_str(),
+                 o.kind.c_str(), source.file.string().c_str(), source.weights.c_str(),
                  scheme_label(c).c_str(), input.label().c_str(), static_cast<long long>(o.samples),
                  static_cast<long long>(o.query_rows));
     j["samples"] = o.samples;
@@ -223,7 +223,7 @@ void run_probe(const ProbeOptions& o) {
     Rng rng(o.seed);
     const Batch batch = input.make_batch(n, o.batch, rng, true);
     std::fprintf(stderr, "probe depth: %s (%s weights), scheme %s; %s, batch %lld x %lld\n",
-                 source.file.string().c_str(), o.weights.c_str(), scheme_label(c).c_str(),
+                 source.file.string().c_str(), source.weights.c_str(), scheme_label(c).c_str(),
                  input.label().c_str(), static_cast<long long>(o.batch), static_cast<long long>(T));
     const DepthResult r = run_depth_probe(*model, batch, o.max_memory_mib << 20, o.block_size);
     j["length"] = n;

@@ -25,10 +25,13 @@ void add_train_command(CLI::App& app) {
   auto die_with_parent = std::make_shared<bool>(false);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
   cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
+  // Internal options (tests, `normlab run`): accepted, not listed in --help.
   cmd->add_option("--kill-at-step", *kill_at,
-                  "Testing aid: the process kills itself with SIGKILL after this step");
+                  "Testing aid: the process kills itself with SIGKILL after this step")
+      ->group("");
   cmd->add_flag("--die-with-parent", *die_with_parent,
-                "Stop when the parent process ends (used by `normlab run` for its children)");
+                "Stop when the parent process ends (used by `normlab run` for its children)")
+      ->group("");
   cmd->callback([=] {
     if (*die_with_parent) {
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);

@@ -85,6 +85,19 @@ std::string parse_error_hint(CLI::App& app) {
   return fmt::format("run 'normlab {} --help' for the allowed options", path);
 }
 
+// What went wrong: CLI11 reports a missing required option before an unknown one, so
+// `eval --ckpt X` would say "--checkpoint is required"; the unknown option is the cause.
+std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    CLI::App* sub = &app;
+    while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();
+    for (const std::string& arg : sub->remaining()) {
+      if (arg.starts_with('-')) return fmt::format("unknown option '{}'", arg);
+    }
+  }
+  return e.what();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +129,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success&) {  // --version printed itself (after the help cases: they
     return 0;                      // derive from Success)
   } catch (const CLI::ParseError& e) {
-    print_error(fmt::format("{}; {}", e.what(), parse_error_hint(app)));
+    print_error(fmt::format("{}; {}", parse_error_message(app, e), parse_error_hint(app)));
     return 2;
   } catch (const normlab::UsageError& e) {
     print_error(e.what());

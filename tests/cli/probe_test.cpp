@@ -221,7 +221,7 @@ TEST_F(ProbeCli, UnknownKind) {
 
 TEST_F(ProbeCli, MissingCheckpoint) {
   expect_error(probe({"variance", "--checkpoint", (dir_ / "nope").string()}), 1,
-               {"nope", "no such checkpoint directory"});
+               {"nope", "no such checkpoint"});
   expect_error(probe({"depth", "--checkpoint", ckpt(), "--weights", "ema"}), 1,
                {"ema.safetensors"});
 }

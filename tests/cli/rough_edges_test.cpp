@@ -1,0 +1,45 @@
+// Rough edges a new user hit (issue 13, item 7), each with the behaviour it has now.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::run_normlab;
+using testing::TempDir;
+
+TEST(RoughEdges, AnUnknownOptionIsNamedBeforeAMissingRequiredOne) {
+  const auto r = run_normlab({"eval", "--ckpt", "X"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
+  EXPECT_NE(r.err.find("unknown option '--ckpt'"), std::string::npos) << r.err;
+}
+
+TEST(RoughEdges, TestingAidsAreNotInTheUsersHelp) {
+  const auto r = run_normlab({"train", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out.find("--kill-at-step"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--die-with-parent"), std::string::npos) << r.out;
+}
+
+TEST(RoughEdges, AWeightsFileIsACheckpoint) {
+  TempDir tmp;
+  const std::string ck = (tmp / "ck").string();
+  const auto init = run_normlab(
+      {"init", "--scheme", "pre", "--vocab", "7", "--width", "8", "--layers", "1", "--out", ck});
+  ASSERT_EQ(init.exit_code, 0) << init.describe();
+  const auto r = run_normlab({"eval", "--checkpoint", ck + "/model.safetensors", "--task",
+                              "set_complement", "--task-param", "v=6", "--lengths", "2",
+                              "--samples", "8", "--out", (tmp / "e").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(std::filesystem::exists(tmp / "e.json"));
+  const auto missing = run_normlab({"eval", "--checkpoint", ck + "/nope.safetensors"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.describe();
+  EXPECT_NE(missing.err.find("a weights file"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace normlab
