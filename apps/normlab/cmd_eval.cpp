@@ -15,6 +15,7 @@
 #include "core/parallel.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/evaluator.hpp"
+#include "normlab/experiment.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
 
@@ -23,7 +24,7 @@ namespace {
 
 struct EvalOptions {
   std::string checkpoint;
-  std::vector<int64_t> lengths = {16, 64, 256, 1024, 4096, 16384};
+  std::vector<int64_t> lengths;  // empty: default_probe_lengths of the task
   int64_t samples = 256;
   std::string weights = "raw";
   std::string out;
@@ -40,7 +41,7 @@ void run_eval(const EvalOptions& o) {
   auto model = load_source_model(source);
   check_task_vocab(*task.task, model->config().vocab);
   EvalConfig config;
-  config.lengths = o.lengths;
+  config.lengths = o.lengths.empty() ? default_probe_lengths(*task.task) : o.lengths;
   config.samples = o.samples;
   config.seed = o.seed;
   std::fprintf(stderr, "evaluating %s (%s weights) on %s, %lld samples per length\n",
@@ -70,12 +71,14 @@ void run_eval(const EvalOptions& o) {
 void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Evaluate a checkpoint across lengths");
   auto o = std::make_shared<EvalOptions>();
-  cmd->add_option("--checkpoint", o->checkpoint, "Run directory, its final/, or a checkpoint")
+  cmd->add_option("--checkpoint", o->checkpoint,
+                  "Run directory, its final/, a checkpoint, or a weights file")
       ->required();
-  cmd->add_option("--lengths", o->lengths, "Task lengths, e.g. 16,64,256")
+  cmd->add_option("--lengths", o->lengths,
+                  "Task lengths, e.g. 16,64,256 (default: the powers of two up to 2^14 the task "
+                  "has, and its longest)")
       ->delimiter(',')
-      ->check(integer_in(1, int64_t{1} << 24))
-      ->capture_default_str();
+      ->check(integer_in(1, int64_t{1} << 24));
   cmd->add_option("--samples", o->samples, "Sequences per length")
       ->check(integer_in(1, int64_t{1} << 30))
       ->capture_default_str();

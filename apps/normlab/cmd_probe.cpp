@@ -24,6 +24,7 @@
 #include "core/parallel.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/experiment.hpp"
 #include "normlab/probes/depth_probe.hpp"
 #include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/dispersion_probe.hpp"
@@ -164,7 +165,9 @@ void run_probe(const ProbeOptions& o) {
     draw = [r, prefix] { return plot_dilution(r, prefix); };
   } else if (o.kind == "variance" || o.kind == "dispersion") {
     SweepConfig sweep;
-    sweep.lengths = o.lengths;
+    // Task inputs default to the lengths the task has (Set Complement(16) stops at 15).
+    sweep.lengths =
+        task_input && !given(o, "--lengths") ? default_probe_lengths(*task.task) : o.lengths;
     sweep.samples = o.samples;
     sweep.query_rows = o.query_rows;
     sweep.seed = o.seed;
@@ -248,7 +251,8 @@ void run_probe(const ProbeOptions& o) {
 
 void add_common_options(CLI::App* cmd, ProbeOptions& o) {
   const bool dilution = o.kind == "dilution";  // always the task's inputs, always small
-  cmd->add_option("--checkpoint", o.checkpoint, "Run directory, its final/, or a checkpoint")
+  cmd->add_option("--checkpoint", o.checkpoint,
+                  "Run directory, its final/, a checkpoint, or a weights file")
       ->required();
   cmd->add_option("--weights", o.weights, "Which weights of a run")
       ->check(CLI::IsMember({"raw", "ema", "bema"}))
@@ -280,7 +284,8 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
 
 void add_sweep_options(CLI::App* cmd, ProbeOptions& o) {
   cmd->add_option("--lengths", o.lengths,
-                  "Lengths: sequence lengths N (random input) or task lengths (task input)")
+                  "Lengths: sequence lengths N (random input) or task lengths (task input; default "
+                  "the powers of two up to 2^14 the task has, and its longest)")
       ->delimiter(',')
       ->check(integer_in(1, int64_t{1} << 24))
       ->capture_default_str();

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
 
@@ -31,11 +34,15 @@ TEST(RoughEdges, AWeightsFileIsACheckpoint) {
   const auto init = run_normlab(
       {"init", "--scheme", "pre", "--vocab", "7", "--width", "8", "--layers", "1", "--out", ck});
   ASSERT_EQ(init.exit_code, 0) << init.describe();
-  const auto r = run_normlab({"eval", "--checkpoint", ck + "/model.safetensors", "--task",
-                              "set_complement", "--task-param", "v=6", "--lengths", "2",
-                              "--samples", "8", "--out", (tmp / "e").string()});
+  const auto r =
+      run_normlab({"eval", "--checkpoint", ck + "/model.safetensors", "--task", "set_complement",
+                   "--task-param", "v=6", "--samples", "8", "--out", (tmp / "e").string()});
   EXPECT_EQ(r.exit_code, 0) << r.describe();
-  EXPECT_TRUE(std::filesystem::exists(tmp / "e.json"));
+  // Without --lengths, the lengths the task has: set_complement(6) stops at 5.
+  const auto e = nlohmann::json::parse(testing::slurp(tmp / "e.json"));
+  std::vector<int64_t> lengths;
+  for (const auto& row : e.at("results")) lengths.push_back(row.at("length").get<int64_t>());
+  EXPECT_EQ(lengths, (std::vector<int64_t>{1, 2, 4, 5}));
   const auto missing = run_normlab({"eval", "--checkpoint", ck + "/nope.safetensors"});
   EXPECT_EQ(missing.exit_code, 1) << missing.describe();
   EXPECT_NE(missing.err.find("a weights file"), std::string::npos) << missing.err;
