@@ -30,6 +30,8 @@ class TomlSection {
   TomlSection(const toml::table* table, std::string file, std::string name);
 
   bool has(const std::string& key) const;
+  // Whether the key is present and a boolean (for keys that take a boolean or a word).
+  bool holds_bool(const std::string& key) const;
 
   std::string get_string(const std::string& key, const std::string& fallback);
   // Numbers must be finite (TOML also spells inf and nan); with a range, inside it.

@@ -15,7 +15,9 @@
 namespace normlab {
 namespace {
 
+// "auto", "on" or "off"; a boolean too (true = on, false = off), the natural spelling.
 Toggle read_toggle(TomlSection& s, const std::string& key, Toggle fallback) {
+  if (s.holds_bool(key)) return s.get_bool(key, false) ? Toggle::on : Toggle::off;
   const std::string v = s.get_choice(key, to_string(fallback), {"auto", "on", "off"});
   return v == "on" ? Toggle::on : v == "off" ? Toggle::off : Toggle::automatic;
 }

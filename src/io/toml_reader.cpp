@@ -30,6 +30,10 @@ bool TomlSection::has(const std::string& key) const {
   return table_ != nullptr && table_->contains(key);
 }
 
+bool TomlSection::holds_bool(const std::string& key) const {
+  return has(key) && table_->get(key)->is_boolean();
+}
+
 std::string TomlSection::where(const std::string& key) const {
   if (table_ != nullptr) {
     if (const toml::node* node = table_->get(key)) return node_location(file_, *node);

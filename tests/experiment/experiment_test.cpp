@@ -546,3 +546,37 @@ TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {
 
 }  // namespace
 }  // namespace normlab
+
+namespace normlab {
+namespace {
+
+// final_norm and embed_norm take a boolean as well as "auto", "on", "off" (issue 13, item 7).
+TEST(ExperimentFile, ToggleKeysTakeBooleans) {
+  for (const auto& [text, expected] :
+       std::vector<std::pair<std::string, Toggle>>{{"true", Toggle::on},
+                                                   {"false", Toggle::off},
+                                                   {"\"off\"", Toggle::off},
+                                                   {"\"auto\"", Toggle::automatic}}) {
+    const std::string file = std::string(R"toml(name = "t"
+schemes = ["pre"]
+seeds = [1]
+[task]
+name = "set_complement"
+v = 6
+[model]
+final_norm = )toml") + text + R"toml(
+[train]
+steps = 10
+lengths = [1, 3]
+[eval]
+lengths = [2, 5]
+)toml";
+    const auto table = std::make_shared<toml::table>(toml::parse(std::string_view(file)));
+    TomlSection top(table.get(), "t.toml", "top level");
+    const Experiment e = read_experiment(top, "t.toml");
+    EXPECT_EQ(e.variants.at(0).model.final_norm, expected) << text;
+  }
+}
+
+}  // namespace
+}  // namespace normlab
