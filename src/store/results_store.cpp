@@ -46,19 +46,12 @@ CREATE INDEX IF NOT EXISTS results_by_metric ON results(experiment_id, metric, w
 )sql";
 
 int schema_version(SqliteDb& db) {
-  SqliteStatement st(db, "PRAGMA user_version");
-  const int v = st.step() ? static_cast<int>(st.column_int(0)) : 0;
-  while (st.step()) {
-  }
-  return v;
+  return static_cast<int>(SqliteStatement(db, "PRAGMA user_version").single_int(0));
 }
 
 bool has_tables(SqliteDb& db) {
-  SqliteStatement st(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
-  const bool any = st.step() && st.column_int(0) > 0;
-  while (st.step()) {
-  }
-  return any;
+  return SqliteStatement(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'")
+             .single_int(0) > 0;
 }
 
 }  // namespace
@@ -96,11 +89,8 @@ int64_t ResultsStore::begin_experiment(const ExperimentRecord& e) {
       .text(7, e.started_at)
       .run();
   SqliteStatement id(*db_, "SELECT id FROM experiments WHERE name = ? AND config_hash = ?");
-  id.text(1, e.name).text(2, e.config_hash);
-  if (!id.step()) db_->fail("experiment row missing after insert");
-  const int64_t value = id.column_int(0);
-  while (id.step()) {
-  }
+  const int64_t value = id.text(1, e.name).text(2, e.config_hash).single_int(-1);
+  if (value < 0) db_->fail("experiment row missing after insert");
   return value;
 }
 

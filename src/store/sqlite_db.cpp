@@ -111,4 +111,11 @@ int64_t SqliteStatement::column_int(int c) const {
   return sqlite3_column_int64(st_, c);
 }
 
+int64_t SqliteStatement::single_int(int64_t fallback) {
+  const int64_t v = step() ? column_int(0) : fallback;
+  while (step()) {
+  }
+  return v;
+}
+
 }  // namespace normlab

@@ -34,6 +34,9 @@ class SqliteStatement {
   std::string column_name(int c) const;
   std::optional<std::string> column_text(int c) const;  // nullopt for NULL
   int64_t column_int(int c) const;
+  // For a query of one integer (a count, an id, a pragma): steps once, returns column 0 of the
+  // first row (`fallback` when there is none) and finishes the statement.
+  int64_t single_int(int64_t fallback);
 
  private:
   SqliteDb& db_;

@@ -22,32 +22,8 @@ namespace {
 
 using testing::TempDir;
 
-const char* kValid = R"toml(name = "tiny"
-schemes = ["pre", "post"]
-seeds = [1, 2]
-
-[task]
-name = "set_complement"
-v = 6
-
-[model]
-width = 5
-layers = 1
-mlp = false
-
-[train]
-steps = 40
-batch = 8
-lengths = [1, 3]
-lr = 0.01
-
-[train.averaging]
-gamma = 1.0
-
-[eval]
-lengths = [2, 5]
-samples = 32
-)toml";
+using testing::kTinyExperiment;
+const std::string kValid = kTinyExperiment;
 
 // kValid with the first occurrence of `from` replaced by `to`.
 std::string edited(const std::string& from, const std::string& to) {

@@ -13,6 +13,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/results_store.hpp"
 #include "support/cli.hpp"
+#include "support/experiment_file.hpp"
 
 namespace normlab {
 namespace {
@@ -120,33 +121,17 @@ TEST(CsvWriter, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(csv_row({"x", "y,z", ""}), "x,\"y,z\",\n");
 }
 
-const char* kTiny = R"toml(name = "tiny_store"
-schemes = ["pre", "post"]
-seeds = [1, 2]
-[task]
-name = "set_complement"
-v = 6
-[model]
-width = 5
-layers = 1
-mlp = false
-[train]
-steps = 30
-batch = 8
-lengths = [1, 3]
-lr = 0.01
-eval_every = 10
-[eval]
-lengths = [2, 5]
-samples = 16
-)toml";
-
 TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
   TempDir tmp;
-  { std::ofstream(tmp / "tiny.toml") << kTiny; }
+  { std::ofstream(tmp / "tiny.toml") << testing::kTinyExperiment; }
   const auto out = tmp / "o";
-  const auto run =
-      testing::run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  // 30 steps with validation every 10: four validation losses per run.
+  const std::vector<std::string> run_args = {"run",   (tmp / "tiny.toml").string(),
+                                             "--set", "name=\"tiny_store\"",
+                                             "--set", "train.steps=30",
+                                             "--set", "train.eval_every=10",
+                                             "--out", out.string()};
+  const auto run = testing::run_normlab(run_args);
   ASSERT_TRUE(run.exited && run.exit_code == 0) << run.describe();
   const auto db = out / "results.sqlite";
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE status = 'finished'"), 4);
@@ -155,8 +140,7 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE seconds > 0 AND started_at != ''"), 4);
   EXPECT_EQ(count(db, "SELECT COUNT(DISTINCT hash) FROM runs"), 4);
   // Running again (all done) leaves every count as it was.
-  const auto again =
-      testing::run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  const auto again = testing::run_normlab(run_args);
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 16);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments"), 1);
