@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "finished_run.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/particles/config.hpp"
@@ -132,6 +134,45 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
 std::string num(double x, int digits = 4) {
   if (std::isnan(x)) return "n/a";
   return fmt::format("{:.{}g}", x, digits);
+}
+
+// Integrates the run `r.spec` (and its scalar reduction when `scalar_check` and one exists),
+// filling r.trajectory, r.seconds and the scalar comparison; progress every 10 s on stderr.
+void integrate_run(RunResult& r, double early_t, bool scalar_check, size_t index, size_t count) {
+  const RunSpec& spec = r.spec;
+  const auto start = Clock::now();
+  auto last_report = start;
+  std::fprintf(stderr, "[%zu/%zu] %s: n %d, d %d, t_end %g, %s ...\n", index + 1, count,
+               spec.name.c_str(), spec.config.n, spec.config.d, spec.config.t_end,
+               to_string(spec.config.integrator).c_str());
+  const std::vector<double> extra{early_t};
+  r.trajectory = simulate(
+      spec.config,
+      [&](const Observation& o) {
+        const auto now = Clock::now();
+        if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
+          std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", index + 1, count,
+                       spec.name.c_str(), o.t, spec.config.t_end,
+                       std::chrono::duration<double>(now - start).count());
+          last_report = now;
+        }
+      },
+      extra);
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!scalar_check || !has_scalar_reduction(spec.config)) return;
+  const Trajectory scalar = simulate_scalar(spec.config, {}, extra);
+  r.scalar_max_diff = 0;
+  r.scalar_max_rel_diff_tail = 0;
+  for (size_t k = 0; k < scalar.rows.size() && k < r.trajectory.rows.size(); ++k) {
+    const Observation& a = r.trajectory.rows[k];
+    const Observation& b = scalar.rows[k];
+    r.scalar_max_diff = std::max(r.scalar_max_diff, std::abs(a.mean_cos - b.mean_cos));
+    if (a.t >= spec.fit.t_from && a.t <= spec.fit.t_to && b.one_minus_mean_cos >= spec.fit.floor) {
+      r.scalar_max_rel_diff_tail =
+          std::max(r.scalar_max_rel_diff_tail,
+                   std::abs(a.one_minus_mean_cos - b.one_minus_mean_cos) / b.one_minus_mean_cos);
+    }
+  }
 }
 
 void write_plots(const std::vector<RunResult>& results, const std::filesystem::path& dir,
@@ -318,53 +359,37 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
     const RunSpec& spec = runs[i];
     RunResult r;
     r.spec = spec;
-    const auto start = Clock::now();
-    auto last_report = start;
-    std::fprintf(stderr, "[%zu/%zu] %s: n %d, d %d, t_end %g, %s ...\n", i + 1, runs.size(),
-                 spec.name.c_str(), spec.config.n, spec.config.d, spec.config.t_end,
-                 to_string(spec.config.integrator).c_str());
-    const std::vector<double> extra{early_t};
-    r.trajectory = simulate(
-        spec.config,
-        [&](const Observation& o) {
-          const auto now = Clock::now();
-          if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
-            std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", i + 1, runs.size(),
-                         spec.name.c_str(), o.t, spec.config.t_end,
-                         std::chrono::duration<double>(now - start).count());
-            last_report = now;
-          }
-        },
-        extra);
+    const std::string key = finished_run_key(spec.config, spec.fit, early_t, scalar_check);
+    const std::filesystem::path record = out_dir / "runs" / (spec.name + ".json");
+    std::string why_not;
+    if (std::optional<FinishedRun> kept = load_finished_run(record, key, why_not)) {
+      r.trajectory = std::move(kept->trajectory);
+      r.seconds = kept->seconds;
+      r.scalar_max_diff = kept->scalar_max_diff;
+      r.scalar_max_rel_diff_tail = kept->scalar_max_rel_diff_tail;
+      std::fprintf(stderr, "[%zu/%zu] %s: finished earlier (%.1f s), reused from %s\n", i + 1,
+                   runs.size(), spec.name.c_str(), r.seconds, record.string().c_str());
+    } else {
+      if (!why_not.empty()) {
+        std::fprintf(stderr, "[%zu/%zu] %s: not reusing %s: %s\n", i + 1, runs.size(),
+                     spec.name.c_str(), record.string().c_str(), why_not.c_str());
+      }
+      integrate_run(r, early_t, scalar_check, i, runs.size());
+      save_finished_run(record, key,
+                        {r.trajectory, r.seconds, r.scalar_max_diff, r.scalar_max_rel_diff_tail});
+      write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
+      std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),
+                   spec.name.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
+    }
     for (const Observation& o : r.trajectory.rows) {
       if (o.t <= early_t) r.early_angle = o.mean_angle_from_start;
     }
-    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     r.fit = fit_terminal_decay(r.trajectory.rows, spec.fit);
     r.radius = fit_radius_growth(r.trajectory.rows, spec.config.r0, spec.fit.t_from, spec.fit.t_to);
     if (has_scalar_reduction(spec.config)) {
       r.has_prediction = true;
       r.predicted_velocity = predicted_initial_velocity(spec.config);
-      if (scalar_check) {
-        const Trajectory scalar = simulate_scalar(spec.config, {}, extra);
-        r.scalar_max_diff = 0;
-        r.scalar_max_rel_diff_tail = 0;
-        for (size_t k = 0; k < scalar.rows.size() && k < r.trajectory.rows.size(); ++k) {
-          const Observation& a = r.trajectory.rows[k];
-          const Observation& b = scalar.rows[k];
-          r.scalar_max_diff = std::max(r.scalar_max_diff, std::abs(a.mean_cos - b.mean_cos));
-          if (a.t >= spec.fit.t_from && a.t <= spec.fit.t_to &&
-              b.one_minus_mean_cos >= spec.fit.floor) {
-            r.scalar_max_rel_diff_tail = std::max(
-                r.scalar_max_rel_diff_tail,
-                std::abs(a.one_minus_mean_cos - b.one_minus_mean_cos) / b.one_minus_mean_cos);
-          }
-        }
-      }
     }
-    write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
-    std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),
-                 spec.name.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
     results.push_back(std::move(r));
   }
 

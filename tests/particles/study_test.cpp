@@ -59,6 +59,54 @@ fit_from = 5.0
   std::filesystem::remove_all(dir);
 }
 
+// A study run again reuses its finished runs (OUT/runs/<name>.json) and gives the same
+// summary; a run whose settings changed, or whose record is damaged, is integrated again.
+TEST(Study, FinishedRunsAreReused) {
+  const std::filesystem::path dir = fresh_dir("study_reuse");
+  const std::string file = (dir / "tiny.toml").string();
+  const std::string text = R"(kind = "particles"
+runs = ["post", "pre"]
+[defaults]
+init = "symmetric"
+n = 8
+d = 8
+dt = 0.05
+record_every = 0.5
+t_end = 6.0
+[run.post]
+beta = 2.0
+[run.pre]
+r0 = 2.0
+)";
+  write_file_atomic(file, text);
+  const std::filesystem::path out = dir / "out";
+  const std::string command = "run " + file + " --out " + out.string();
+  const auto first = run_cli(command, "NORMLAB_GNUPLOT=/nonexistent");
+  ASSERT_EQ(first.code, 0) << first.output;
+  EXPECT_EQ(first.output.find("finished earlier"), std::string::npos) << first.output;
+  const std::string summary = read_file(out / "summary.csv");
+  const std::string post_rows = read_file(out / "post.csv");
+
+  const auto again = run_cli(command, "NORMLAB_GNUPLOT=/nonexistent");
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("post: finished earlier"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("pre: finished earlier"), std::string::npos) << again.output;
+  EXPECT_EQ(read_file(out / "summary.csv"), summary);
+
+  // Changed settings for pre (the last table), a damaged record for post: both integrated again.
+  write_file_atomic(file, text + "beta = 3.0\n");
+  write_file_atomic(out / "runs" / "post.json", "{ not json");
+  const auto changed = run_cli(command, "NORMLAB_GNUPLOT=/nonexistent");
+  ASSERT_EQ(changed.code, 0) << changed.output;
+  EXPECT_NE(changed.output.find("pre: not reusing"), std::string::npos) << changed.output;
+  EXPECT_NE(changed.output.find("settings differ"), std::string::npos) << changed.output;
+  EXPECT_NE(changed.output.find("post: not reusing"), std::string::npos) << changed.output;
+  EXPECT_NE(changed.output.find("cannot be read"), std::string::npos) << changed.output;
+  EXPECT_EQ(read_file(out / "post.csv"), post_rows);
+  EXPECT_NE(read_file(out / "summary.csv"), summary);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Study, BadRunIsNamed) {
   const std::filesystem::path dir = fresh_dir("study_bad");
   const std::string file = (dir / "bad.toml").string();
