@@ -13,6 +13,7 @@ PACKAGES=(
   python3 python3-dev python3-numpy python3-torch
   pybind11-dev python3-pytest python3-pandas python3-matplotlib
   fortunes
+  chromium  # used only by the report test (tests/report/report_chromium_test.cpp)
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, through sudo when not root), builds normlab in
 # Release, and runs the main job: experiments/quick.toml (about 15 seconds on 2 cores), which
-# prints its summary table and writes results/quick/ (results.csv, summary.md).
+# prints its summary table, writes results/quick/ (results.csv, summary.md) and last prints the
+# path of results/quick/report.html, the whole study on one page (docs/report.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh

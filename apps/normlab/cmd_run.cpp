@@ -16,6 +16,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/experiment_overrides.hpp"
+#include "normlab/html_report.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/toml_reader.hpp"
 #include "normlab/train_config.hpp"
@@ -55,6 +56,7 @@ void run_train_study(TomlSection& top, const std::string& file, const std::strin
               features.empty() ? "" : ", features.csv, features_fit.csv, features_*.png",
               dilution.empty() ? "" : ", dilution.csv, dilution_fit.csv, dilution.png",
               bridge.empty() ? "" : ", bridge.csv, bridge_cosine.png");
+  std::printf("%s\n", report_line_after_run(o.out).c_str());
   if (failed > 0) {
     throw InputError(
         fmt::format("{} run(s) failed; fix the cause and run the same command again "

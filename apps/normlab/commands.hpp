@@ -21,5 +21,6 @@ void add_tasks_command(CLI::App& app);
 void add_claims_command(CLI::App& app);
 void add_results_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace normlab::cli

@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_claims_command(app);
   normlab::cli::add_results_command(app);
   normlab::cli::add_export_command(app);
+  normlab::cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@
 #include "finished_run.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/html_report.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/fits.hpp"
 #include "normlab/particles/radius_fit.hpp"
@@ -415,6 +416,7 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   std::printf(
       "\ntotal %.1f s; wrote %s/{particles_summary.csv,summary.csv,summary.json,<run>.csv,*.png}\n",
       summary["seconds"].get<double>(), out_dir.string().c_str());
+  std::printf("%s\n", report_line_after_run(out_dir).c_str());
 }
 
 }  // namespace normlab::particles

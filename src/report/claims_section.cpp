@@ -1,0 +1,77 @@
+// The claims ledger of a folder, when it has one (report_sections.hpp): OUT/claims.json as
+// tables of claims and studies, OUT/claims.md as text (docs/claims.md).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/errors.hpp"
+#include "report/report_data.hpp"
+#include "report/report_sections.hpp"
+
+namespace normlab::report {
+namespace fs = std::filesystem;
+namespace {
+
+std::string text(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+double number(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+}  // namespace
+
+void claims_section(Page& page, const fs::path& out) {
+  const bool has_json = fs::exists(out / "claims.json"), has_md = fs::exists(out / "claims.md");
+  if (!has_json && !has_md) return;
+  page.heading(2, "Claims ledger");
+  if (has_json) {
+    const nlohmann::json ledger = read_json(out / "claims.json");
+    if (!ledger.is_object() || !ledger.contains("claims") || !ledger["claims"].is_array()) {
+      throw InputError(
+          fmt::format("{}: expected the claims.json that `normlab claims run` "
+                      "writes (an object with a 'claims' array)",
+                      (out / "claims.json").string()));
+    }
+    std::map<std::string, int> verdicts;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : ledger["claims"]) {
+      ++verdicts[text(c, "verdict")];
+      const double effect = number(c, "effect"), low = number(c, "low"), high = number(c, "high");
+      rows.push_back({text(c, "id"), text(c, "paper"), text(c, "verdict"),
+                      std::isfinite(effect) ? fmt::format("{} [{}, {}]", cell_text(effect),
+                                                          cell_text(low), cell_text(high))
+                                            : "",
+                      text(c, "n"), text(c, "sentence")});
+    }
+    std::string counts;
+    for (const auto& [verdict, count] : verdicts) {
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count, verdict);
+    }
+    page.paragraph(fmt::format(
+        "Tier {}: {} claim{}, {}. Effect: the mean over pairs (seeds) of the claim's statistic; "
+        "interval: 95% Student t over the pairs (docs/claims.md). From claims.json.",
+        text(ledger, "tier"), rows.size(), rows.size() == 1 ? "" : "s", counts));
+    page.table({"claim", "paper", "verdict", "effect [95% interval]", "n", "sentence"}, rows,
+               false);
+    std::vector<std::vector<std::string>> studies;
+    for (const auto& s : ledger.value("studies", nlohmann::json::array())) {
+      const double seconds = number(s, "seconds");
+      studies.push_back({text(s, "command"),
+                         std::isfinite(seconds) ? fmt::format("{:.1f}", seconds) : "",
+                         s.value("ok", false) ? "done" : "failed: " + text(s, "failure")});
+    }
+    if (!studies.empty()) {
+      page.heading(3, "Studies of the ledger");
+      page.table({"command", "wall time (s)", "status"}, studies);
+    }
+  }
+  if (has_md)
+    page.pre(read_file(out / "claims.md"), "claims.md (the ledger as written)", !has_json);
+}
+
+}  // namespace normlab::report

@@ -1,0 +1,274 @@
+// The sections of a kind = "train" results folder: the experiment, its provenance, the metrics
+// against length, the summary tables and the loss curves (report_sections.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/results_store.hpp"
+#include "report/report_data.hpp"
+#include "report/report_sections.hpp"
+
+namespace normlab::report {
+namespace fs = std::filesystem;
+namespace {
+
+std::string text_of(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_null()) return "";
+  return j.dump();
+}
+
+std::string joined(const nlohmann::json& list) {
+  std::string s;
+  if (!list.is_array()) return text_of(list);
+  for (const auto& item : list) s += (s.empty() ? "" : ", ") + text_of(item);
+  return s;
+}
+
+// Training lengths [min_len, max_len] from experiment.json; NaN when absent.
+std::pair<double, double> training_lengths(const nlohmann::json& e) {
+  const nlohmann::json train = e.value("train", nlohmann::json::object());
+  const auto get = [&](const char* key) {
+    return train.contains(key) && train[key].is_number() ? train[key].get<double>() : NAN;
+  };
+  return {get("min_len"), get("max_len")};
+}
+
+// Distinct values of a column in order of first appearance.
+std::vector<std::string> distinct(const CsvTable& t, size_t column) {
+  std::vector<std::string> out;
+  for (const auto& row : t.rows) {
+    if (std::find(out.begin(), out.end(), row[column]) == out.end()) out.push_back(row[column]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void experiment_section(Page& page, const fs::path& out, const nlohmann::json& e) {
+  page.heading(2, "Experiment");
+  std::vector<std::vector<std::string>> rows;
+  const auto add = [&](const std::string& key, const std::string& value) {
+    if (!value.empty()) rows.push_back({key, value});
+  };
+  std::vector<std::string> labels;
+  for (const auto& v : e.value("variants", nlohmann::json::array())) {
+    labels.push_back(v.value("label", ""));
+  }
+  const nlohmann::json train = e.value("train", nlohmann::json::object());
+  const nlohmann::json eval = e.value("eval", nlohmann::json::object());
+  const auto [min_len, max_len] = training_lengths(e);
+  add("name", text_of(e.value("name", nlohmann::json())));
+  add("experiment file", text_of(e.value("file", nlohmann::json())));
+  add("tier", text_of(e.value("tier", nlohmann::json())));
+  add("--set", joined(e.value("sets", nlohmann::json::array())));
+  add("task", e.contains("task") ? e["task"].dump() : "");
+  add("schemes (variants)", fmt::format("{}", fmt::join(labels, ", ")));
+  add("seeds", joined(e.value("seeds", nlohmann::json::array())));
+  add("training steps", text_of(train.value("steps", nlohmann::json())));
+  if (std::isfinite(min_len))
+    add("training lengths", fmt::format("{:g} .. {:g}", min_len, max_len));
+  add("schedule", text_of(train.value("schedule", nlohmann::json())));
+  add("peak learning rate", text_of(train.value("lr", nlohmann::json())));
+  add("evaluation lengths", joined(eval.value("lengths", nlohmann::json::array())));
+  add("evaluation samples per length", text_of(eval.value("samples", nlohmann::json())));
+  add("weights", joined(eval.value("weights", nlohmann::json::array())));
+  std::vector<std::string> probes;
+  for (const char* p : {"depth", "variance", "dilution", "bridge"}) {
+    const nlohmann::json probe = e.value("probe", nlohmann::json::object());
+    if (probe.value(p, false)) probes.push_back(p);
+  }
+  add("probes", fmt::format("{}", fmt::join(probes, ", ")));
+  page.table({"setting", "value"}, rows, false);
+  if (fs::exists(out / "experiment.toml")) {
+    page.pre(read_file(out / "experiment.toml"), "experiment.toml (the file as run)", true);
+  }
+  page.pre(e.dump(2), "experiment.json (the resolved experiment, every default filled in)");
+}
+
+void provenance_section(Page& page, const fs::path& out) {
+  page.heading(2, "Provenance");
+  const fs::path db = out / "results.sqlite";
+  if (!fs::exists(db)) {
+    page.paragraph(
+        "This folder has no results.sqlite (it was written by a normlab older than the results "
+        "store, docs/store.md), so the version, commit, host and times are not known.");
+    return;
+  }
+  try {
+    const QueryTable e = query_results_store(
+        db,
+        "SELECT name, config_hash, version, git_commit, host, started_at, finished_at FROM "
+        "experiments ORDER BY id");
+    page.paragraph(
+        "From results.sqlite (docs/store.md): the normlab that ran the experiment, "
+        "the commit it was built from (+dirty: with uncommitted changes), the host "
+        "and the times (UTC).");
+    std::vector<std::vector<std::string>> rows = e.rows;
+    for (auto& r : rows) {
+      if (r[3].empty()) r[3] = "(not recorded)";
+      if (r[6].empty()) r[6] = "(not finished)";
+    }
+    page.table({"experiment", "config hash", "normlab version", "git commit", "host", "started",
+                "finished"},
+               rows, false);
+    const QueryTable runs = query_results_store(
+        db,
+        "SELECT variant, seed, status, CASE WHEN seconds IS NULL THEN '' ELSE printf('%.1f', "
+        "seconds) END, started_at, finished_at, "
+        "run_dir, hash FROM runs ORDER BY variant, seed");
+    page.heading(3, "Runs");
+    page.table(
+        {"variant", "seed", "status", "seconds", "started", "finished", "run folder", "run hash"},
+        runs.rows);
+  } catch (const InputError& err) {
+    const std::string why = err.what();
+    page.paragraph(why.find("no such table") != std::string::npos
+                       ? "results.sqlite has the layout of a normlab older than the provenance "
+                         "tables (docs/store.md), so the version, commit, host and times are not "
+                         "known; running the experiment again (its finished runs are kept) "
+                         "rebuilds the store."
+                       : "results.sqlite could not be read: " + why);
+  }
+}
+
+void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
+  const std::optional<CsvTable> t = read_table_if(out / "summary.csv");
+  if (!t || t->rows.empty()) return;
+  const size_t variant = t->column("variant"), weights = t->column("weights"),
+               metric = t->column("metric"), length = t->column("length"), mean = t->column("mean"),
+               half = t->column("ci_half_width"), seeds = t->column("seeds");
+  const auto [min_len, max_len] = training_lengths(e);
+  page.heading(2, "Metrics against length");
+  page.paragraph(fmt::format(
+      "Each metric at every evaluation length, one figure per weights (raw, EMA, BEMA) and one "
+      "line per scheme: the mean over seeds, with its 95% Student-t interval across seeds as "
+      "the band (none with one seed; a band much wider than the lines' spread is cut at the "
+      "frame). Log length axis; the shaded interval is the training lengths{}. From "
+      "summary.csv.",
+      std::isfinite(min_len) ? fmt::format(" ({:g} .. {:g})", min_len, max_len) : ""));
+  for (const std::string& m : distinct(*t, metric)) {
+    page.heading(3, m);
+    page.begin_figures();
+    for (const std::string& w : distinct(*t, weights)) {
+      svg::Figure f;
+      f.title = fmt::format("{} against length ({} weights)", m, w);
+      f.x = {"task length N", true, false};
+      f.y = {m, false, false};
+      if (std::isfinite(min_len) && std::isfinite(max_len)) {
+        f.shade = svg::Shade{min_len, max_len, "training lengths"};
+      }
+      size_t most_seeds = 0;
+      for (const std::string& v : distinct(*t, variant)) {
+        svg::Series s;
+        s.label = v;
+        for (const auto& row : t->rows) {
+          if (row[variant] != v || row[weights] != w || row[metric] != m) continue;
+          const double mu = to_number(row[mean]), h = to_number(row[half]);
+          s.x.push_back(to_number(row[length]));
+          s.y.push_back(mu);
+          s.lower.push_back(mu - h);
+          s.upper.push_back(mu + h);
+          most_seeds =
+              std::max(most_seeds, static_cast<size_t>(std::max(0.0, to_number(row[seeds]))));
+        }
+        if (!s.x.empty()) f.series.push_back(std::move(s));
+      }
+      if (f.series.empty()) continue;
+      page.figure(f, fmt::format("{} with {} weights: {} per scheme, 95% band across seeds; "
+                                 "shaded: training lengths.",
+                                 m, w, seeds_phrase(most_seeds)));
+    }
+    page.end_figures();
+  }
+}
+
+void summary_tables_section(Page& page, const fs::path& out, const nlohmann::json& e) {
+  const std::optional<CsvTable> t = read_table_if(out / "summary.csv");
+  if (!t || t->rows.empty()) return;
+  const size_t variant = t->column("variant"), weights = t->column("weights"),
+               metric = t->column("metric"), length = t->column("length"), mean = t->column("mean"),
+               half = t->column("ci_half_width");
+  const double max_len = training_lengths(e).second;
+  std::vector<double> lengths;
+  for (const auto& row : t->rows) {
+    const double n = to_number(row[length]);
+    if (std::find(lengths.begin(), lengths.end(), n) == lengths.end()) lengths.push_back(n);
+  }
+  std::sort(lengths.begin(), lengths.end());
+  page.heading(2, "Summary tables");
+  page.paragraph(
+      "Mean ± half-width of the 95% Student-t interval across seeds, per scheme, weights and "
+      "length (summary.csv). * marks lengths beyond the longest training length "
+      "(extrapolation).");
+  for (const std::string& m : distinct(*t, metric)) {
+    page.heading(3, "Table: " + m);
+    std::vector<std::string> header = {"scheme", "weights"};
+    for (double n : lengths) {
+      header.push_back(
+          fmt::format("N={:g}{}", n, std::isfinite(max_len) && n > max_len ? "*" : ""));
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& v : distinct(*t, variant)) {
+      for (const std::string& w : distinct(*t, weights)) {
+        std::vector<std::string> cells = {v, w};
+        bool any = false;
+        for (double n : lengths) {
+          std::string c = "-";
+          for (const auto& row : t->rows) {
+            if (row[variant] != v || row[weights] != w || row[metric] != m ||
+                to_number(row[length]) != n) {
+              continue;
+            }
+            const double mu = to_number(row[mean]), h = to_number(row[half]);
+            c = std::isfinite(h) ? fmt::format("{:.3f} ± {:.3f}", mu, h)
+                                 : fmt::format("{:.3f}", mu);
+            any = true;
+          }
+          cells.push_back(c);
+        }
+        if (any) rows.push_back(std::move(cells));
+      }
+    }
+    page.table(header, rows, false);
+  }
+}
+
+void curves_section(Page& page, const fs::path& out) {
+  const std::optional<CsvTable> t = read_table_if(out / "curves.csv");
+  if (!t || t->rows.empty()) return;
+  const size_t variant = t->column("variant"), step = t->column("step"),
+               train = t->column("train_loss"), val = t->column("val_loss");
+  SeedAverages train_loss, val_loss;
+  for (const auto& row : t->rows) {
+    const double x = to_number(row[step]);
+    train_loss.add(row[variant], x, to_number(row[train]));
+    val_loss.add(row[variant], x, to_number(row[val]));
+  }
+  page.heading(2, "Loss curves");
+  page.paragraph(
+      "Training loss (the logged batch losses) and validation loss (with [train] eval_every) "
+      "against the step, per scheme: the mean over seeds at the steps every seed logged, with "
+      "its 95% Student-t interval across seeds as the band. Log loss axis: the first steps' "
+      "losses are far above the rest. From curves.csv.");
+  page.begin_figures();
+  for (const auto& [what, data] :
+       {std::pair<std::string, const SeedAverages*>{"training loss", &train_loss},
+        {"validation loss", &val_loss}}) {
+    if (data->empty()) continue;
+    svg::Figure f;
+    f.title = what + " against step";
+    f.x = {"step", false, true};
+    f.y = {what + " (nats)", true, false};
+    f.series = data->series();
+    page.figure(f, fmt::format("{}: {} per scheme, 95% band across seeds.", what,
+                               seeds_phrase(data->max_seeds())));
+  }
+  page.end_figures();
+}
+
+}  // namespace normlab::report
