@@ -9,6 +9,9 @@
 // The data go inline in the gnuplot script (no side files); gnuplot runs in a pipe and writes to
 // a temporary name that is renamed to the target only on success, so a plot is never
 // half-written. Points that are not finite, or not positive on a log axis, are dropped.
+// Log axes and integer axes get explicit ticks, the same as the HTML report's figures
+// (svg_plot.hpp): the range is that of the plotted points (padded by 3%), not widened to whole
+// decades, and a log axis spanning less than a decade still shows labelled ticks.
 // If gnuplot is not installed (or fails), one warning line goes to stderr and the plot is skipped:
 // plotting never makes a run fail. The gnuplot program is `gnuplot` on PATH, or the value of the
 // environment variable NORMLAB_GNUPLOT.
@@ -31,6 +34,7 @@ struct PlotSpec {
   bool log_x = false, log_y = false;
   int width = 900, height = 600;  // pixels
   std::vector<PlotSeries> series;
+  bool integer_x = false;  // ticks at whole numbers only (layers, blocks, stream positions)
 };
 
 // Returns true if the PNG was written; false after a one-line warning otherwise.

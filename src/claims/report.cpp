@@ -117,6 +117,15 @@ std::string to_markdown(const LedgerResult& r) {
     if (!s.ok || !std::filesystem::exists(summary)) continue;
     std::string text = read_file(summary);
     if (text.rfind("# ", 0) == 0) text = text.substr(std::min(text.find('\n'), text.size()));
+    // Its figures (![alt](file.png)) are relative to the study's folder, not to claims.md (nor
+    // to docs/results.md, its copy): left out.
+    std::string tables;
+    for (size_t start = 0; start < text.size();) {
+      const size_t end = std::min(text.find('\n', start), text.size());
+      if (text.compare(start, 2, "![") != 0) tables += text.substr(start, end + 1 - start);
+      start = end + 1;
+    }
+    text = tables;
     md += fmt::format("\n### {}\n\n    $ {}\n{}", s.folder.filename().string(), s.command(), text);
   }
   return md;

@@ -55,6 +55,7 @@ std::string bridge_report(const Experiment& e, const fs::path& out) {
   plot.title =
       "token cosine against layer: the ODE's prediction (\"S ODE\") and the model (first seed)";
   plot.x_label = "layer";
+  plot.integer_x = true;
   plot.y_label = "mean pairwise cosine";
   std::string table = fmt::format(
       "\nparticle bridge ({} validation sequences; first seed of each scheme)\n"
@@ -112,6 +113,7 @@ std::string bridge_report(const Experiment& e, const fs::path& out) {
   }
   write_file_atomic(out / "bridge.csv", csv);
   write_line_plot(out / "bridge_cosine.png", plot);
+  md += report::markdown_figures(out, {{"bridge_cosine.png", "predicted and measured cosine"}});
   report::append_summary(out, md);
   return table;
 }

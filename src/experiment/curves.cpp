@@ -1,10 +1,13 @@
 // Loss curves across the runs of an experiment: OUT/curves.csv from every run's metrics.jsonl,
-// and OUT/curves.png, the validation loss against the step per variant (docs/experiments.md).
+// and OUT/curves.png, the validation loss against the step per variant (docs/experiments.md),
+// on a log loss axis: the first steps' losses are far above the rest and would press the
+// curves flat against the bottom of a linear axis.
 #include <fmt/format.h>
 
 #include <cmath>
 #include <map>
 
+#include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
@@ -27,7 +30,8 @@ bool write_curves(const Experiment& e, const fs::path& out) {
   PlotSpec spec;
   spec.title = fmt::format("{}: validation loss", e.name);
   spec.x_label = "step";
-  spec.y_label = "validation loss (nats)";
+  spec.y_label = "validation loss (nats, log scale)";
+  spec.log_y = true;
   for (const Variant& v : e.variants) {
     // step → validation losses of the seeds that have one; plotted where every seed has one.
     std::map<int64_t, std::vector<double>> val;
@@ -54,7 +58,9 @@ bool write_curves(const Experiment& e, const fs::path& out) {
   }
   write_file_atomic(out / "curves.csv", csv);
   if (spec.series.empty()) return false;  // no periodic validation in this experiment
-  return write_line_plot(out / "curves.png", spec);
+  const bool plotted = write_line_plot(out / "curves.png", spec);
+  report::append_summary(out, report::markdown_figures(out, {{"curves.png", "validation loss"}}));
+  return plotted;
 }
 
 }  // namespace normlab

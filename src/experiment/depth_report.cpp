@@ -1,6 +1,7 @@
 // The depth probe over an experiment's runs, and its tables and plots (experiment.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -40,6 +41,7 @@ void probe_run(const Experiment& e, const Variant& v, const fs::path& dir, int b
   write_file_atomic(dir / "probe_depth.csv", depth_csv(r));  // last: marks the probe done
 }
 
+// Layer, block and stream-position axes: integer ticks only.
 PlotSpec depth_plot(const std::string& title, const std::string& x_label,
                     const std::string& y_label, bool log_y) {
   PlotSpec spec;
@@ -47,7 +49,51 @@ PlotSpec depth_plot(const std::string& title, const std::string& x_label,
   spec.x_label = x_label;
   spec.y_label = y_label;
   spec.log_y = log_y;
+  spec.integer_x = true;
   return spec;
+}
+
+// One quantity of one variant across its seeds: x → the seeds' values.
+using SeedValues = std::map<double, std::vector<double>>;
+
+// The most values any x has: the seeds that reached it.
+size_t seed_count(const SeedValues& by_x) {
+  size_t n = 0;
+  for (const auto& [x, ys] : by_x) n = std::max(n, ys.size());
+  return n;
+}
+
+// The mean over seeds at every x that all the variant's seeds have.
+PlotSeries seed_mean(const std::string& label, const SeedValues& by_x) {
+  PlotSeries s{label, {}, {}};
+  const size_t n = seed_count(by_x);
+  for (const auto& [x, ys] : by_x) {
+    if (ys.size() < n) continue;
+    double sum = 0;
+    for (double y : ys) sum += y;
+    s.x.push_back(x);
+    s.y.push_back(sum / static_cast<double>(n));
+  }
+  return s;
+}
+
+// Adds the variant's mean line to `spec`, and the seed count to the title once all lines are in
+// (finish_title).
+void add_mean(PlotSpec& spec, const std::string& label, const SeedValues& by_x,
+              std::vector<size_t>& counts) {
+  if (by_x.empty()) return;
+  spec.series.push_back(seed_mean(label, by_x));
+  counts.push_back(seed_count(by_x));
+}
+
+// " (mean over 3 seeds)", or per line " (2 seeds)" where the counts differ.
+void finish_title(PlotSpec& spec, const std::vector<size_t>& counts) {
+  if (counts.empty()) return;
+  const size_t most = *std::max_element(counts.begin(), counts.end());
+  spec.title += most == 1 ? " (1 seed)" : fmt::format(" (mean over {} seeds)", most);
+  for (size_t i = 0; i < spec.series.size() && i < counts.size(); ++i) {
+    if (counts[i] != most) spec.series[i].label += fmt::format(" ({} seeds)", counts[i]);
+  }
 }
 
 // The block size the additive schemes' block sums use, so that they line up with the study's
@@ -91,8 +137,10 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       "| scheme | rms in | rms mid | rms out | grad first | grad last | cos out | erank |\n"
       "| --- | --- | --- | --- | --- | --- | --- | --- |\n",
       e.probe_batch);
+  std::vector<size_t> blocks_n, hidden_n, grads_n, cosine_n;  // seeds per line
   for (const Variant& v : e.variants) {
     bool first_seed = true;
+    SeedValues b_by, h_by, c_by, g_by;  // x → the seeds' values
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
@@ -102,13 +150,11 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
                      static_cast<unsigned long long>(seed));
         probe_run(e, v, dir, block_size);
       }
-      PlotSeries b{v.label, {}, {}};
       for (const auto& row : read_csv(dir / "probe_depth_blocks.csv")) {
         blocks_csv += fmt::format("{},{},{},{},{},{},{}\n", v.label, seed, row.at("block"),
                                   row.at("first_sublayer"), row.at("last_sublayer"),
                                   row.at("block_size"), row.at("block_rms"));
-        b.x.push_back(number(row, "block"));
-        b.y.push_back(number(row, "block_rms"));
+        b_by[number(row, "block")].push_back(number(row, "block_rms"));
       }
       const auto pos = read_csv(dir / "probe_depth.csv");
       const auto params = read_csv(dir / "probe_depth_params.csv");
@@ -122,6 +168,8 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
         h.y.push_back(number(row, "hidden_rms"));
         c.x.push_back(number(row, "position"));
         c.y.push_back(number(row, "cosine"));
+        h_by[h.x.back()].push_back(h.y.back());
+        c_by[c.x.back()].push_back(c.y.back());
       }
       for (const auto& row : params) {
         // Per-layer group rows are named "group:layer l" (depth_params_csv); tensor rows have
@@ -131,6 +179,7 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
                                   row.at("grad_norm"), row.at("param_norm"));
         g.x.push_back(number(row, "layer"));
         g.y.push_back(number(row, "grad_norm"));
+        g_by[g.x.back()].push_back(g.y.back());
       }
       if (!first_seed || pos.empty() || g.y.empty()) continue;
       first_seed = false;
@@ -144,12 +193,17 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
           rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
       md += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.3f} | {:.2f} |\n",
                         v.label, rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
-      hidden.series.push_back(h);
-      cosine.series.push_back(c);
-      grads.series.push_back(g);
-      blocks.series.push_back(b);
     }
+    // The plots show every seed: the mean over the seeds of each variant.
+    add_mean(hidden, v.label, h_by, hidden_n);
+    add_mean(cosine, v.label, c_by, cosine_n);
+    add_mean(grads, v.label, g_by, grads_n);
+    add_mean(blocks, v.label, b_by, blocks_n);
   }
+  finish_title(hidden, hidden_n);
+  finish_title(cosine, cosine_n);
+  finish_title(grads, grads_n);
+  finish_title(blocks, blocks_n);
   write_file_atomic(out / "depth.csv", positions_csv);
   write_file_atomic(out / "depth_layers.csv", layers_csv);
   write_line_plot(out / "depth_hidden_rms.png", hidden);
@@ -158,6 +212,10 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
   write_file_atomic(out / "depth_blocks.csv", blocks_csv);
   write_line_plot(out / "depth_block_rms.png", blocks);
   // summary.md was just written by collect_results; the depth table goes after its tables.
+  md += report::markdown_figures(out, {{"depth_hidden_rms.png", "hidden-state RMS against depth"},
+                                       {"depth_grad_norm.png", "gradient norm per layer"},
+                                       {"depth_cosine.png", "mean token cosine against depth"},
+                                       {"depth_block_rms.png", "RMS of each block's output"}});
   report::append_summary(out, md);
   return table;
 }

@@ -124,6 +124,7 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
   write_file_atomic(out / "dilution.csv", gaps_csv);
   write_file_atomic(out / "dilution_fit.csv", fit_csv);
   write_line_plot(out / "dilution.png", plot);
+  md += report::markdown_figures(out, {{"dilution.png", "logit gap against s"}});
   report::append_summary(out, md);
   return table;
 }

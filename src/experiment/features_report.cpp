@@ -232,6 +232,9 @@ std::string features_report(const Experiment& e, const fs::path& out) {
   write_line_plot(out / "features_std.png", std_plot);
   write_line_plot(out / "features_mean.png", mean_plot);
   write_line_plot(out / "features_hist.png", hist_plot);
+  md += report::markdown_figures(out, {{"features_std.png", "global std against N"},
+                                       {"features_mean.png", "global mean against N"},
+                                       {"features_hist.png", "attn_out histograms"}});
   report::append_summary(out, md);
   return table;
 }

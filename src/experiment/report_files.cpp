@@ -65,6 +65,15 @@ void append_summary(const fs::path& out, const std::string& markdown) {
   write_file_atomic(summary, (fs::exists(summary) ? read_file(summary) : std::string()) + markdown);
 }
 
+std::string markdown_figures(const fs::path& out,
+                             const std::vector<std::pair<std::string, std::string>>& figures) {
+  std::string md;
+  for (const auto& [file, alt] : figures) {
+    if (fs::exists(out / file)) md += "\n![" + alt + "](" + file + ")\n";
+  }
+  return md;
+}
+
 std::unique_ptr<Model<float>> load_final_model(const Variant& v, const std::filesystem::path& run) {
   LoadedParams loaded = load_param_file(run / "final" / kModelFile, &v.model);
   auto model = std::make_unique<Model<float>>(loaded.config);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "normlab/model.hpp"
@@ -33,5 +34,10 @@ std::unique_ptr<Model<float>> load_final_model(const Variant& v, const std::file
 
 // Appends `markdown` to OUT/summary.md (written just before by collect_results), atomically.
 void append_summary(const std::filesystem::path& out, const std::string& markdown);
+
+// Markdown images of the figures that exist in OUT, relative to it: "![alt](file.png)" per
+// (file, alt); "" when none exists.
+std::string markdown_figures(const std::filesystem::path& out,
+                             const std::vector<std::pair<std::string, std::string>>& figures);
 
 }  // namespace normlab::report

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -176,8 +177,27 @@ void integrate_run(RunResult& r, double early_t, bool scalar_check, size_t index
   }
 }
 
+// Whether the positive values of t span more than two decades.
+bool spans_decades(const std::vector<double>& t) {
+  double lo = INFINITY, hi = 0;
+  for (double x : t) {
+    if (x > 0) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+  }
+  return hi > 0 && hi / lo > 100;
+}
+
 void write_plots(const std::vector<RunResult>& results, const std::filesystem::path& dir,
                  const std::string& title) {
+  // The time axis of mean cos and 1 − mean cos is logarithmic when t spans more than two
+  // decades (the t = 0 rows then drop out of those plots only).
+  std::vector<double> times;
+  for (const RunResult& r : results) {
+    for (const Observation& o : r.trajectory.rows) times.push_back(o.t);
+  }
+  const bool log_t = spans_decades(times);
   auto plot = [&](const std::string& file, const std::string& what, const std::string& y_label,
                   bool log_x, bool log_y, auto value) {
     PlotSpec spec;
@@ -196,10 +216,11 @@ void write_plots(const std::vector<RunResult>& results, const std::filesystem::p
     }
     write_line_plot(dir / file, spec);
   };
-  plot("mean_cos.png", "mean pairwise cosine", "mean cos", false, false,
-       [](const Observation& o) { return o.mean_cos; });
-  plot("one_minus_mean_cos.png", "1 - mean cosine (log scale)", "1 - mean cos", false, true,
-       [](const Observation& o) { return o.one_minus_mean_cos; });
+  plot("mean_cos.png", log_t ? "mean pairwise cosine (log t)" : "mean pairwise cosine", "mean cos",
+       log_t, false, [](const Observation& o) { return o.mean_cos; });
+  plot("one_minus_mean_cos.png",
+       log_t ? "1 - mean cosine (log-log)" : "1 - mean cosine (log scale)", "1 - mean cos", log_t,
+       true, [](const Observation& o) { return o.one_minus_mean_cos; });
   plot("velocity.png", "d(mean cos)/dt (log-log)", "d mean cos / dt", true, true,
        [](const Observation& o) { return o.dcos_dt; });
   plot("speed.png", "mean angular speed", "mean |d theta/dt|", true, true,

@@ -4,11 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "normlab/svg_plot.hpp"
 
 namespace normlab {
 
@@ -66,6 +69,63 @@ bool keep(double x, double y, const PlotSpec& spec) {
   return true;
 }
 
+// The range of the points kept on one axis (x: `which` 0, y: 1), padded by 3% of it per side
+// (in log space on a log axis); false when there are none.
+bool kept_range(const PlotSpec& spec, int which, double& lo, double& hi) {
+  lo = INFINITY;
+  hi = -INFINITY;
+  for (const PlotSeries& series : spec.series) {
+    for (size_t k = 0; k < std::min(series.x.size(), series.y.size()); ++k) {
+      if (!keep(series.x[k], series.y[k], spec)) continue;
+      const double v = which == 0 ? series.x[k] : series.y[k];
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (lo > hi) return false;
+  const bool log = which == 0 ? spec.log_x : spec.log_y;
+  if (lo == hi) {
+    lo = log ? lo / 2 : lo - 0.5;
+    hi = log ? hi * 2 : hi + 0.5;
+    return true;
+  }
+  if (log) {
+    const double pad = 0.03 * (std::log10(hi) - std::log10(lo));
+    lo = std::pow(10.0, std::log10(lo) - pad);
+    hi = std::pow(10.0, std::log10(hi) + pad);
+  } else {
+    const double pad = 0.03 * (hi - lo);
+    lo -= pad;
+    hi += pad;
+  }
+  return true;
+}
+
+// "set xrange [lo:hi]" and "set xtics (...)" with the report's ticks (svg::axis_ticks); a
+// label with an exponent is written 2e-05 (the terminal is noenhanced).
+std::string explicit_tics(const std::string& axis, double lo, double hi, bool log, bool integer) {
+  std::vector<std::string> tics;
+  for (const svg::Tick& t : svg::axis_ticks(lo, hi, log, integer)) {
+    if (!t.major) {
+      tics.push_back(fmt::format("\"\" {:.10g} 1", t.value));
+      continue;
+    }
+    std::string label = t.label;
+    if (!t.exponent.empty()) {
+      const size_t times = label.find("\u00d710");
+      label = (times != std::string::npos ? label.substr(0, times)
+                                          : label.substr(0, label.size() - 1)) +
+              "e" + t.exponent;
+    }
+    for (size_t at; (at = label.find("\u2212")) != std::string::npos;) label.replace(at, 3, "-");
+    const std::string text = label;
+    tics.push_back(fmt::format("{} {:.10g}", quoted(text), t.value));
+  }
+  if (tics.empty()) return "";
+  return fmt::format("set {0}range [{1:.10g}:{2:.10g}]\nset {0}tics ({3})\n", axis, lo, hi,
+                     fmt::join(tics, ", "));
+}
+
 void warn(const std::string& message) {
   std::fprintf(stderr, "normlab: warning: %s\n", message.c_str());
 }
@@ -78,8 +138,13 @@ std::string gnuplot_script(const PlotSpec& spec, const std::filesystem::path& ou
   s += fmt::format("set output {}\n", quoted(output.string()));
   if (!spec.title.empty()) s += fmt::format("set title {}\n", quoted(spec.title));
   s += fmt::format("set xlabel {}\nset ylabel {}\n", quoted(spec.x_label), quoted(spec.y_label));
-  if (spec.log_x) s += "set logscale x\nset format x \"%g\"\n";
-  if (spec.log_y) s += "set logscale y\nset format y \"%.0e\"\n";
+  if (spec.log_x) s += "set logscale x\n";
+  if (spec.log_y) s += "set logscale y\n";
+  double lo = 0, hi = 0;
+  if ((spec.log_x || spec.integer_x) && kept_range(spec, 0, lo, hi)) {
+    s += explicit_tics("x", lo, hi, spec.log_x, spec.integer_x && !spec.log_x);
+  }
+  if (spec.log_y && kept_range(spec, 1, lo, hi)) s += explicit_tics("y", lo, hi, true, false);
   s += "set grid\nset key outside right top\n";
   std::vector<std::string> plots;
   for (size_t i = 0; i < spec.series.size(); ++i) {
