@@ -17,6 +17,7 @@
 #include "normlab/experiment.hpp"
 #include "normlab/experiment_overrides.hpp"
 #include "normlab/particles/study.hpp"
+#include "normlab/sweep.hpp"
 #include "normlab/toml_reader.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
@@ -28,13 +29,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void run_train_study(TomlSection& top, const std::string& file, const std::string& tier,
+void run_train_study(const std::string& file, const std::string& tier,
                      const std::vector<std::string>& sets, const std::string& out_opt, int jobs) {
-  Experiment e = read_experiment(top, file);
+  Experiment e =
+      read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
-  e.sets = sets;
+  for (const std::string& set : sets) e.sets.push_back(normalized_set(set));
   StudyOptions o;
-  o.out = out_opt.empty() ? fs::path("results") / study_folder_name(e.name, tier, sets)
+  o.out = out_opt.empty() ? fs::path("results") / study_folder_name(e.name, tier, e.sets)
                           : fs::path(out_opt);
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
@@ -87,23 +89,25 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
       ->check(integer_in(train_limits::threads));
   cmd->callback([=] {
-    auto table = parse_toml_file(*file);
-    const std::vector<std::string> tiers = tier_names(*table, *file);
-    const std::string applied = apply_tier(*table, *file, *tier);
+    const std::vector<std::string> tiers = tier_names(*parse_experiment_file(*file), *file);
+    std::string applied;
+    auto table = load_experiment_document(*file, *tier, *sets, &applied);
     if (tier->empty() && !applied.empty()) {
       std::printf("tier %s (tiers in %s: %s; choose with --tier)\n", applied.c_str(), file->c_str(),
                   fmt::format("{}", fmt::join(tiers, ", ")).c_str());
     }
     std::vector<std::string> normalized;
-    for (const std::string& set : *sets) {
-      apply_set(*table, set);
-      normalized.push_back(normalized_set(set));
-    }
+    for (const std::string& set : *sets) normalized.push_back(normalized_set(set));
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(top, *file, applied, normalized, *out, *jobs);
+      run_train_study(*file, applied, *sets, *out, *jobs);
     } else {
+      if (table->contains("sweep")) {
+        throw UsageError(top.where("sweep") +
+                         "[sweep] is for training experiments; a particle study lists its runs "
+                         "(docs/particles.md)");
+      }
       const std::string name = fs::path(*file).stem().string();
       particles::run_study(
           top, out->empty() ? fs::path("results") / study_folder_name(name, applied, normalized)

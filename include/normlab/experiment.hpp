@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,13 @@ class Task;
 
 // One compared configuration: "scheme[(k)][/norm]", e.g. "post_attn/standardize", "mix(2)".
 struct Variant {
-  std::string label;  // as written in the file
+  std::string label;  // as written in the file (with its sweep values, sweep.hpp)
   std::string slug;   // file-system safe form of the label
   ModelConfig model;  // the full model of this variant
+  TrainConfig train;  // how it is trained (the experiment's, or its sweep point's)
+  // The sweep values of this variant, (dotted key, value as in the label); empty without
+  // [sweep].
+  std::vector<std::pair<std::string, std::string>> point;
 };
 
 struct Experiment {
@@ -41,7 +46,8 @@ struct Experiment {
   nlohmann::json task;  // {"name": ..., params}
   std::vector<Variant> variants;
   std::vector<uint64_t> seeds;
-  TrainConfig train;
+  TrainConfig train;  // the file's (with [sweep]: its first point's); each variant has its own
+  std::vector<std::string> sweep_keys;  // the dotted keys of [sweep], if any
   EvalConfig eval;
   std::vector<std::string> weights = {"raw"};  // raw, ema, bema
   int jobs = 1;

@@ -66,7 +66,9 @@ RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, co
   r.scheme = scheme_label(v.model);
   r.norm = to_string(v.model.norm);
   r.seed = seed;
-  r.values_json = nlohmann::json{{"variant", v.label}, {"seed", seed}}.dump();
+  nlohmann::json values{{"variant", v.label}, {"seed", seed}};
+  for (const auto& [key, value] : v.point) values[key] = value;
+  r.values_json = values.dump();
   r.status = to_string(read_run_status(dir));
   r.run_dir = fs::relative(dir, out).string();
   for (const std::string& w : e.weights) {

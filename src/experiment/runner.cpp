@@ -11,13 +11,16 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/provenance.hpp"
 #include "normlab/results_store.hpp"
 #include "normlab/run_rows.hpp"
+#include "normlab/sweep_progress.hpp"
 #include "normlab/trainer.hpp"
 
 extern char** environ;
@@ -112,7 +115,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       spec.label = fmt::format("{} seed {}", v.label, seed);
       spec.model = v.model;
       spec.task = e.task;
-      spec.train = e.train;
+      spec.train = v.train;
       spec.train.seed = seed;
       spec.eval = eval;
       const fs::path dir = run_directory(o.out, v, seed);
@@ -140,17 +143,36 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   std::map<pid_t, Active> active;
   size_t next = 0;
   int done = skipped, failed = 0;
+  const bool terminal = stderr_is_terminal();
+  SweepProgress progress(stderr, terminal, progress_interval(terminal));
+  // The live block: each active run's newest record, and the total with its ETA.
+  auto show_progress = [&] {
+    std::vector<ActiveRun> views;
+    for (const auto& [pid, a] : active) {
+      views.push_back({a.job.label, a.job.variant->train.steps,
+                       read_run_snapshot(a.job.dir / "metrics.jsonl")});
+    }
+    int64_t waiting_steps = 0;
+    for (size_t i = next; i < todo.size(); ++i) waiting_steps += todo[i].variant->train.steps;
+    progress.update(views, format_sweep_total(done, total, active.size(),
+                                              sweep_eta_seconds(views, waiting_steps)));
+  };
   while (next < todo.size() || !active.empty()) {
     while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
       const Job& job = todo[next++];
       const pid_t pid = spawn_run(o.program, job.dir);
       active[pid] = {job, std::chrono::steady_clock::now(), utc_now()};
-      std::fprintf(stderr, "[%d/%d] started  %s\n", done + static_cast<int>(active.size()), total,
-                   job.label.c_str());
+      progress.message(fmt::format("[{}/{}] started  {}", done + static_cast<int>(active.size()),
+                                   total, job.label));
     }
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid < 0) break;
+    if (pid == 0) {  // every run still training: show where they are, look again shortly
+      show_progress();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
     auto it = active.find(pid);
     if (it == active.end()) continue;
     const Job job = it->second.job;
@@ -166,21 +188,22 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     ++done;
     const RunStatus run_status = read_run_status(job.dir);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && evaluated(e, job.dir)) {
-      std::fprintf(stderr, "[%d/%d] finished %s in %.1f s\n", done, total, job.label.c_str(),
-                   seconds);
+      progress.message(
+          fmt::format("[{}/{}] finished {} in {:.1f} s", done, total, job.label, seconds));
     } else if (run_status == RunStatus::diverged) {
-      std::fprintf(stderr, "[%d/%d] diverged %s: %s\n", done, total, job.label.c_str(),
-                   last_line(job.dir / "train.log").c_str());
+      progress.message(fmt::format("[{}/{}] diverged {}: {}", done, total, job.label,
+                                   last_line(job.dir / "train.log")));
     } else {
       ++failed;
       const std::string why = WIFSIGNALED(status)
                                   ? fmt::format("killed by signal {}", WTERMSIG(status))
                                   : fmt::format("exit code {}", WEXITSTATUS(status));
-      std::fprintf(stderr, "[%d/%d] FAILED   %s (%s): %s; see %s\n", done, total, job.label.c_str(),
-                   why.c_str(), last_line(job.dir / "train.log").c_str(),
-                   (job.dir / "train.log").string().c_str());
+      progress.message(fmt::format("[{}/{}] FAILED   {} ({}): {}; see {}", done, total, job.label,
+                                   why, last_line(job.dir / "train.log"),
+                                   (job.dir / "train.log").string()));
     }
   }
+  progress.clear();
   return failed;
 }
 
