@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "experiment/mpi_comm.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/experiment_overrides.hpp"
@@ -40,7 +41,46 @@ void run_train_study(const std::string& file, const std::string& tier,
                           : fs::path(out_opt);
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
-  const int failed = run_experiment(e, o);
+  o.shard = shard_from_environment();
+  // Under mpirun the ranks share the runs (docs/cluster.md); rank 0 owns the store.
+  std::unique_ptr<MpiComm> mpi;
+  if (launched_by_mpirun()) {
+    mpi = std::make_unique<MpiComm>();
+    if (mpi->size() > 1) o.mpi = mpi.get();
+  }
+  if (o.mpi != nullptr && o.shard.count > 1) {
+    throw UsageError(
+        "normlab run under mpirun inside a Slurm array: use one or the other (docs/cluster.md)");
+  }
+  int failed = 0;
+  try {
+    if (o.mpi != nullptr && o.mpi->rank() != 0) {
+      run_experiment_worker(e, o);
+      return;
+    }
+    failed = run_experiment(e, o);
+  } catch (const std::exception& error) {
+    if (o.mpi == nullptr) throw;
+    // One rank failing ends them all; a re-run of the same command resumes every run.
+    std::fprintf(stderr, "normlab (MPI rank %d): error: %s\n", o.mpi->rank(), error.what());
+    o.mpi->abort(dynamic_cast<const UsageError*>(&error) != nullptr ? 2 : 1);
+  }
+  if (o.shard.count > 1) {
+    std::printf(
+        "shard %d of %d: its runs are in %s and their rows in %s; when every shard has finished, "
+        "`normlab merge %s` joins the shard stores and `normlab run` of the same file with --out "
+        "%s writes the summaries\n",
+        o.shard.index, o.shard.count, (o.out / "runs").string().c_str(),
+        results_store_file(o.out, o.shard).string().c_str(), o.out.string().c_str(),
+        o.out.string().c_str());
+    if (failed > 0) {
+      throw InputError(
+          fmt::format("{} run(s) of this shard failed; run the same array task "
+                      "again to resume them",
+                      failed));
+    }
+    return;
+  }
   std::printf("%s", collect_results(e, o.out).c_str());
   const bool plotted = write_curves(e, o.out);
   const std::string depth = depth_report(e, o.out);
@@ -103,6 +143,9 @@ void add_run_command(CLI::App& app) {
     if (kind == "train") {
       run_train_study(*file, applied, *sets, *out, *jobs);
     } else {
+      if (launched_by_mpirun()) {
+        throw UsageError("a particle study runs in one process; start it without mpirun");
+      }
       if (table->contains("sweep")) {
         throw UsageError(top.where("sweep") +
                          "[sweep] is for training experiments; a particle study lists its runs "

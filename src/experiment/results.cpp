@@ -90,7 +90,8 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     }
     lengths.insert(r.length);
   }
-  std::string summary_csv = "variant,weights,metric,length,mean,ci_half_width,seeds,ci_low,ci_high\n";
+  std::string summary_csv =
+      "variant,weights,metric,length,mean,ci_half_width,seeds,ci_low,ci_high\n";
   // Lengths beyond the longest training length are extrapolation; their columns are marked.
   const auto column = [&](int64_t n) {
     return fmt::format("n={}{}", n, n > e.train.max_len ? "*" : "");
@@ -141,10 +142,9 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
           const double low = std::max(mean - half, bounds.low);
           const double high = std::min(mean + half, bounds.high);
           const bool cut = low != mean - half || high != mean + half;
-          const std::string cell =
-              !std::isfinite(half) ? fmt::format("{:.3f}", mean)
-              : cut                ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean, low, high)
-                                   : fmt::format("{:.3f} ± {:.3f}", mean, half);
+          const std::string cell = !std::isfinite(half) ? fmt::format("{:.3f}", mean)
+                                   : cut ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean, low, high)
+                                         : fmt::format("{:.3f} ± {:.3f}", mean, half);
           line += fmt::format(" {:>21}", cell);
           md_line += fmt::format(" {} |", cell);
           summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),
