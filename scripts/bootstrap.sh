@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
   libsqlite3-dev sqlite3 libopenblas-dev zlib1g-dev
+  libopenmpi-dev openmpi-bin
   gnuplot-nox
   python3 python3-dev python3-numpy python3-torch
   pybind11-dev python3-pytest python3-pandas python3-matplotlib

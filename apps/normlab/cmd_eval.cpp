@@ -16,6 +16,7 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/evaluator.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
 
@@ -47,9 +48,13 @@ void run_eval(const EvalOptions& o) {
   std::fprintf(stderr, "evaluating %s (%s weights) on %s, %lld samples per length\n",
                source.file.string().c_str(), source.weights.c_str(), task.task->label().c_str(),
                static_cast<long long>(o.samples));
-  const auto results = evaluate(*model, *task.task, config, [](const LengthResult& r) {
-    std::fprintf(stderr, "  length %lld done in %.2f s\n", static_cast<long long>(r.length),
-                 r.seconds);
+  std::vector<double> costs;
+  for (int64_t n : config.lengths) {
+    costs.push_back(forward_cost(task.task->sequence_length(n), model->config().width));
+  }
+  ItemProgress progress(costs);
+  const auto results = evaluate(*model, *task.task, config, [&](const LengthResult& r) {
+    progress.item_done(fmt::format("length {}", r.length));
   });
   std::printf("%s", format_eval_table(results).c_str());
   const std::string prefix =

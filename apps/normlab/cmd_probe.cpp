@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,7 @@
 #include "normlab/probes/dispersion_probe.hpp"
 #include "normlab/probes/probe_plots.hpp"
 #include "normlab/probes/variance_probe.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/train_config.hpp"
 #include "normlab/trainer.hpp"
 #include "validators.hpp"
@@ -138,9 +140,15 @@ void run_probe(const ProbeOptions& o) {
   std::string table;
   std::function<std::vector<std::string>()> draw;  // the plots, drawn after the data files
 
-  auto progress = [](const SweepLength& r) {
-    std::fprintf(stderr, "  length %lld (T = %lld) done in %.2f s\n",
-                 static_cast<long long>(r.length), static_cast<long long>(r.seq_len), r.seconds);
+  // Per length, with an ETA (set once the lengths are known).
+  std::unique_ptr<ItemProgress> length_progress;
+  auto progress = [&](const SweepLength& r) {
+    length_progress->item_done(fmt::format("length {} (T = {})", r.length, r.seq_len));
+  };
+  auto expect_lengths = [&](const std::vector<int64_t>& lengths) {
+    std::vector<double> costs;
+    for (int64_t n : lengths) costs.push_back(forward_cost(input.sequence_length(n), c.width));
+    length_progress = std::make_unique<ItemProgress>(costs);
   };
   if (o.kind == "dilution") {
     DilutionConfig dc;
@@ -189,6 +197,7 @@ void run_probe(const ProbeOptions& o) {
                  static_cast<long long>(o.query_rows));
     j["samples"] = o.samples;
     j["query_rows"] = o.query_rows;
+    expect_lengths(sweep.lengths);
     if (o.kind == "variance") {
       const VarianceResult r = run_variance_probe(*model, input, vc, progress);
       j["results"] = variance_json(r);

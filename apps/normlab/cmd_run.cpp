@@ -13,11 +13,13 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "experiment/mpi_comm.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/experiment_overrides.hpp"
 #include "normlab/html_report.hpp"
 #include "normlab/particles/study.hpp"
+#include "normlab/sweep.hpp"
 #include "normlab/toml_reader.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
@@ -29,17 +31,57 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void run_train_study(TomlSection& top, const std::string& file, const std::string& tier,
+void run_train_study(const std::string& file, const std::string& tier,
                      const std::vector<std::string>& sets, const std::string& out_opt, int jobs) {
-  Experiment e = read_experiment(top, file);
+  Experiment e =
+      read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
-  e.sets = sets;
+  for (const std::string& set : sets) e.sets.push_back(normalized_set(set));
   StudyOptions o;
-  o.out = out_opt.empty() ? fs::path("results") / study_folder_name(e.name, tier, sets)
+  o.out = out_opt.empty() ? fs::path("results") / study_folder_name(e.name, tier, e.sets)
                           : fs::path(out_opt);
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
-  const int failed = run_experiment(e, o);
+  o.shard = shard_from_environment();
+  // Under mpirun the ranks share the runs (docs/cluster.md); rank 0 owns the store.
+  std::unique_ptr<MpiComm> mpi;
+  if (launched_by_mpirun()) {
+    mpi = std::make_unique<MpiComm>();
+    if (mpi->size() > 1) o.mpi = mpi.get();
+  }
+  if (o.mpi != nullptr && o.shard.count > 1) {
+    throw UsageError(
+        "normlab run under mpirun inside a Slurm array: use one or the other (docs/cluster.md)");
+  }
+  int failed = 0;
+  try {
+    if (o.mpi != nullptr && o.mpi->rank() != 0) {
+      run_experiment_worker(e, o);
+      return;
+    }
+    failed = run_experiment(e, o);
+  } catch (const std::exception& error) {
+    if (o.mpi == nullptr) throw;
+    // One rank failing ends them all; a re-run of the same command resumes every run.
+    std::fprintf(stderr, "normlab (MPI rank %d): error: %s\n", o.mpi->rank(), error.what());
+    o.mpi->abort(dynamic_cast<const UsageError*>(&error) != nullptr ? 2 : 1);
+  }
+  if (o.shard.count > 1) {
+    std::printf(
+        "shard %d of %d: its runs are in %s and their rows in %s; when every shard has finished, "
+        "`normlab merge %s` joins the shard stores and `normlab run` of the same file with --out "
+        "%s writes the summaries\n",
+        o.shard.index, o.shard.count, (o.out / "runs").string().c_str(),
+        results_store_file(o.out, o.shard).string().c_str(), o.out.string().c_str(),
+        o.out.string().c_str());
+    if (failed > 0) {
+      throw InputError(
+          fmt::format("{} run(s) of this shard failed; run the same array task "
+                      "again to resume them",
+                      failed));
+    }
+    return;
+  }
   std::printf("%s", collect_results(e, o.out).c_str());
   const bool plotted = write_curves(e, o.out);
   const std::string depth = depth_report(e, o.out);
@@ -89,23 +131,28 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
       ->check(integer_in(train_limits::threads));
   cmd->callback([=] {
-    auto table = parse_toml_file(*file);
-    const std::vector<std::string> tiers = tier_names(*table, *file);
-    const std::string applied = apply_tier(*table, *file, *tier);
+    const std::vector<std::string> tiers = tier_names(*parse_experiment_file(*file), *file);
+    std::string applied;
+    auto table = load_experiment_document(*file, *tier, *sets, &applied);
     if (tier->empty() && !applied.empty()) {
       std::printf("tier %s (tiers in %s: %s; choose with --tier)\n", applied.c_str(), file->c_str(),
                   fmt::format("{}", fmt::join(tiers, ", ")).c_str());
     }
     std::vector<std::string> normalized;
-    for (const std::string& set : *sets) {
-      apply_set(*table, set);
-      normalized.push_back(normalized_set(set));
-    }
+    for (const std::string& set : *sets) normalized.push_back(normalized_set(set));
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(top, *file, applied, normalized, *out, *jobs);
+      run_train_study(*file, applied, *sets, *out, *jobs);
     } else {
+      if (launched_by_mpirun()) {
+        throw UsageError("a particle study runs in one process; start it without mpirun");
+      }
+      if (table->contains("sweep")) {
+        throw UsageError(top.where("sweep") +
+                         "[sweep] is for training experiments; a particle study lists its runs "
+                         "(docs/particles.md)");
+      }
       const std::string name = fs::path(*file).stem().string();
       particles::run_study(
           top, out->empty() ? fs::path("results") / study_folder_name(name, applied, normalized)

@@ -20,6 +20,7 @@ void add_probe_command(CLI::App& app);
 void add_tasks_command(CLI::App& app);
 void add_claims_command(CLI::App& app);
 void add_results_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 

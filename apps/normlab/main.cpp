@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "help_formatter.hpp"
 #include "normlab/errors.hpp"
 
 namespace {
@@ -102,6 +103,7 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
 
 int main(int argc, char** argv) {
   CLI::App app{"normlab: a laboratory for normalization in transformers"};
+  app.formatter(std::make_shared<normlab::cli::HelpFormatter>());  // before the subcommands
   app.require_subcommand(1);
   app.fallthrough(false);
   normlab::cli::add_version_command(app);
@@ -118,6 +120,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_tasks_command(app);
   normlab::cli::add_claims_command(app);
   normlab::cli::add_results_command(app);
+  normlab::cli::add_merge_command(app);
   normlab::cli::add_export_command(app);
   normlab::cli::add_report_command(app);
 

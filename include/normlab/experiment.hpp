@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,13 @@ class Task;
 
 // One compared configuration: "scheme[(k)][/norm]", e.g. "post_attn/standardize", "mix(2)".
 struct Variant {
-  std::string label;  // as written in the file
+  std::string label;  // as written in the file (with its sweep values, sweep.hpp)
   std::string slug;   // file-system safe form of the label
   ModelConfig model;  // the full model of this variant
+  TrainConfig train;  // how it is trained (the experiment's, or its sweep point's)
+  // The sweep values of this variant, (dotted key, value as in the label); empty without
+  // [sweep].
+  std::vector<std::pair<std::string, std::string>> point;
 };
 
 struct Experiment {
@@ -41,7 +46,8 @@ struct Experiment {
   nlohmann::json task;  // {"name": ..., params}
   std::vector<Variant> variants;
   std::vector<uint64_t> seeds;
-  TrainConfig train;
+  TrainConfig train;  // the file's (with [sweep]: its first point's); each variant has its own
+  std::vector<std::string> sweep_keys;  // the dotted keys of [sweep], if any
   EvalConfig eval;
   std::vector<std::string> weights = {"raw"};  // raw, ema, bema
   int jobs = 1;
@@ -92,14 +98,42 @@ nlohmann::json probe_settings_json(const Experiment& e);
 // the task's longest length when it is below 2^14.
 std::vector<int64_t> default_probe_lengths(const Task& task);
 
+// This process's share of a study's runs: those whose index in the study's run list (variants,
+// then seeds) modulo `count` is `index` (docs/cluster.md). {0, 1}: every run.
+struct Shard {
+  int index = 0;
+  int count = 1;
+};
+
+// The shard of a Slurm array task: SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of
+// SLURM_ARRAY_TASK_COUNT; {0, 1} outside an array. UsageError for inconsistent variables.
+Shard shard_from_environment();
+
+// OUT/results.sqlite, or OUT/results-shard-K-of-N.sqlite for a shard (`normlab merge`).
+std::filesystem::path results_store_file(const std::filesystem::path& out, const Shard& shard);
+
+class MpiComm;
+
+// Takes the results folder's lock (OUT/.lock; OUT/.lock-shard-K for a shard) for the rest of
+// the process; InputError at once when another normlab process holds it.
+void lock_results_folder(const std::filesystem::path& out, const Shard& shard);
+
 struct StudyOptions {
   std::filesystem::path out;      // results folder
   std::filesystem::path program;  // the normlab binary, for child processes
   int jobs = 0;                   // overrides the file's jobs when > 0
+  Shard shard;                    // a Slurm array task's share of the runs
+  MpiComm* mpi = nullptr;         // under mpirun: the ranks (this is rank 0)
 };
 
-// Runs (or resumes) the experiment; returns the number of runs that did not finish.
+// Runs (or resumes) the experiment, or this shard of it; under MPI, as rank 0: trains `jobs`
+// runs at a time itself and hands runs to the other ranks, recording every run's rows in the
+// store as it ends. Returns the number of runs that did not finish.
 int run_experiment(const Experiment& e, const StudyOptions& options);
+
+// An MPI rank other than 0: asks rank 0 for runs, trains each, sends back its rows, until rank
+// 0 says there are none left.
+void run_experiment_worker(const Experiment& e, const StudyOptions& options);
 
 // Reads every run's evaluation files and writes results.csv and the summaries; returns the
 // summary table.

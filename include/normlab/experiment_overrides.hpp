@@ -1,6 +1,8 @@
-// Tiers and --set: changes applied to an experiment file's TOML document before the strict
+// extends, tiers and --set: changes applied to an experiment file's TOML document before the strict
 // reader (experiment.hpp) sees it (docs/experiments.md, "Tiers and --set").
 //
+//   extends = "base.toml"            the file is merged over base.toml (a path relative to the
+//                                    file's folder), which may extend another
 //   [tier.quick] / [tier.full] ...   tables that mirror the top level; `--tier NAME` deep-merges
 //                                    tier.NAME over the document and removes `tier`
 //   --set KEY=VALUE                  a dotted key and a TOML value, merged after the tier
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,19 @@ class table;
 }  // namespace toml
 
 namespace normlab {
+
+// Parses `file` and, when it has `extends = "PATH"`, merges it over the file PATH names
+// (relative to `file`'s folder; recursively, at most 16 deep) and removes `extends`. Nodes
+// keep the file they came from, so errors name it. A cycle, a missing file or a non-string
+// `extends` is a UsageError or InputError naming the file and line.
+std::shared_ptr<toml::table> parse_experiment_file(const std::filesystem::path& file);
+
+// The document `normlab run` reads: parse_experiment_file, then apply_tier (`tier`), then
+// apply_set for each of `sets`. `applied_tier` receives apply_tier's result.
+std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::path& file,
+                                                      const std::string& tier,
+                                                      const std::vector<std::string>& sets,
+                                                      std::string* applied_tier = nullptr);
 
 // The tier a file runs at when none is asked for.
 inline constexpr const char* kDefaultTier = "quick";

@@ -25,6 +25,14 @@ struct MetricResult {
   int64_t count = 0;  // sequences (AUC: positives + negatives)
 };
 
+// The values a metric can take, by name: proportions, TVD and ROC AUC lie in [0, 1]; losses
+// and bits per character in [0, ∞); anything else is unbounded. Intervals across seeds are
+// cut to these bounds (the true mean lies within them, so the cut interval covers it as often).
+struct MetricBounds {
+  double low, high;
+};
+MetricBounds metric_bounds(const std::string& name);
+
 class MetricAccumulator {
  public:
   // One sequence's value of a mean metric.

@@ -82,6 +82,10 @@ class ResultsStore {
   // Replaces the run's rows in one transaction. Timings already stored are kept when the new
   // record has none.
   void record_run(int64_t experiment_id, const RunRows& rows);
+  // Copies every experiment, run and row of another store (a Slurm shard's) into this one, in
+  // one transaction; a run already here is replaced whole, so merging twice changes nothing.
+  // Returns the number of runs copied. (store_merge.cpp)
+  int64_t merge_from(const std::filesystem::path& shard_file);
 
  private:
   std::unique_ptr<SqliteDb> db_;

@@ -25,6 +25,10 @@ std::map<int64_t, CurvePoint> read_run_curve(const std::filesystem::path& metric
 RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed,
                         const std::filesystem::path& out);
 
+// A run's rows as JSON and back (NaN as null), for MPI ranks sending them to rank 0.
+nlohmann::json run_rows_to_json(const RunRows& rows);
+RunRows run_rows_from_json(const nlohmann::json& j);
+
 // The experiment's row: its config and the provenance of this process.
 ExperimentRecord experiment_record(const Experiment& e);
 

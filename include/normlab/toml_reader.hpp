@@ -74,6 +74,10 @@ class TomlSection {
   std::set<std::string> known_;
 };
 
+// "FILE:LINE: " of a node: the file it was parsed from (`file` when unknown), or "--set K=V: "
+// for a value given on the command line.
+std::string node_location(const std::string& file, const toml::node& node);
+
 // Parses a TOML file (a regular file only: a FIFO or device is refused, not read); a syntax
 // error becomes an InputError "FILE:LINE:COL: description".
 // The returned table must outlive every TomlSection made from it.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -76,6 +77,15 @@ double roc_auc(const std::vector<double>& scores, const std::vector<bool>& label
   if (pos == 0 || neg == 0) return std::nan("");
   const double u = rank_sum_pos - pos * (pos + 1) / 2.0;
   return u / (static_cast<double>(pos) * neg);
+}
+
+MetricBounds metric_bounds(const std::string& name) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (const char* unit : {"accuracy", "tvd", "roc_auc", "all_legal"}) {
+    if (name == unit) return {0.0, 1.0};
+  }
+  if (name == "loss" || name == "bpc") return {0.0, kInf};
+  return {-kInf, kInf};
 }
 
 std::vector<MetricResult> MetricAccumulator::results() const {

@@ -259,6 +259,8 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
     }
   }
 
+  for (Variant& v : e.variants) v.train = e.train;
+
   TomlSection eval_section = top.section("eval");
   e.eval.lengths = eval_section.get_int_list("lengths", e.eval.lengths);
   if (e.eval.lengths.empty()) {
@@ -316,24 +318,32 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
 nlohmann::json to_json(const Experiment& e) {
   nlohmann::json variants = nlohmann::json::array();
   for (const Variant& v : e.variants) {
-    variants.push_back({{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}});
+    nlohmann::json j{{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}};
+    if (!e.sweep_keys.empty()) {  // (without a sweep every variant trains as `train` says)
+      j["train"] = to_json(v.train);
+      j["point"] = nlohmann::json::object();
+      for (const auto& [key, value] : v.point) j["point"][key] = value;
+    }
+    variants.push_back(j);
   }
-  return nlohmann::json{{"name", e.name},
-                        {"file", e.file},
-                        {"task", e.task},
-                        {"variants", variants},
-                        {"seeds", e.seeds},
-                        {"train", to_json(e.train)},
-                        {"eval",
-                         {{"lengths", e.eval.lengths},
-                          {"samples", e.eval.samples},
-                          {"seed", e.eval.seed},
-                          {"max_rows", e.eval.max_rows},
-                          {"weights", e.weights}}},
-                        {"jobs", e.jobs},
-                        {"probe", probe_settings_json(e)},
-                        {"tier", e.tier},
-                        {"sets", e.sets}};
+  nlohmann::json out{{"name", e.name},
+                     {"file", e.file},
+                     {"task", e.task},
+                     {"variants", variants},
+                     {"seeds", e.seeds},
+                     {"train", to_json(e.train)},
+                     {"eval",
+                      {{"lengths", e.eval.lengths},
+                       {"samples", e.eval.samples},
+                       {"seed", e.eval.seed},
+                       {"max_rows", e.eval.max_rows},
+                       {"weights", e.weights}}},
+                     {"jobs", e.jobs},
+                     {"probe", probe_settings_json(e)},
+                     {"tier", e.tier},
+                     {"sets", e.sets}};
+  if (!e.sweep_keys.empty()) out["sweep"] = e.sweep_keys;
+  return out;
 }
 
 std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,

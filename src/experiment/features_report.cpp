@@ -19,6 +19,7 @@
 #include "normlab/plot.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/probes/variance_probe.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/task.hpp"
 #include "normlab/trainer.hpp"
 
@@ -49,11 +50,14 @@ void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   vc.sweep.samples = e.probe_samples;
   vc.sweep.seed = e.eval.seed;
   vc.hist_lengths = {e.probe_lengths.front(), e.probe_lengths.back()};
+  std::vector<double> costs;
+  for (int64_t n : e.probe_lengths) {
+    costs.push_back(forward_cost(task->sequence_length(n), v.model.width));
+  }
+  ItemProgress progress(costs);
   const VarianceResult r =
-      run_variance_probe(model, ProbeInput::from_task(*task), vc, [](const SweepLength& l) {
-        std::fprintf(stderr, "  length %lld (T = %lld) done in %.2f s\n",
-                     static_cast<long long>(l.length), static_cast<long long>(l.seq_len),
-                     l.seconds);
+      run_variance_probe(model, ProbeInput::from_task(*task), vc, [&](const SweepLength& l) {
+        progress.item_done(fmt::format("length {} (T = {})", l.length, l.seq_len));
       });
   const std::string prefix = (dir / kPrefix).string();
   write_file_atomic(prefix + "_fit.csv", variance_fit_csv(r));

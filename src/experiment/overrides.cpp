@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "normlab/errors.hpp"
+#include "normlab/toml_reader.hpp"
 
 namespace normlab {
 namespace {
@@ -31,7 +32,60 @@ bool is_dotted_key(const std::string& key) {
   return true;
 }
 
+constexpr int kMaxExtendsDepth = 16;
+
+std::shared_ptr<toml::table> parse_extending(const std::filesystem::path& file,
+                                             std::vector<std::filesystem::path>& chain) {
+  std::shared_ptr<toml::table> doc = parse_toml_file(file);
+  const toml::node* extends = doc->get("extends");
+  if (extends == nullptr) return doc;
+  const std::string at = node_location(file.string(), *extends);
+  const auto* name = extends->as_string();
+  if (name == nullptr || name->get().empty()) {
+    throw UsageError(at +
+                     "key 'extends' must be the path of a TOML file, e.g. extends = "
+                     "\"base.toml\" (relative to this file's folder)");
+  }
+  const std::filesystem::path base_file = file.parent_path() / name->get();
+  std::error_code ec;
+  const std::filesystem::path canonical = std::filesystem::weakly_canonical(base_file, ec);
+  for (const std::filesystem::path& earlier : chain) {
+    if (earlier == canonical) {
+      throw UsageError(fmt::format("{}extends {}, which extends this file again (a cycle)", at,
+                                   base_file.string()));
+    }
+  }
+  if (static_cast<int>(chain.size()) >= kMaxExtendsDepth) {
+    throw UsageError(fmt::format("{}more than {} files extend one another", at, kMaxExtendsDepth));
+  }
+  if (!std::filesystem::exists(base_file)) {
+    throw InputError(fmt::format("{}extends {}, which does not exist", at, base_file.string()));
+  }
+  chain.push_back(canonical);
+  std::shared_ptr<toml::table> base = parse_extending(base_file, chain);
+  doc->erase("extends");
+  merge_toml(*base, std::move(*doc));
+  return base;
+}
+
 }  // namespace
+
+std::shared_ptr<toml::table> parse_experiment_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> chain{std::filesystem::weakly_canonical(file, ec)};
+  return parse_extending(file, chain);
+}
+
+std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::path& file,
+                                                      const std::string& tier,
+                                                      const std::vector<std::string>& sets,
+                                                      std::string* applied_tier) {
+  std::shared_ptr<toml::table> doc = parse_experiment_file(file);
+  const std::string applied = apply_tier(*doc, file.string(), tier);
+  if (applied_tier != nullptr) *applied_tier = applied;
+  for (const std::string& set : sets) apply_set(*doc, set);
+  return doc;
+}
 
 void merge_toml(toml::table& base, toml::table&& overlay) {
   for (auto& [key, node] : overlay) {

@@ -9,6 +9,7 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/metrics.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/provenance.hpp"
 #include "normlab/results_store.hpp"
@@ -89,7 +90,8 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     }
     lengths.insert(r.length);
   }
-  std::string summary_csv = "variant,weights,metric,length,mean,ci_half_width,seeds\n";
+  std::string summary_csv =
+      "variant,weights,metric,length,mean,ci_half_width,seeds,ci_low,ci_high\n";
   // Lengths beyond the longest training length are extrapolation; their columns are marked.
   const auto column = [&](int64_t n) {
     return fmt::format("n={}{}", n, n > e.train.max_len ? "*" : "");
@@ -104,7 +106,7 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     md += fmt::format("\n**{}** (mean ± 95% CI across seeds)\n\n| scheme | weights |", metric);
     std::string md_rule = "| --- | --- |";
     for (int64_t n : lengths) {
-      header += fmt::format(" {:>16}", column(n));
+      header += fmt::format(" {:>21}", column(n));
       md += fmt::format(" {} |", column(n));
       md_rule += " --- |";
     }
@@ -118,7 +120,7 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
         for (int64_t n : lengths) {
           auto it = groups.find({metric, v.label, w, n});
           if (it == groups.end()) {
-            line += fmt::format(" {:>16}", "-");
+            line += fmt::format(" {:>21}", "-");
             md_line += " - |";
             continue;
           }
@@ -134,12 +136,19 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
             half = student_t_quantile(0.975, static_cast<double>(xs.size() - 1)) *
                    std::sqrt(ss / (xs.size() - 1)) / std::sqrt(static_cast<double>(xs.size()));
           }
-          const std::string cell = std::isfinite(half) ? fmt::format("{:.3f} ± {:.3f}", mean, half)
-                                                       : fmt::format("{:.3f}", mean);
-          line += fmt::format(" {:>16}", cell);
+          // The interval, cut to the metric's bounds (with 2 seeds t(0.975, 1) = 12.7 makes
+          // it wide); a cut interval is shown by its ends.
+          const MetricBounds bounds = metric_bounds(metric);
+          const double low = std::max(mean - half, bounds.low);
+          const double high = std::min(mean + half, bounds.high);
+          const bool cut = low != mean - half || high != mean + half;
+          const std::string cell = !std::isfinite(half) ? fmt::format("{:.3f}", mean)
+                                   : cut ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean, low, high)
+                                         : fmt::format("{:.3f} ± {:.3f}", mean, half);
+          line += fmt::format(" {:>21}", cell);
           md_line += fmt::format(" {} |", cell);
           summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),
-                                  std::to_string(xs.size())});
+                                  std::to_string(xs.size()), num(low), num(high)});
         }
         if (any) {
           table += line + "\n";

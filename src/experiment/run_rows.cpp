@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "normlab/atomic_file.hpp"
@@ -66,7 +67,9 @@ RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, co
   r.scheme = scheme_label(v.model);
   r.norm = to_string(v.model.norm);
   r.seed = seed;
-  r.values_json = nlohmann::json{{"variant", v.label}, {"seed", seed}}.dump();
+  nlohmann::json values{{"variant", v.label}, {"seed", seed}};
+  for (const auto& [key, value] : v.point) values[key] = value;
+  r.values_json = values.dump();
   r.status = to_string(read_run_status(dir));
   r.run_dir = fs::relative(dir, out).string();
   for (const std::string& w : e.weights) {
@@ -96,6 +99,79 @@ RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, co
       if (name.rfind("probe_", 0) != 0 || (ext != ".csv" && ext != ".json")) continue;
       rows.probes.push_back({f.path().stem().string(), ext.substr(1), read_file(f.path())});
     }
+  }
+  return rows;
+}
+
+namespace {
+
+nlohmann::json or_null(double x) {
+  return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json();
+}
+
+}  // namespace
+
+nlohmann::json run_rows_to_json(const RunRows& rows) {
+  const RunRecord& r = rows.run;
+  nlohmann::json j;
+  j["run"] = {{"hash", r.hash},
+              {"variant", r.variant},
+              {"scheme", r.scheme},
+              {"norm", r.norm},
+              {"seed", r.seed},
+              {"values_json", r.values_json},
+              {"status", r.status},
+              {"run_dir", r.run_dir},
+              {"started_at", r.started_at},
+              {"finished_at", r.finished_at},
+              {"seconds", or_null(r.seconds)}};
+  j["results"] = nlohmann::json::array();
+  for (const ResultRecord& x : rows.results) {
+    j["results"].push_back({x.weights, x.metric, x.length, x.seq_len, x.count, or_null(x.value),
+                            or_null(x.ci_low), or_null(x.ci_high)});
+  }
+  j["curves"] = nlohmann::json::array();
+  for (const CurvePoint& p : rows.curves) {
+    j["curves"].push_back({p.step, or_null(p.train_loss), or_null(p.val_loss)});
+  }
+  j["probes"] = nlohmann::json::array();
+  for (const ProbeRecord& p : rows.probes) j["probes"].push_back({p.probe, p.format, p.content});
+  return j;
+}
+
+RunRows run_rows_from_json(const nlohmann::json& j) {
+  RunRows rows;
+  RunRecord& r = rows.run;
+  const nlohmann::json& run = j.at("run");
+  r.hash = run.at("hash").get<std::string>();
+  r.variant = run.at("variant").get<std::string>();
+  r.scheme = run.at("scheme").get<std::string>();
+  r.norm = run.at("norm").get<std::string>();
+  r.seed = run.at("seed").get<uint64_t>();
+  r.values_json = run.at("values_json").get<std::string>();
+  r.status = run.at("status").get<std::string>();
+  r.run_dir = run.at("run_dir").get<std::string>();
+  r.started_at = run.at("started_at").get<std::string>();
+  r.finished_at = run.at("finished_at").get<std::string>();
+  r.seconds = number(run.at("seconds"));
+  for (const nlohmann::json& x : j.at("results")) {
+    ResultRecord y;
+    y.weights = x.at(0).get<std::string>();
+    y.metric = x.at(1).get<std::string>();
+    y.length = x.at(2).get<int64_t>();
+    y.seq_len = x.at(3).get<int64_t>();
+    y.count = x.at(4).get<int64_t>();
+    y.value = number(x.at(5));
+    y.ci_low = number(x.at(6));
+    y.ci_high = number(x.at(7));
+    rows.results.push_back(y);
+  }
+  for (const nlohmann::json& p : j.at("curves")) {
+    rows.curves.push_back({p.at(0).get<int64_t>(), number(p.at(1)), number(p.at(2))});
+  }
+  for (const nlohmann::json& p : j.at("probes")) {
+    rows.probes.push_back(
+        {p.at(0).get<std::string>(), p.at(1).get<std::string>(), p.at(2).get<std::string>()});
   }
   return rows;
 }

@@ -11,13 +11,18 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <thread>
 
+#include "mpi_comm.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/provenance.hpp"
 #include "normlab/results_store.hpp"
 #include "normlab/run_rows.hpp"
+#include "normlab/sweep_progress.hpp"
 #include "normlab/trainer.hpp"
 
 extern char** environ;
@@ -72,11 +77,13 @@ pid_t spawn_run(const fs::path& program, const fs::path& dir) {
 
 }  // namespace
 
-// Holds OUT/.lock for the rest of the process, so a second `normlab run` on the same folder
-// refuses at once instead of racing this one for the same runs. flock is released by the
-// kernel when the process ends, however it ends.
-void lock_results_folder(const fs::path& out) {
-  const fs::path file = out / ".lock";
+// Holds the folder's lock file (OUT/.lock, or OUT/.lock-shard-K for a Slurm shard) for the
+// rest of the process, so a second `normlab run` on the same folder refuses at once instead of
+// racing this one for the same runs. flock is released by the kernel when the process ends,
+// however it ends.
+void lock_results_folder(const fs::path& out, const Shard& shard) {
+  const fs::path file =
+      out / (shard.count > 1 ? fmt::format(".lock-shard-{}", shard.index) : std::string(".lock"));
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw InputError(fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
@@ -92,96 +99,254 @@ void lock_results_folder(const fs::path& out) {
   // fd stays open on purpose: the lock lives as long as this process.
 }
 
-int run_experiment(const Experiment& e, const StudyOptions& o) {
-  fs::create_directories(o.out / "runs");
-  lock_results_folder(o.out);
-  write_file_atomic(o.out / "experiment.json", to_json(e).dump(2) + "\n");
-  if (fs::exists(e.file)) write_file_atomic(o.out / "experiment.toml", read_file(e.file));
+namespace {
 
+// Every run of the study in a fixed order (variants, then seeds): the same list on every MPI
+// rank, so ranks name a run by its index. With `prepare`, each run folder is created or
+// checked against its config (prepare_run).
+std::vector<Job> study_jobs(const Experiment& e, const fs::path& out, bool prepare) {
   const nlohmann::json eval{{"lengths", e.eval.lengths},
                             {"samples", e.eval.samples},
                             {"seed", e.eval.seed},
                             {"max_rows", e.eval.max_rows},
                             {"weights", e.weights}};
-  std::vector<Job> todo;
-  int total = 0, skipped = 0;
+  std::vector<Job> jobs;
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
-      ++total;
       RunSpec spec;
       spec.label = fmt::format("{} seed {}", v.label, seed);
       spec.model = v.model;
       spec.task = e.task;
-      spec.train = e.train;
+      spec.train = v.train;
       spec.train.seed = seed;
       spec.eval = eval;
-      const fs::path dir = run_directory(o.out, v, seed);
-      prepare_run(dir, spec);
-      const RunStatus status = read_run_status(dir);
-      if (status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir))) {
-        ++skipped;
-        continue;
-      }
-      todo.push_back({spec.label, dir, &v, seed});
+      const fs::path dir = run_directory(out, v, seed);
+      if (prepare) prepare_run(dir, spec);
+      jobs.push_back({spec.label, dir, &v, seed});
     }
   }
+  return jobs;
+}
+
+// How a training process ended, as rank 0 reports it.
+struct Ending {
+  bool exited_ok = false;  // exit code 0
+  std::string why;         // "exit code 3", "killed by signal 9"
+};
+
+Ending ending_of(int wait_status) {
+  Ending x;
+  x.exited_ok = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+  x.why = WIFSIGNALED(wait_status) ? fmt::format("killed by signal {}", WTERMSIG(wait_status))
+                                   : fmt::format("exit code {}", WEXITSTATUS(wait_status));
+  return x;
+}
+
+// Trains one run in a child process and waits for it (an MPI worker's one run at a time).
+int train_and_wait(const fs::path& program, const fs::path& dir) {
+  const pid_t pid = spawn_run(program, dir);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+std::filesystem::path results_store_file(const fs::path& out, const Shard& shard) {
+  if (shard.count <= 1) return out / "results.sqlite";
+  return out / fmt::format("results-shard-{}-of-{}.sqlite", shard.index, shard.count);
+}
+
+int run_experiment(const Experiment& e, const StudyOptions& o) {
+  fs::create_directories(o.out / "runs");
+  lock_results_folder(o.out, o.shard);
+  write_file_atomic(o.out / "experiment.json", to_json(e).dump(2) + "\n");
+  if (fs::exists(e.file)) write_file_atomic(o.out / "experiment.toml", read_file(e.file));
+
+  const std::vector<Job> jobs = study_jobs(e, o.out, true);
+  std::vector<size_t> todo;  // indices into `jobs`
+  int total = 0, skipped = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(o.shard.count)) != o.shard.index) continue;
+    ++total;
+    const RunStatus status = read_run_status(jobs[i].dir);
+    if (status == RunStatus::diverged ||
+        (status == RunStatus::finished && evaluated(e, jobs[i].dir))) {
+      ++skipped;
+      continue;
+    }
+    todo.push_back(i);
+  }
   // Each run's rows go into the store, in one transaction, as soon as it ends.
-  ResultsStore store(o.out / "results.sqlite");
+  ResultsStore store(results_store_file(o.out, o.shard));
   const int64_t experiment_id = store.begin_experiment(experiment_record(e));
-  const int jobs = o.jobs > 0 ? o.jobs : e.jobs;
-  std::fprintf(stderr, "%s: %d runs (%zu to do, %d already done), %d at a time; results in %s\n",
-               e.name.c_str(), total, todo.size(), skipped, jobs, o.out.string().c_str());
+  const int jobs_here = o.jobs > 0 ? o.jobs : e.jobs;
+  const int workers = o.mpi != nullptr ? o.mpi->size() - 1 : 0;
+  const std::string where =
+      workers > 0 ? fmt::format("{} here and 1 on each of {} other MPI ranks", jobs_here, workers)
+                  : fmt::format("{} at a time", jobs_here);
+  const std::string shard_note =
+      o.shard.count > 1 ? fmt::format(" (Slurm shard {} of {})", o.shard.index, o.shard.count) : "";
+  std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done), %s; results in %s\n",
+               e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped, where.c_str(),
+               o.out.string().c_str());
 
   struct Active {
-    Job job;
+    size_t job;  // index into `jobs`
     std::chrono::steady_clock::time_point start;
     std::string started_at;
   };
-  std::map<pid_t, Active> active;
+  std::map<pid_t, Active> local;  // this process's children
+  std::map<int, size_t> remote;   // MPI rank → the job it trains
+  int stopped_workers = 0;
   size_t next = 0;
   int done = skipped, failed = 0;
-  while (next < todo.size() || !active.empty()) {
-    while (next < todo.size() && static_cast<int>(active.size()) < jobs) {
-      const Job& job = todo[next++];
-      const pid_t pid = spawn_run(o.program, job.dir);
-      active[pid] = {job, std::chrono::steady_clock::now(), utc_now()};
-      std::fprintf(stderr, "[%d/%d] started  %s\n", done + static_cast<int>(active.size()), total,
-                   job.label.c_str());
+  const bool terminal = stderr_is_terminal();
+  SweepProgress progress(stderr, terminal, progress_interval(terminal));
+  // The live block: each active run's newest record, and the total with its ETA.
+  auto show_progress = [&] {
+    std::vector<ActiveRun> views;
+    auto view = [&](size_t i) {
+      views.push_back({jobs[i].label, jobs[i].variant->train.steps,
+                       read_run_snapshot(jobs[i].dir / "metrics.jsonl")});
+    };
+    for (const auto& [pid, a] : local) view(a.job);
+    for (const auto& [rank, i] : remote) view(i);
+    int64_t waiting_steps = 0;
+    for (size_t k = next; k < todo.size(); ++k) waiting_steps += jobs[todo[k]].variant->train.steps;
+    progress.update(views, format_sweep_total(done, total, views.size(),
+                                              sweep_eta_seconds(views, waiting_steps)));
+  };
+  auto started = [&](size_t i) {
+    progress.message(fmt::format("[{}/{}] started  {}",
+                                 done + static_cast<int>(local.size() + remote.size()), total,
+                                 jobs[i].label));
+  };
+  // Records a run that ended (here or on another rank) and prints its line.
+  auto ended = [&](size_t i, RunRows rows, const Ending& how, const std::string& log_line) {
+    store.record_run(experiment_id, rows);
+    ++done;
+    const Job& job = jobs[i];
+    if (how.exited_ok && rows.run.status == to_string(RunStatus::finished) &&
+        !rows.results.empty()) {
+      progress.message(
+          fmt::format("[{}/{}] finished {} in {:.1f} s", done, total, job.label, rows.run.seconds));
+    } else if (rows.run.status == to_string(RunStatus::diverged)) {
+      progress.message(fmt::format("[{}/{}] diverged {}: {}", done, total, job.label, log_line));
+    } else {
+      ++failed;
+      progress.message(fmt::format("[{}/{}] FAILED   {} ({}): {}; see {}", done, total, job.label,
+                                   how.why, log_line, (job.dir / "train.log").string()));
+    }
+  };
+  // A worker asking for work (kReady) or reporting a run (kDone, which asks for more).
+  auto serve = [&](const MpiComm::Message& m) {
+    if (m.tag == MpiComm::kDone) {
+      const nlohmann::json j = nlohmann::json::parse(m.text);
+      const size_t i = remote.at(m.source);
+      remote.erase(m.source);
+      Ending how{j.at("exited_ok").get<bool>(), j.at("why").get<std::string>()};
+      ended(i, run_rows_from_json(j.at("rows")), how, j.at("log_line").get<std::string>());
+    }
+    if (next < todo.size()) {
+      const size_t i = todo[next++];
+      remote[m.source] = i;
+      o.mpi->send(m.source, MpiComm::kJob, std::to_string(i));
+      started(i);
+    } else {
+      o.mpi->send(m.source, MpiComm::kStop, "");
+      ++stopped_workers;
+    }
+  };
+  while (next < todo.size() || !local.empty() || !remote.empty() || stopped_workers < workers) {
+    bool busy = false;
+    while (next < todo.size() && static_cast<int>(local.size()) < jobs_here) {
+      const size_t i = todo[next++];
+      local[spawn_run(o.program, jobs[i].dir)] = {i, std::chrono::steady_clock::now(), utc_now()};
+      started(i);
+      busy = true;
+    }
+    if (o.mpi != nullptr) {
+      while (std::optional<MpiComm::Message> m = o.mpi->poll()) {
+        serve(*m);
+        busy = true;
+      }
     }
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    auto it = active.find(pid);
-    if (it == active.end()) continue;
-    const Job job = it->second.job;
-    const std::string started_at = it->second.started_at;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - it->second.start).count();
-    active.erase(it);
+    const pid_t pid = local.empty() ? 0 : ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      auto it = local.find(pid);
+      if (it == local.end()) continue;
+      const Active a = it->second;
+      local.erase(it);
+      RunRows rows = gather_run_rows(e, *jobs[a.job].variant, jobs[a.job].seed, o.out);
+      rows.run.started_at = a.started_at;
+      rows.run.finished_at = utc_now();
+      rows.run.seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a.start).count();
+      ended(a.job, rows, ending_of(status), last_line(jobs[a.job].dir / "train.log"));
+      continue;
+    }
+    if (!busy) {  // every run still training: show where they are, look again shortly
+      show_progress();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  progress.clear();
+  return failed;
+}
+
+void run_experiment_worker(const Experiment& e, const StudyOptions& o) {
+  const std::vector<Job> jobs = study_jobs(e, o.out, false);  // rank 0 prepared the folders
+  MpiComm& mpi = *o.mpi;
+  mpi.send(0, MpiComm::kReady, "");
+  for (;;) {
+    const MpiComm::Message m = mpi.receive(0);
+    if (m.tag == MpiComm::kStop) return;
+    const size_t i = std::stoul(m.text);
+    if (i >= jobs.size())
+      throw InputError(fmt::format("MPI: rank 0 sent run {} of {}", i, jobs.size()));
+    const Job& job = jobs[i];
+    const std::string started_at = utc_now();
+    const auto start = std::chrono::steady_clock::now();
+    const Ending how = ending_of(train_and_wait(o.program, job.dir));
     RunRows rows = gather_run_rows(e, *job.variant, job.seed, o.out);
     rows.run.started_at = started_at;
     rows.run.finished_at = utc_now();
-    rows.run.seconds = seconds;
-    store.record_run(experiment_id, rows);
-    ++done;
-    const RunStatus run_status = read_run_status(job.dir);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && evaluated(e, job.dir)) {
-      std::fprintf(stderr, "[%d/%d] finished %s in %.1f s\n", done, total, job.label.c_str(),
-                   seconds);
-    } else if (run_status == RunStatus::diverged) {
-      std::fprintf(stderr, "[%d/%d] diverged %s: %s\n", done, total, job.label.c_str(),
-                   last_line(job.dir / "train.log").c_str());
-    } else {
-      ++failed;
-      const std::string why = WIFSIGNALED(status)
-                                  ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                  : fmt::format("exit code {}", WEXITSTATUS(status));
-      std::fprintf(stderr, "[%d/%d] FAILED   %s (%s): %s; see %s\n", done, total, job.label.c_str(),
-                   why.c_str(), last_line(job.dir / "train.log").c_str(),
-                   (job.dir / "train.log").string().c_str());
-    }
+    rows.run.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const nlohmann::json report{{"exited_ok", how.exited_ok},
+                                {"why", how.why},
+                                {"log_line", last_line(job.dir / "train.log")},
+                                {"rows", run_rows_to_json(rows)}};
+    mpi.send(0, MpiComm::kDone, report.dump());
   }
-  return failed;
+}
+
+Shard shard_from_environment() {
+  const char* id = std::getenv("SLURM_ARRAY_TASK_ID");
+  const char* count = std::getenv("SLURM_ARRAY_TASK_COUNT");
+  if (id == nullptr || count == nullptr) return {};
+  const char* min = std::getenv("SLURM_ARRAY_TASK_MIN");
+  auto integer = [](const char* name, const char* text) {
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (end == text || *end != '\0' || v < 0 || v > 1'000'000) {
+      throw UsageError(fmt::format("{}={} is not a task number", name, text));
+    }
+    return static_cast<int>(v);
+  };
+  Shard s;
+  s.count = integer("SLURM_ARRAY_TASK_COUNT", count);
+  s.index = integer("SLURM_ARRAY_TASK_ID", id) -
+            (min != nullptr ? integer("SLURM_ARRAY_TASK_MIN", min) : 0);
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) {
+    throw UsageError(fmt::format(
+        "Slurm array task {} (minimum {}) is not one of {} tasks; give the array as --array=0-{}",
+        id, min != nullptr ? min : "0", count, s.count - 1));
+  }
+  return s;
 }
 
 }  // namespace normlab

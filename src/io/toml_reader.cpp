@@ -15,13 +15,15 @@ namespace {
 
 // "FILE:LINE: " for a node read from the file; "--set KEY=VALUE: " for a value given on the
 // command line (experiment_overrides.hpp gives such values that source path).
+}  // namespace
+
 std::string node_location(const std::string& file, const toml::node& node) {
   const auto& path = node.source().path;
   if (path != nullptr && path->starts_with("--set ")) return *path + ": ";
-  return fmt::format("{}:{}: ", file, node.source().begin.line);
+  // A node merged from another file (`extends`) names that file.
+  const std::string& from = path != nullptr && !path->empty() ? *path : file;
+  return fmt::format("{}:{}: ", from, node.source().begin.line);
 }
-
-}  // namespace
 
 TomlSection::TomlSection(const toml::table* table, std::string file, std::string name)
     : table_(table), file_(std::move(file)), name_(std::move(name)) {}

@@ -22,6 +22,7 @@
 #include "normlab/particles/simulation.hpp"
 #include "normlab/particles/summary_table.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/toml_reader.hpp"
 
 namespace normlab::particles {
@@ -153,9 +154,12 @@ void integrate_run(RunResult& r, double early_t, bool scalar_check, size_t index
       [&](const Observation& o) {
         const auto now = Clock::now();
         if (std::chrono::duration<double>(now - last_report).count() >= 10.0) {
-          std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s)\n", index + 1, count,
-                       spec.name.c_str(), o.t, spec.config.t_end,
-                       std::chrono::duration<double>(now - start).count());
+          // ETA: the time so far scaled to the rest of [0, t_end] (steps adapt, so a guess).
+          const double elapsed = std::chrono::duration<double>(now - start).count();
+          const double eta = o.t > 0 ? elapsed * (spec.config.t_end - o.t) / o.t : NAN;
+          std::fprintf(stderr, "[%zu/%zu] %s: t = %g of %g (%.0f s, ETA %s)\n", index + 1, count,
+                       spec.name.c_str(), o.t, spec.config.t_end, elapsed,
+                       format_duration(eta).c_str());
           last_report = now;
         }
       },

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/kernels/cross_entropy.hpp"
@@ -22,6 +24,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/evaluator.hpp"
 #include "normlab/model.hpp"
+#include "normlab/progress.hpp"
 #include "normlab/task.hpp"
 #include "normlab/train_step.hpp"
 
@@ -195,11 +198,25 @@ double validation_loss(Model<float>& model, const Task& task, const TrainConfig&
   return total / static_cast<double>(tc.eval_batches);
 }
 
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  if (s < 3600) return fmt::format("{:.0f}m{:02.0f}s", std::floor(s / 60), std::fmod(s, 60));
-  return fmt::format("{:.0f}h{:02.0f}m", std::floor(s / 3600), std::fmod(s / 60, 60));
+// Appends "PATH was OLD, now NEW" for every leaf where `before` and `after` differ (PATH
+// dotted, e.g. "train.lr"); a key on one side only reads "absent" on the other.
+void list_json_differences(const std::string& path, const nlohmann::json& before,
+                           const nlohmann::json& after, std::vector<std::string>& out) {
+  if (before == after) return;
+  if (before.is_object() && after.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : before.items()) keys.insert(k);
+    for (const auto& [k, v] : after.items()) keys.insert(k);
+    for (const std::string& k : keys) {
+      list_json_differences(path + "." + k, before.value(k, nlohmann::json()),
+                            after.value(k, nlohmann::json()), out);
+    }
+    return;
+  }
+  auto text = [](const nlohmann::json& x) {
+    return x.is_null() ? std::string("absent") : x.dump();
+  };
+  out.push_back(fmt::format("{} was {}, now {}", path, text(before), text(after)));
 }
 
 }  // namespace
@@ -228,12 +245,18 @@ void prepare_run(const fs::path& run_dir, const RunSpec& spec) {
   const fs::path file = run_dir / kRunFile;
   if (fs::exists(file)) {
     nlohmann::json old = read_json(file);
+    std::vector<std::string> changes;
     for (const char* key : {"model", "task", "train", "eval"}) {
-      if (old.value(key, nlohmann::json()) != j[key]) {
-        throw UsageError(fmt::format(
-            "{}: holds a different run ({} differs); use another output directory or remove it",
-            run_dir.string(), key));
-      }
+      list_json_differences(key, old.value(key, nlohmann::json()), j[key], changes);
+    }
+    if (!changes.empty()) {
+      const size_t shown = std::min<size_t>(changes.size(), 4);
+      throw UsageError(fmt::format(
+          "{}: holds a different run: {}{}; use another output directory, or remove that run "
+          "folder to train it again",
+          run_dir.string(),
+          fmt::join(changes.begin(), changes.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+          changes.size() > shown ? fmt::format(" and {} more", changes.size() - shown) : ""));
     }
     return;  // the same run: keep its status and state
   }

@@ -28,6 +28,21 @@ TEST(RoughEdges, TestingAidsAreNotInTheUsersHelp) {
   EXPECT_EQ(r.out.find("--die-with-parent"), std::string::npos) << r.out;
 }
 
+// CLI11 shows negated flags as "--no-mlp{false}" next to "(default on)"; the help does not.
+TEST(RoughEdges, FlagsShowNoValuesInTheHelp) {
+  for (const char* command : {"init", "train-steps", "probe"}) {
+    const auto r = run_normlab({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_EQ(r.out.find("{false}"), std::string::npos) << command << "\n" << r.out;
+    EXPECT_EQ(r.out.find("{true}"), std::string::npos) << command << "\n" << r.out;
+  }
+  const auto init = run_normlab({"init", "--help"});
+  EXPECT_NE(init.out.find("--mlp,--no-mlp "), std::string::npos) << init.out;
+  EXPECT_NE(init.out.find("MLP sublayer in each block (default on)"), std::string::npos);
+  // Options that take values keep their type and default.
+  EXPECT_NE(init.out.find("--width INT"), std::string::npos) << init.out;
+}
+
 TEST(RoughEdges, AWeightsFileIsACheckpoint) {
   TempDir tmp;
   const std::string ck = (tmp / "ck").string();

@@ -541,7 +541,11 @@ TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {
   std::ofstream(tmp / "tiny.toml") << changed;
   const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
-  EXPECT_NE(r.err.find("holds a different run (train differs)"), std::string::npos) << r.err;
+  // The message names the key that changed, with both values.
+  EXPECT_NE(r.err.find("holds a different run: train.steps was 40, now 41; use another output "
+                       "directory, or remove that run folder to train it again"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

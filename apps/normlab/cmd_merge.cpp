@@ -1,0 +1,80 @@
+// `normlab merge OUT`: joins the stores of a Slurm array's shards
+// (OUT/results-shard-K-of-N.sqlite, written by `normlab run` in each array task) into
+// OUT/results.sqlite (docs/cluster.md). Merging again changes nothing.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/experiment.hpp"
+#include "normlab/results_store.hpp"
+#include "validators.hpp"
+
+namespace normlab::cli {
+namespace fs = std::filesystem;
+
+void add_merge_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "merge",
+      "Join the shard stores of a Slurm array run into OUT/results.sqlite (docs/cluster.md)");
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("OUT", *out, "Results folder (holding results-shard-K-of-N.sqlite)")
+      ->required()
+      ->check(non_empty_path());
+  cmd->callback([out] {
+    const fs::path folder(*out);
+    if (!fs::is_directory(folder)) {
+      throw InputError(fmt::format("{}: no such results folder", folder.string()));
+    }
+    // shard index → file, for the one shard count found.
+    const std::regex name(R"(results-shard-(\d+)-of-(\d+)\.sqlite)");
+    std::map<int, fs::path> shards;
+    int count = 0;
+    for (const fs::directory_entry& f : fs::directory_iterator(folder)) {
+      std::smatch m;
+      const std::string file = f.path().filename().string();
+      if (!std::regex_match(file, m, name)) continue;
+      const int n = std::stoi(m[2].str());
+      if (count != 0 && n != count) {
+        throw InputError(
+            fmt::format("{} holds shard stores of arrays of {} and of {} tasks; keep one array's",
+                        *out, count, n));
+      }
+      count = n;
+      shards[std::stoi(m[1].str())] = f.path();
+    }
+    if (shards.empty()) {
+      throw InputError(fmt::format(
+          "{} holds no shard stores (results-shard-K-of-N.sqlite); `normlab run` writes them "
+          "in the tasks of a Slurm array",
+          *out));
+    }
+    lock_results_folder(folder, Shard{});
+    ResultsStore store(results_store_file(folder, Shard{}));
+    int64_t runs = 0;
+    for (const auto& [index, file] : shards) {
+      const int64_t n = store.merge_from(file);
+      std::printf("merged %s: %lld runs\n", file.filename().string().c_str(),
+                  static_cast<long long>(n));
+      runs += n;
+    }
+    std::printf("%lld runs from %zu of %d shard stores in %s\n", static_cast<long long>(runs),
+                shards.size(), count, results_store_file(folder, Shard{}).string().c_str());
+    if (static_cast<int>(shards.size()) < count) {
+      std::string missing;
+      for (int k = 0; k < count; ++k) {
+        if (shards.count(k) == 0) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", k);
+      }
+      throw InputError(fmt::format(
+          "shard(s) {} of {} have no store yet: their array tasks did not run or did not start; "
+          "run them, then merge again",
+          missing, count));
+    }
+  });
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,48 @@
+// Progress of long work for a person watching a terminal or reading a log: durations, whether
+// stderr is a terminal, how often to report, and per-item progress with an ETA.
+//
+//   ItemProgress p({cost(n) for each length n});
+//   for (...) { ...; p.item_done(fmt::format("length {}", n)); }
+//   // stderr: "  length 512 done in 2.10 s (5 of 8, ETA 14s)"
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace normlab {
+
+// "42s", "3m05s", "2h10m"; "?" for a negative or non-finite time.
+std::string format_duration(double seconds);
+
+// Whether stderr is a terminal (live lines) rather than a file or a pipe (plain lines).
+bool stderr_is_terminal();
+
+// Seconds between progress reports: NORMLAB_PROGRESS_SECONDS when set (0: at every chance),
+// else 1 on a terminal and 10 otherwise.
+double progress_interval(bool terminal);
+
+// The relative cost of a forward pass over T tokens of a width-D model: attention scores grow
+// as T²·D, the projections and the MLP as 12·T·D², so cost ∝ T·(T + 12·D).
+double forward_cost(int64_t tokens, int64_t width);
+
+// One stderr line per finished item with the items done, the total and an ETA. The ETA
+// assumes each item takes time in proportion to its cost (e.g. tokens × length for an
+// evaluation at one length), measured on the items done so far.
+class ItemProgress {
+ public:
+  explicit ItemProgress(std::vector<double> costs);
+  // Prints "  WHAT done in S s (K of N, ETA T)" for the next item.
+  void item_done(const std::string& what);
+  // The ETA after the items done so far, in seconds (NaN before the first).
+  double eta_seconds() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> costs_;
+  size_t done_ = 0;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace normlab

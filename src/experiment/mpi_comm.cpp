@@ -1,0 +1,72 @@
+#include "mpi_comm.hpp"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "normlab/errors.hpp"
+
+namespace normlab {
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw InputError(std::string("MPI: ") + what + " failed");
+}
+
+MpiComm::Message receive_matched(MPI_Status status) {
+  int count = 0;
+  MPI_Get_count(&status, MPI_CHAR, &count);
+  std::vector<char> bytes(static_cast<size_t>(count));
+  check(MPI_Recv(bytes.data(), count, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE),
+        "MPI_Recv");
+  return {status.MPI_SOURCE, status.MPI_TAG, std::string(bytes.begin(), bytes.end())};
+}
+
+}  // namespace
+
+bool launched_by_mpirun() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+MpiComm::MpiComm() {
+  check(MPI_Init(nullptr, nullptr), "MPI_Init");
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiComm::~MpiComm() {
+  MPI_Finalize();
+}
+
+std::optional<MpiComm::Message> MpiComm::poll() {
+  int flag = 0;
+  MPI_Status status;
+  check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), "MPI_Iprobe");
+  if (flag == 0) return std::nullopt;
+  return receive_matched(status);
+}
+
+MpiComm::Message MpiComm::receive(int source) {
+  MPI_Status status;
+  check(MPI_Probe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &status), "MPI_Probe");
+  return receive_matched(status);
+}
+
+void MpiComm::send(int destination, Tag tag, const std::string& text) {
+  check(MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, destination, tag,
+                 MPI_COMM_WORLD),
+        "MPI_Send");
+}
+
+void MpiComm::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace normlab
