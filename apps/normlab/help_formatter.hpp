@@ -13,7 +13,7 @@ class HelpFormatter : public CLI::Formatter {
  public:
   std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
     std::string name = CLI::Formatter::make_option_name(opt, is_positional);
-    if (opt->get_type_size() != 0) return name;  // options with values keep theirs
+    // Only flag names carry "{VALUE}" (options with values show theirs after the name).
     std::string out;
     bool in_braces = false;
     for (const char c : name) {

@@ -16,6 +16,7 @@
 
 #include "mpi_comm.hpp"
 #include "normlab/atomic_file.hpp"
+#include "normlab/crash_points.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/progress.hpp"
@@ -225,7 +226,9 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   };
   // Records a run that ended (here or on another rank) and prints its line.
   auto ended = [&](size_t i, RunRows rows, const Ending& how, const std::string& log_line) {
+    crash_point();
     store.record_run(experiment_id, rows);
+    crash_point();
     ++done;
     const Job& job = jobs[i];
     if (how.exited_ok && rows.run.status == to_string(RunStatus::finished) &&
@@ -264,6 +267,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     while (next < todo.size() && static_cast<int>(local.size()) < jobs_here) {
       const size_t i = todo[next++];
       local[spawn_run(o.program, jobs[i].dir)] = {i, std::chrono::steady_clock::now(), utc_now()};
+      crash_point();
       started(i);
       busy = true;
     }
@@ -289,6 +293,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       continue;
     }
     if (!busy) {  // every run still training: show where they are, look again shortly
+      crash_point();
       show_progress();
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -310,7 +315,9 @@ void run_experiment_worker(const Experiment& e, const StudyOptions& o) {
     const Job& job = jobs[i];
     const std::string started_at = utc_now();
     const auto start = std::chrono::steady_clock::now();
+    crash_point();
     const Ending how = ending_of(train_and_wait(o.program, job.dir));
+    crash_point();
     RunRows rows = gather_run_rows(e, *job.variant, job.seed, o.out);
     rows.run.started_at = started_at;
     rows.run.finished_at = utc_now();

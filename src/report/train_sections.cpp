@@ -142,12 +142,17 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
   const size_t variant = t->column("variant"), weights = t->column("weights"),
                metric = t->column("metric"), length = t->column("length"), mean = t->column("mean"),
                half = t->column("ci_half_width"), seeds = t->column("seeds");
+  // The interval's ends cut to the metric's range (summary.csv of normlab since the cut; older
+  // ones have only the half-width).
+  const bool has_ends = t->has_column("ci_low") && t->has_column("ci_high");
+  const size_t low = has_ends ? t->column("ci_low") : 0, high = has_ends ? t->column("ci_high") : 0;
   const auto [min_len, max_len] = training_lengths(e);
   page.heading(2, "Metrics against length");
   page.paragraph(fmt::format(
       "Each metric at every evaluation length, one figure per weights (raw, EMA, BEMA) and one "
       "line per scheme: the mean over seeds, with its 95% Student-t interval across seeds as "
-      "the band (none with one seed; a band much wider than the lines' spread is cut at the "
+      "the band, cut to the metric's range (none with one seed; a band much wider than the lines' "
+      "spread is cut at the "
       "frame). Log length axis; the shaded interval is the training lengths{}. From "
       "summary.csv.",
       std::isfinite(min_len) ? fmt::format(" ({:g} .. {:g})", min_len, max_len) : ""));
@@ -171,8 +176,8 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
           const double mu = to_number(row[mean]), h = to_number(row[half]);
           s.x.push_back(to_number(row[length]));
           s.y.push_back(mu);
-          s.lower.push_back(mu - h);
-          s.upper.push_back(mu + h);
+          s.lower.push_back(has_ends ? to_number(row[low]) : mu - h);
+          s.upper.push_back(has_ends ? to_number(row[high]) : mu + h);
           most_seeds =
               std::max(most_seeds, static_cast<size_t>(std::max(0.0, to_number(row[seeds]))));
         }
@@ -193,6 +198,8 @@ void summary_tables_section(Page& page, const fs::path& out, const nlohmann::jso
   const size_t variant = t->column("variant"), weights = t->column("weights"),
                metric = t->column("metric"), length = t->column("length"), mean = t->column("mean"),
                half = t->column("ci_half_width");
+  const bool has_ends = t->has_column("ci_low") && t->has_column("ci_high");
+  const size_t low = has_ends ? t->column("ci_low") : 0, high = has_ends ? t->column("ci_high") : 0;
   const double max_len = training_lengths(e).second;
   std::vector<double> lengths;
   for (const auto& row : t->rows) {
@@ -203,7 +210,9 @@ void summary_tables_section(Page& page, const fs::path& out, const nlohmann::jso
   page.heading(2, "Summary tables");
   page.paragraph(
       "Mean ± half-width of the 95% Student-t interval across seeds, per scheme, weights and "
-      "length (summary.csv). * marks lengths beyond the longest training length "
+      "length (summary.csv); an interval cut to the metric's range (accuracy, TVD, ROC AUC in "
+      "[0, 1], losses >= 0) is shown as mean [low, high]. * marks lengths beyond the longest "
+      "training length "
       "(extrapolation).");
   for (const std::string& m : distinct(*t, metric)) {
     page.heading(3, "Table: " + m);
@@ -225,8 +234,13 @@ void summary_tables_section(Page& page, const fs::path& out, const nlohmann::jso
               continue;
             }
             const double mu = to_number(row[mean]), h = to_number(row[half]);
-            c = std::isfinite(h) ? fmt::format("{:.3f} ± {:.3f}", mu, h)
-                                 : fmt::format("{:.3f}", mu);
+            // As in summary.md: an interval cut to the metric's range is shown by its ends.
+            const double lo = has_ends ? to_number(row[low]) : mu - h;
+            const double hi = has_ends ? to_number(row[high]) : mu + h;
+            const bool cut = lo != mu - h || hi != mu + h;
+            c = !std::isfinite(h) ? fmt::format("{:.3f}", mu)
+                : cut             ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mu, lo, hi)
+                                  : fmt::format("{:.3f} ± {:.3f}", mu, h);
             any = true;
           }
           cells.push_back(c);

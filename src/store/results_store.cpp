@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "normlab/crash_points.hpp"
 #include "normlab/errors.hpp"
 #include "sqlite_db.hpp"
 
@@ -133,6 +134,7 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
       SqliteStatement clear(*db_, fmt::format("DELETE FROM {} WHERE run_hash = ?", table).c_str());
       clear.text(1, r.hash).run();
     }
+    crash_point();  // inside the transaction: the kill tests check nothing of it is kept
     SqliteStatement result(*db_,
                            "INSERT INTO results VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const ResultRecord& x : rows.results) {
