@@ -1,11 +1,14 @@
-// The model options shared by every subcommand that builds a model (init, bench ...).
-//
-// Names: --scheme, --norm, --vocab, --width, --heads, --layers, --mlp/--no-mlp, --mlp-mult,
-// --activation, --pos, --max-len, --causal/--bidirectional, --beta, --mix-layers,
-// --block-size, --tied/--untied, --final-norm/--no-final-norm,
-// --embed-norm/--no-embed-norm, --init-std, --scaled-init/--no-scaled-init,
+// The model options shared by every subcommand that builds a model (init, bench ...): one
+// flag per ModelConfig field (include/normlab/model_fields.hpp), --key with '_' written '-':
+// --scheme, --norm, --vocab, --width, --heads, --layers, --mlp/--no-mlp, --mlp-mult,
+// --activation, --causal/--bidirectional, --pos, --max-len, --rope-base, --beta,
+// --tied/--untied, --final-norm/--no-final-norm, --embed-norm/--no-embed-norm, --mix-layers,
+// --block-size, --norm-eps, --init-std, --scaled-init/--no-scaled-init, --ngpt-alpha-init,
 // --attn-norms, --mlp-norms.
 #pragma once
+
+#include <map>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -14,19 +17,12 @@
 namespace normlab::cli {
 
 struct ModelOptions {
-  ModelConfig config;
-  std::string scheme = "pre";
-  std::string norm;  // empty: the scheme's default (rmsnorm; l2 for ngpt)
-  std::string pos = "none";
-  std::string activation = "gelu";
-  std::string attn_norms = "auto";  // placement override (docs/schemes.md)
-  std::string mlp_norms = "auto";
-  bool final_norm = false;
-  bool embed_norm = false;
-  CLI::Option* final_norm_flag = nullptr;
-  CLI::Option* embed_norm_flag = nullptr;
-  CLI::Option* mix_layers_opt = nullptr;
-  CLI::Option* block_size_opt = nullptr;
+  ModelConfig config;  // the defaults, overwritten by the flags given
+  // Each field's option by field name, to tell which were given.
+  std::map<std::string, CLI::Option*> given;
+  // Errors of word values (an unknown scheme, a bad placement), raised by resolve.
+  std::string error;
+  bool was_given(const std::string& field) const;
 };
 
 // Registers the options on `cmd`; values land in `opts`.

@@ -123,6 +123,7 @@ NormKind parse_norm_kind(const std::string& s);
 PosEncoding parse_pos_encoding(const std::string& s);
 Activation parse_activation(const std::string& s);
 NormPlacement parse_norm_placement(const std::string& s);
+Toggle parse_toggle(const std::string& s);
 
 // The norm kind a scheme gets when none is named: l2 for ngpt (its hidden states live on the
 // unit sphere), `fallback` for every other scheme.

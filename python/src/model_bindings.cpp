@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <pybind11/numpy.h>
@@ -18,6 +19,7 @@
 #include "normlab/checkpoint.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
+#include "normlab/model_fields.hpp"
 #include "normlab/train_step.hpp"
 #include "token_arrays.hpp"
 
@@ -190,9 +192,34 @@ std::unique_ptr<Model<float>> load_any(const std::string& path) {
   return model;
 }
 
+// (name, type, optional) of each ModelConfig field, in model_fields.hpp's order: the twin
+// checks its own field list against this.
+struct FieldLister {
+  std::vector<std::tuple<std::string, std::string, bool>>& out;
+  void operator()(const FieldInfo& f, const int&, IntRange) {
+    out.emplace_back(f.name, "int", f.optional_json);
+  }
+  void operator()(const FieldInfo& f, const double&, RealRange) {
+    out.emplace_back(f.name, "float", f.optional_json);
+  }
+  void operator()(const FieldInfo& f, const bool&) {
+    out.emplace_back(f.name, "bool", f.optional_json);
+  }
+  template <typename E>
+  void operator()(const FieldInfo& f, const E&) {
+    out.emplace_back(f.name, "str", f.optional_json);
+  }
+};
+
 }  // namespace
 
 void add_model_bindings(py::module_& m) {
+  m.def("model_config_fields", [] {
+    std::vector<std::tuple<std::string, std::string, bool>> out;
+    const ModelConfig defaults;
+    visit_model_fields(defaults, FieldLister{out});
+    return out;
+  });
   // Every field of ModelConfig at its default, with the scheme's default norm kind.
   m.def(
       "default_config_json",

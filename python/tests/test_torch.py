@@ -54,3 +54,12 @@ def test_double_precision_and_gradients():
     assert logits.dtype == torch.float64
     logits.sum().backward()
     assert module.state_dict(keep_vars=True)["embed.weight"].grad is not None
+
+
+def test_twin_knows_every_config_field():
+    # The C++ field list (include/normlab/model_fields.hpp) is the source of truth.
+    from normlab import twin
+    fields = normlab._normlab.model_config_fields()
+    assert {name: typ for name, typ, _ in fields} == {
+        name: typ.__name__ for name, typ in twin.CONFIG_FIELDS.items()}
+    assert {name for name, _, optional in fields if optional} == set(twin.OPTIONAL_CONFIG_FIELDS)

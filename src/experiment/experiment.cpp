@@ -8,19 +8,13 @@
 #include "normlab/errors.hpp"
 #include "normlab/memory_budget.hpp"
 #include "normlab/model.hpp"
+#include "normlab/model_fields.hpp"
 #include "normlab/printable.hpp"
 #include "normlab/task.hpp"
 #include "normlab/toml_reader.hpp"
 
 namespace normlab {
 namespace {
-
-// "auto", "on" or "off"; a boolean too (true = on, false = off), the natural spelling.
-Toggle read_toggle(TomlSection& s, const std::string& key, Toggle fallback) {
-  if (s.holds_bool(key)) return s.get_bool(key, false) ? Toggle::on : Toggle::off;
-  const std::string v = s.get_choice(key, to_string(fallback), {"auto", "on", "off"});
-  return v == "on" ? Toggle::on : v == "off" ? Toggle::off : Toggle::automatic;
-}
 
 // A name safe to use as one path component: no separators, no "..", no hidden files.
 bool is_plain_file_name(const std::string& name) {
@@ -44,41 +38,47 @@ std::string slug_of(const std::string& label) {
   return out;
 }
 
-// Model keys: every ModelConfig field under its config name, in [model] and in each
-// [[variant]]. Keys present overwrite `c`; absent keys keep its values. vocab comes from the
-// task; scheme comes from each variant (norm here is the default).
-void read_model_keys(TomlSection& s, ModelConfig& c) {
-  constexpr RealRange kPositive{0, kUnbounded, false, false};
-  c.width = static_cast<int>(s.get_int("width", c.width, limits::width));
-  c.heads = static_cast<int>(s.get_int("heads", c.heads, limits::heads));
-  c.layers = static_cast<int>(s.get_int("layers", c.layers, limits::layers));
-  c.mlp = s.get_bool("mlp", c.mlp);
-  c.mlp_mult = static_cast<int>(s.get_int("mlp_mult", c.mlp_mult, limits::mlp_mult));
-  c.activation =
-      parse_activation(s.get_choice("activation", to_string(c.activation), {"gelu", "relu"}));
-  c.causal = s.get_bool("causal", c.causal);
-  c.pos = parse_pos_encoding(s.get_choice("pos", to_string(c.pos), pos_encoding_names()));
-  c.max_len = static_cast<int>(s.get_int("max_len", c.max_len, limits::max_len));
-  c.rope_base = s.get_double("rope_base", c.rope_base, {1, kUnbounded, false, false});
-  c.beta = s.get_double("beta", c.beta, kPositive);
-  c.tied = s.get_bool("tied", c.tied);
-  c.final_norm = read_toggle(s, "final_norm", c.final_norm);
-  c.embed_norm = read_toggle(s, "embed_norm", c.embed_norm);
-  c.norm = parse_norm_kind(s.get_choice("norm", to_string(c.norm), norm_kind_names()));
-  c.mix_layers = static_cast<int>(s.get_int("mix_layers", c.mix_layers, limits::mix_layers));
-  c.block_size = static_cast<int>(s.get_int("block_size", c.block_size, limits::block_size));
-  c.norm_eps = s.get_double("norm_eps", c.norm_eps, kPositive);
-  c.init_std = s.get_double("init_std", c.init_std, kPositive);
-  c.scaled_residual_init = s.get_bool("scaled_init", c.scaled_residual_init);
-  c.ngpt_alpha_init = s.get_double("ngpt_alpha_init", c.ngpt_alpha_init, kPositive);
-  for (const auto& [key, placement] :
-       {std::pair{"attn_norms", &c.attn_norms}, std::pair{"mlp_norms", &c.mlp_norms}}) {
+// Reads the model keys of one table (model_fields.hpp: every field with in_toml, under its
+// TOML key). Keys present overwrite the config; absent keys keep its values.
+struct TomlModelReader {
+  TomlSection& s;
+  void operator()(const FieldInfo& f, int& value, IntRange range) {
+    if (f.in_toml) value = static_cast<int>(s.get_int(f.toml_key(), value, range));
+  }
+  void operator()(const FieldInfo& f, double& value, RealRange range) {
+    if (f.in_toml) value = s.get_double(f.toml_key(), value, range);
+  }
+  void operator()(const FieldInfo& f, bool& value) {
+    if (f.in_toml) value = s.get_bool(f.toml_key(), value);
+  }
+  // "auto", "on" or "off"; a boolean too (true = on, false = off), the natural spelling.
+  void operator()(const FieldInfo& f, Toggle& value) {
+    const char* key = f.toml_key();
+    if (s.holds_bool(key)) {
+      value = s.get_bool(key, false) ? Toggle::on : Toggle::off;
+      return;
+    }
+    parse_field(s.get_choice(key, to_string(value), field_choices(value)), value);
+  }
+  template <typename E>
+  void operator()(const FieldInfo& f, E& value) {
+    if (!f.in_toml) return;
+    const char* key = f.toml_key();
+    const std::vector<std::string> choices = field_choices(value);
+    if (!choices.empty()) {
+      parse_field(s.get_choice(key, to_string(value), choices), value);
+      return;
+    }
     try {
-      *placement = parse_norm_placement(s.get_string(key, to_string(*placement)));
+      parse_field(s.get_string(key, to_string(value)), value);
     } catch (const UsageError& err) {
       throw UsageError(s.where(key) + err.what());
     }
   }
+};
+
+void read_model_keys(TomlSection& s, ModelConfig& c) {
+  visit_model_fields(c, TomlModelReader{s});
 }
 
 // One [[variant]] table: a label, a scheme written as in `schemes`, and any model keys that

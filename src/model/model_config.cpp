@@ -7,6 +7,7 @@
 
 #include "normlab/errors.hpp"
 #include "normlab/json_fields.hpp"
+#include "normlab/model_fields.hpp"
 #include "normlab/printable.hpp"
 
 namespace normlab {
@@ -99,7 +100,7 @@ PosEncoding parse_pos_encoding(const std::string& s) {
 Activation parse_activation(const std::string& s) {
   return parse(kActivations, s, "activation");
 }
-static Toggle parse_toggle(const std::string& s) {
+Toggle parse_toggle(const std::string& s) {
   return parse(kToggles, s, "switch");
 }
 
@@ -182,36 +183,77 @@ std::string scheme_label(const ModelConfig& c) {
   return label;
 }
 
+namespace {
+
+// Writes each field under its name: numbers and booleans as themselves, words as text.
+struct JsonWriter {
+  nlohmann::json& j;
+  template <typename V, typename Range>
+  void operator()(const FieldInfo& f, const V& value, Range) {
+    j[f.name] = value;
+  }
+  void operator()(const FieldInfo& f, const bool& value) { j[f.name] = value; }
+  template <typename E>
+  void operator()(const FieldInfo& f, const E& value) {
+    j[f.name] = to_string(value);
+  }
+};
+
+// Reads each field exactly (JsonFields); a field marked optional_json keeps its default when
+// absent (checkpoints written before it existed).
+struct JsonReader {
+  const nlohmann::json& j;
+  const JsonFields& fields;
+  bool skip(const FieldInfo& f) const { return f.optional_json && !j.contains(f.name); }
+  void operator()(const FieldInfo& f, int& value, IntRange range) {
+    if (!skip(f)) value = static_cast<int>(fields.integer(f.name, range));
+  }
+  void operator()(const FieldInfo& f, double& value, RealRange) {
+    if (!skip(f)) value = fields.real(f.name);  // validate() checks the range
+  }
+  void operator()(const FieldInfo& f, bool& value) {
+    if (!skip(f)) value = fields.boolean(f.name);
+  }
+  template <typename E>
+  void operator()(const FieldInfo& f, E& value) {
+    if (!skip(f)) parse_field(fields.string(f.name), value);
+  }
+};
+
+// The range checks of validate(): every number inside the range its field declares.
+struct RangeCheck {
+  template <typename E>
+  void operator()(const FieldInfo&, const E&) {}
+  void operator()(const FieldInfo& f, const int& value, IntRange r) {
+    if (!r.contains(value)) {
+      throw UsageError(
+          fmt::format("{} must be an integer from {} to {} (got {})", f.name, r.min, r.max, value));
+    }
+  }
+  void operator()(const FieldInfo& f, const double& value, RealRange r) {
+    if (r.contains(value)) return;
+    const std::string allowed = !r.min_inclusive && r.max == kUnbounded
+                                    ? fmt::format("above {}", r.min)
+                                    : fmt::format("in {}", r.describe());
+    throw UsageError(fmt::format("{} must be a finite number {} (got {})", f.name, allowed, value));
+  }
+};
+
+}  // namespace
+
 void validate(const ModelConfig& c) {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw UsageError(message);
   };
-  auto in_range = [&](int64_t value, IntRange r, const char* name) {
-    require(value >= r.min && value <= r.max,
-            fmt::format("{} must be an integer from {} to {} (got {})", name, r.min, r.max, value));
-  };
-  in_range(c.vocab, limits::vocab, "vocab");
-  in_range(c.width, limits::width, "width");
-  in_range(c.heads, limits::heads, "heads");
+  if (c.scheme == Scheme::mix) {
+    require(c.mix_layers >= 0 && c.mix_layers <= c.layers,
+            fmt::format("mix(k) needs 0 <= k <= layers; got k = {} with {} layers", c.mix_layers,
+                        c.layers));
+  }
+  visit_model_fields(c, RangeCheck{});
   require(c.width % c.heads == 0,
           fmt::format("heads must divide width: width {} is not a multiple of heads {}", c.width,
                       c.heads));
-  in_range(c.layers, limits::layers, "layers");
-  in_range(c.mlp_mult, limits::mlp_mult, "mlp_mult");
-  in_range(c.max_len, limits::max_len, "max_len");
-  if (c.scheme != Scheme::mix) in_range(c.mix_layers, limits::mix_layers, "mix_layers");
-  in_range(c.block_size, limits::block_size, "block_size");
-  // Reals: finite, and positive where the math divides by them or takes their root.
-  auto positive = [&](double value, const char* name) {
-    require(std::isfinite(value) && value > 0,
-            fmt::format("{} must be a finite number above 0 (got {})", name, value));
-  };
-  positive(c.beta, "beta");
-  positive(c.norm_eps, "norm_eps");
-  positive(c.init_std, "init_std");
-  positive(c.ngpt_alpha_init, "ngpt_alpha_init");
-  require(std::isfinite(c.rope_base) && c.rope_base > 1,
-          fmt::format("rope_base must be a finite number above 1 (got {})", c.rope_base));
   if (c.pos == PosEncoding::rope) {
     require(c.head_dim() % 2 == 0,
             fmt::format("rope needs an even head dimension; width {} / heads {} = {}", c.width,
@@ -225,11 +267,6 @@ void validate(const ModelConfig& c) {
                         to_string(c.scheme)));
     require(c.embed_norm != Toggle::on && c.final_norm != Toggle::on,
             "--norm none cannot be combined with an embedding or final norm");
-  }
-  if (c.scheme == Scheme::mix) {
-    require(c.mix_layers >= 0 && c.mix_layers <= c.layers,
-            fmt::format("mix(k) needs 0 <= k <= layers; got k = {} with {} layers", c.mix_layers,
-                        c.layers));
   }
   for (const auto& [placement, name] :
        {std::pair{&c.attn_norms, "attn_norms"}, std::pair{&c.mlp_norms, "mlp_norms"}}) {
@@ -249,65 +286,16 @@ void validate(const ModelConfig& c) {
 }
 
 nlohmann::json to_json(const ModelConfig& c) {
-  return nlohmann::json{
-      {"vocab", c.vocab},
-      {"width", c.width},
-      {"heads", c.heads},
-      {"layers", c.layers},
-      {"mlp", c.mlp},
-      {"mlp_mult", c.mlp_mult},
-      {"activation", to_string(c.activation)},
-      {"causal", c.causal},
-      {"pos", to_string(c.pos)},
-      {"max_len", c.max_len},
-      {"rope_base", c.rope_base},
-      {"beta", c.beta},
-      {"tied", c.tied},
-      {"final_norm", to_string(c.final_norm)},
-      {"embed_norm", to_string(c.embed_norm)},
-      {"scheme", to_string(c.scheme)},
-      {"norm", to_string(c.norm)},
-      {"mix_layers", c.mix_layers},
-      {"block_size", c.block_size},
-      {"norm_eps", c.norm_eps},
-      {"init_std", c.init_std},
-      {"scaled_residual_init", c.scaled_residual_init},
-      {"ngpt_alpha_init", c.ngpt_alpha_init},
-      {"attn_norms", to_string(c.attn_norms)},
-      {"mlp_norms", to_string(c.mlp_norms)},
-  };
+  nlohmann::json j = nlohmann::json::object();
+  visit_model_fields(c, JsonWriter{j});
+  return j;
 }
 
 ModelConfig model_config_from_json(const nlohmann::json& j) {
   ModelConfig c;
   const JsonFields f(j, "model config");
   try {
-    c.vocab = static_cast<int>(f.integer("vocab", limits::vocab));
-    c.width = static_cast<int>(f.integer("width", limits::width));
-    c.heads = static_cast<int>(f.integer("heads", limits::heads));
-    c.layers = static_cast<int>(f.integer("layers", limits::layers));
-    c.mlp = f.boolean("mlp");
-    c.mlp_mult = static_cast<int>(f.integer("mlp_mult", limits::mlp_mult));
-    c.activation = parse_activation(f.string("activation"));
-    c.causal = f.boolean("causal");
-    c.pos = parse_pos_encoding(f.string("pos"));
-    c.max_len = static_cast<int>(f.integer("max_len", limits::max_len));
-    c.rope_base = f.real("rope_base");
-    c.beta = f.real("beta");
-    c.tied = f.boolean("tied");
-    c.final_norm = parse_toggle(f.string("final_norm"));
-    c.embed_norm = parse_toggle(f.string("embed_norm"));
-    c.scheme = parse_scheme(f.string("scheme"));
-    c.norm = parse_norm_kind(f.string("norm"));
-    c.mix_layers = static_cast<int>(f.integer("mix_layers", limits::mix_layers));
-    c.block_size = static_cast<int>(f.integer("block_size", limits::block_size));
-    c.norm_eps = f.real("norm_eps");
-    c.init_std = f.real("init_std");
-    c.scaled_residual_init = f.boolean("scaled_residual_init");
-    c.ngpt_alpha_init = f.real("ngpt_alpha_init");
-    // Checkpoints written before placement overrides existed have neither field: "auto".
-    if (j.contains("attn_norms")) c.attn_norms = parse_norm_placement(f.string("attn_norms"));
-    if (j.contains("mlp_norms")) c.mlp_norms = parse_norm_placement(f.string("mlp_norms"));
+    visit_model_fields(c, JsonReader{j, f});
   } catch (const UsageError& e) {
     throw InputError(fmt::format("model config: {}", printable(e.what(), 300)));
   }
