@@ -34,11 +34,13 @@ struct NormParams {
 struct SublayerParams {
   bool is_attention = true;
   NormParams norm_in, norm_out, norm_post;
-  int64_t w_in = -1;        // attention: q|k|v (3D, D); MLP: up (M, D)
-  int64_t w_out = -1;       // attention: o (D, D);      MLP: down (D, M)
-  int64_t alpha = -1;       // nGPT interpolation step (D)
-  int64_t res_query = -1;   // AttnRes pseudo-query w of this sublayer's input mixture (D)
-  NormParams res_key_norm;  // AttnRes RMSNorm on the sources (gain, D)
+  int64_t w_in = -1;            // attention: q|k|v (3D, D); MLP: up (M, D)
+  int64_t w_out = -1;           // attention: o (D, D);      MLP: down (D, M)
+  int64_t alpha = -1;           // nGPT interpolation step (D)
+  int64_t residual_scale = -1;  // learnable factor on x in the add (D, or 1); -1: constant
+  int64_t branch_scale = -1;    // learnable factor on z in the add (D, or 1); -1: constant
+  int64_t res_query = -1;       // AttnRes pseudo-query w of this sublayer's input mixture (D)
+  NormParams res_key_norm;      // AttnRes RMSNorm on the sources (gain, D)
 };
 
 // What Model::forward_rows computed in one sublayer, handed to an observer (the probes).
@@ -164,6 +166,7 @@ class Model {
   void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
              T* out) const;
   NormParams add_norm(const std::string& prefix, bool active, NormKind kind);
+  int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void sublayer_forward(int i, int64_t batch, int64_t len);
   // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the

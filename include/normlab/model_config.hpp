@@ -11,56 +11,39 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "normlab/norm_kind.hpp"
+#include "normlab/placement.hpp"
 #include "normlab/value_ranges.hpp"
 
 namespace normlab {
 
-// Where the normalization sits in each residual block (docs/reference.md §1, §4).
+// Where the normalization sits in each residual block: one row each of the scheme table
+// (scheme_table.hpp), which holds its whole definition.
 enum class Scheme {
-  pre,           // h = h + f(N(h)), final norm
-  post,          // h = N(h + f(h))
-  peri,          // h = h + N_out(f(N_in(h)))
-  peri_init,     // peri plus a norm on the token embeddings
-  post_attn,     // h = h + N(attn(h)); MLP h = h + mlp(h)
-  mix,           // post for layers l < mix_layers, pre after
-  ngpt,          // h = N(h + alpha * (N(f(h)) - h)), unit-norm weights
-  sqrt_scaling,  // h = h + f(N(h)) / sqrt(l + 1)
-  deepnorm,      // h = N(a*h + f(h)), a = (2L)^(1/4), init scaled by (8L)^(-1/4)
-  attnres,       // pre-norm sublayers, inputs are softmax mixtures of all earlier outputs
-  block_attnres  // as attnres, over block sums of block_size sublayers
-};
-
-// The normalization function N.
-enum class NormKind {
-  layernorm,    // (x - mean) / std * gain + bias
-  rmsnorm,      // x / rms(x) * gain
-  standardize,  // (x - mean) / std, no parameters
-  l2,           // x / ||x||, no parameters (nGPT's unit sphere)
-  none          // identity (only with scheme pre: the unnormalized baseline)
+  pre,
+  post,
+  peri,
+  peri_init,
+  post_attn,
+  mix,
+  ngpt,
+  sqrt_scaling,
+  deepnorm,
+  attnres,
+  block_attnres,
+  sandwich,
+  pre_and_post,
+  reordered,
+  layernorm_scaling,
+  layerscale,
+  rezero,
+  custom
 };
 
 enum class PosEncoding { none, learned, sinusoidal, rope };
 enum class Activation { gelu, relu };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
-
-// One norm slot of a placement override: present or not, and its kind (none given: the
-// model's `norm`).
-struct SlotNorm {
-  bool present = false;
-  std::optional<NormKind> kind;
-};
-
-// The norms of one kind of sublayer (attention or MLP, every layer), overriding the scheme's
-// row (docs/schemes.md, "Placement overrides"). Written "auto" (the scheme decides), "none"
-// (no norm), or slots joined by '+' with an optional kind: "post", "in+out",
-// "out:standardize".
-struct NormPlacement {
-  bool automatic = true;  // the scheme's row decides; in, out and post are unused
-  SlotNorm in;            // N before the branch f
-  SlotNorm out;           // N on f's output, before the residual add
-  SlotNorm post;          // N after the residual add
-};
 
 // The ranges of ModelConfig's integer fields: validate(), the TOML and JSON readers and the
 // command line all check these, before any value is narrowed to int. The upper bounds keep a
@@ -103,6 +86,7 @@ struct ModelConfig {
   double ngpt_alpha_init = 0.05;     // initial per-feature step alpha of nGPT
   NormPlacement attn_norms;          // attention sublayers' norms (auto: the scheme's)
   NormPlacement mlp_norms;           // MLP sublayers' norms (auto: the scheme's)
+  Placement placement;               // rules applied after the scheme's and the two above
 
   int head_dim() const { return width / heads; }
   int mlp_hidden() const { return mlp_mult * width; }

@@ -34,6 +34,9 @@ struct FieldInfo {
   bool in_toml = true;         // false: set elsewhere in an experiment (vocab by the task,
                                // scheme by each variant)
   bool optional_json = false;  // absent from old checkpoints: read as the default
+  // Written to JSON only when it differs from the default, so that the configs (and the
+  // result hashes) of models that do not use a field added later stay as they were.
+  bool omit_default = false;
   const char* toml_key() const { return key != nullptr ? key : name; }
 };
 
@@ -72,6 +75,12 @@ inline std::vector<std::string> field_choices(const Toggle&) {
   return {"auto", "on", "off"};
 }
 inline std::vector<std::string> field_choices(const NormPlacement&) {
+  return {};
+}
+inline void parse_field(const std::string& s, Placement& v) {
+  v = parse_placement(s);
+}
+inline std::vector<std::string> field_choices(const Placement&) {
   return {};
 }
 
@@ -137,6 +146,12 @@ void visit_model_fields(Config& c, Visitor&& v) {
               .help = "MLP sublayers' norms, as --attn-norms",
               .optional_json = true},
     c.mlp_norms);
+  v(FieldInfo{.name = "placement",
+              .help = "Placement rules after the scheme's, e.g. \"all: in, branch=vector(0.1); "
+                      "attn[0:2]: post\" (docs/schemes.md)",
+              .optional_json = true,
+              .omit_default = true},
+    c.placement);
 }
 
 }  // namespace normlab

@@ -1,44 +1,42 @@
 // A normalization scheme, resolved once into per-sublayer slots (docs/design.md principle 1).
 //
 // Every sublayer (attention or MLP) of every layer runs the same code over its slots:
-//   u   = norm_in  ? N_in(x)  : x                        // x: the sublayer's input (B, T, D)
+//   u   = input_scale · (norm_in ? N_in(x) : x)         // x: the sublayer's input (B, T, D)
 //   y   = f(u)                                            // attention or MLP
 //   z   = norm_out ? N_out(y) : y
-//   r   = residual_scale * x + branch_scale * z          // additive update
+//   r   = a ⊙ x + b ⊙ z                                   // additive update; a, b: residual,
+//                                                         // branch (constants or learnable)
 //   r   = x + alpha ⊙ (z − x)                            // interpolate (nGPT), alpha learnable (D)
 //   out = norm_post ? N_post(r) : r
 // The residual mode decides where x comes from and where out goes: additively, x of sublayer
 // i + 1 is out of sublayer i; under AttnRes (docs/reference.md §4, docs/attnres.md) x is a softmax
 // mixture over recorded sources, and out (with r = z, or the block's partial sum + z) is
 // recorded as a new source.
-// A scheme is one row of resolve_scheme(); its side effects (embedding norm, final norm,
-// unit-norm weights, weight decay, init scaling) are fields of ResolvedScheme.
+// resolve_scheme() reads the scheme's row (scheme_table.hpp), applies its placement preset and
+// the config's overrides (placement.hpp) layer by layer, and copies the row's side effects.
 #pragma once
 
 #include <vector>
 
 #include "normlab/model_config.hpp"
+#include "normlab/scheme_table.hpp"
 
 namespace normlab {
 
 struct SublayerSlots {
-  bool norm_in = false;         // N before f (pre, peri)
-  bool norm_out = false;        // N on f's output before the add (peri, post_attn, ngpt)
-  bool norm_post = false;       // N after the residual add (post, deepnorm, ngpt)
-  double residual_scale = 1.0;  // multiplies x in the add (deepnorm: (2L)^(1/4))
-  double branch_scale = 1.0;    // multiplies z in the add (sqrt_scaling: 1/sqrt(l+1))
-  bool interpolate = false;     // nGPT: r = x + alpha ⊙ (z − x)
-  // The kind of each norm: the model's `norm`, unless a placement override names one.
+  bool norm_in = false;    // N before f (pre, peri)
+  bool norm_out = false;   // N on f's output before the add (peri, post_attn, ngpt)
+  bool norm_post = false;  // N after the residual add (post, deepnorm, ngpt)
+  // The factors of the add: kind constant (value), vector or scalar (learnable, init value);
+  // 1/sqrt(l+1) is resolved to its constant.
+  ScaleSpec residual;        // multiplies x (deepnorm: (2L)^(1/4))
+  ScaleSpec branch;          // multiplies z (sqrt_scaling: 1/sqrt(l+1); layerscale, rezero)
+  double input_scale = 1.0;  // multiplies f's input (layernorm_scaling: 1/sqrt(l+1))
+  bool interpolate = false;  // nGPT: r = x + alpha ⊙ (z − x)
+  // The kind of each norm: the model's `norm`, unless a placement names one.
   NormKind kind_in = NormKind::rmsnorm;
   NormKind kind_out = NormKind::rmsnorm;
   NormKind kind_post = NormKind::rmsnorm;
-};
-
-// How the sublayer inputs are formed.
-enum class ResidualMode {
-  additive,      // x of sublayer i+1 is out of sublayer i
-  attnres,       // x of sublayer i is a softmax mixture over all earlier outputs (§4)
-  block_attnres  // x of sublayer i is a softmax mixture over block sums (§4)
 };
 
 struct ResolvedScheme {
@@ -51,6 +49,8 @@ struct ResolvedScheme {
   bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
   bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
   double branch_init_scale = 1.0;  // DeepNorm: value, output and MLP init times (8L)^(-1/4)
+  bool gpt2_scaled_init = true;    // output projections' init / sqrt(2L) (with the config's
+                                   // scaled_residual_init); off under DeepNorm's own rule
 
   // AttnRes (residual_mode attnres or block_attnres; empty otherwise). Sources: 0 is the
   // embedding stream, j + 1 the record of sublayer j. Mixing points: l < S is the input of
@@ -73,9 +73,10 @@ struct ResolvedScheme {
   int res_blocks = 0;  // number of blocks, the embedding's included
 };
 
-// Resolves config.scheme (with config.norm, layers, mix_layers, final_norm, embed_norm), then
-// applies the placement overrides attn_norms and mlp_norms to every layer's sublayers.
-// The config must be valid (see validate()).
+// Resolves config.scheme: its row's placement preset, then the overrides attn_norms ("attn:
+// X"), mlp_norms ("mlp: X") and placement, rule by rule; then final_norm and embed_norm when
+// they are not auto. The config's scheme parameter and norm must be valid (validate() calls
+// this and checks the result).
 ResolvedScheme resolve_scheme(const ModelConfig& config);
 
 }  // namespace normlab

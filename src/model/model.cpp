@@ -99,9 +99,33 @@ void fill_sinusoid(int64_t len, int D, T* out) {
   }
 }
 
-// r = a·x + b·z, or nGPT's r = x + α ⊙ (z − x) when alpha (D) is given; rows × D.
+// A factor of the residual add: a constant, or a learnable parameter read as p[d · stride]
+// (a vector: stride 1; a scalar: stride 0).
 template <typename T>
-void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows, int D);
+struct Factor {
+  T constant = T(1);
+  const T* p = nullptr;
+  int stride = 0;
+  T at(int d) const { return p != nullptr ? p[d * stride] : constant; }
+};
+
+// r = a ⊙ x + b ⊙ z, or nGPT's r = x + α ⊙ (z − x) when alpha (D) is given; rows × D.
+template <typename T>
+void residual_combine(const T* x, const T* z, const T* alpha, Factor<T> a, Factor<T> b, T* r,
+                      int64_t rows, int D);
+
+// The factor of a resolved scale: its constant, or the learnable parameter at `offset`.
+template <typename T>
+Factor<T> factor(const ScaleSpec& spec, const std::vector<T>& params, int64_t offset) {
+  if (offset < 0) return Factor<T>{.constant = T(spec.value)};
+  return Factor<T>{.p = params.data() + offset, .stride = spec.kind == ScaleKind::vector ? 1 : 0};
+}
+
+// out = s · in over n values (out may be in).
+template <typename T>
+void scale_rows(const T* in, T s, T* out, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) out[k] = s * in[k];
+}
 
 // Runs fn(begin, end) over row shards of [0, rows) in parallel.
 template <typename F>
@@ -111,10 +135,21 @@ void for_rows(int64_t rows, F&& fn) {
 }
 
 template <typename T>
-void residual_combine(const T* x, const T* z, const T* alpha, T a, T b, T* r, int64_t rows, int D) {
+void residual_combine(const T* x, const T* z, const T* alpha, Factor<T> fa, Factor<T> fb, T* r,
+                      int64_t rows, int D) {
   for_rows(rows, [&](int64_t n0, int64_t n1) {
-    if (alpha == nullptr) {
+    if (alpha == nullptr && fa.p == nullptr && fb.p == nullptr) {
+      const T a = fa.constant, b = fb.constant;
       for (int64_t k = n0 * D; k < n1 * D; ++k) r[k] = a * x[k] + b * z[k];
+      return;
+    }
+    if (alpha == nullptr) {
+      for (int64_t n = n0; n < n1; ++n) {
+        for (int d = 0; d < D; ++d) {
+          const int64_t k = n * D + d;
+          r[k] = fa.at(d) * x[k] + fb.at(d) * z[k];
+        }
+      }
       return;
     }
     for (int64_t n = n0; n < n1; ++n) {
@@ -147,8 +182,9 @@ Model<T>::Model(const ModelConfig& config, LayoutOnly) : config_(config) {
     // AttnRes records z (or the partial block sum + z) unscaled and unnormalized; backward()
     // relies on it (a continuing record passes its gradient on unchanged).
     for (const SublayerSlots& s : scheme_.sublayers) {
-      if (s.norm_post || s.interpolate || s.residual_scale != 1.0 || s.branch_scale != 1.0) {
-        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scale");
+      if (s.norm_post || s.interpolate || s.residual != ScaleSpec{} || s.branch != ScaleSpec{} ||
+          s.input_scale != 1.0) {
+        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scales");
       }
     }
   }
@@ -198,6 +234,16 @@ NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind k
   return n;
 }
 
+// A learnable factor of the residual add (LayerScale: a vector; ReZero: a scalar), initialized
+// to the placement's value and not decayed; -1 for a constant.
+template <typename T>
+int64_t Model<T>::add_scale(const std::string& name, const ScaleSpec& spec) {
+  if (spec.kind != ScaleKind::vector && spec.kind != ScaleKind::scalar) return -1;
+  const int64_t size = spec.kind == ScaleKind::vector ? config_.width : 1;
+  return layout_.add(
+      {.name = name, .shape = {size}, .init = InitKind::constant, .init_value = spec.value});
+}
+
 // AttnRes: a mixing point's pseudo-query (init 0: uniform weights) and the gain of the RMSNorm
 // on its keys (init 1); neither decays.
 template <typename T>
@@ -218,11 +264,10 @@ void Model<T>::build_layout() {
   const UnitNormAxis rows = ngpt ? UnitNormAxis::last : UnitNormAxis::none;
   const UnitNormAxis cols = ngpt ? UnitNormAxis::first : UnitNormAxis::none;
   const double std = c.init_std;
-  const bool deepnorm = c.scheme == Scheme::deepnorm;
   // GPT-2 scaled init of the projections that write into the residual stream; DeepNorm
   // replaces it with its own (8L)^(-1/4) on values, outputs and the MLP.
   const double residual_std =
-      (c.scaled_residual_init && !deepnorm) ? std / std::sqrt(2.0 * c.layers) : std;
+      (c.scaled_residual_init && scheme_.gpt2_scaled_init) ? std / std::sqrt(2.0 * c.layers) : std;
   const double branch = scheme_.branch_init_scale;
 
   embed_ = layout_.add({.name = "embed.weight",
@@ -283,6 +328,8 @@ void Model<T>::build_layout() {
     }
     p.norm_out = add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out);
     p.norm_post = add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post);
+    p.residual_scale = add_scale(prefix + ".residual_scale", slots.residual);
+    p.branch_scale = add_scale(prefix + ".branch_scale", slots.branch);
     if (slots.interpolate) {
       p.alpha = layout_.add({.name = prefix + ".alpha",
                              .shape = {D},
@@ -386,10 +433,10 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     auto& sub = w.subs[i];
     const SublayerSlots& slots = scheme_.sublayers[i];
     if (slots.norm_in) {
-      resize(sub.u, N * D);
       resize(sub.in_mean, N);
       resize(sub.in_rstd, N);
     }
+    if (slots.norm_in || slots.input_scale != 1.0) resize(sub.u, N * D);
     if (sublayers_[i].is_attention) {
       resize(sub.qkv, N * 3 * D);
       resize(sub.probs, batch * c.heads * len * attention_probs_stride(len));
@@ -586,6 +633,10 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                  sub.in_rstd.data(), N, D, c.norm_eps);
     u = sub.u.data();
   }
+  if (slots.input_scale != 1.0) {
+    scale_rows(u, T(slots.input_scale), sub.u.data(), N * D);
+    u = sub.u.data();
+  }
 
   if (p.is_attention) {
     linear_forward(u, params_.data() + p.w_in, sub.qkv.data(), N, D, 3 * D, D, 3 * D);
@@ -615,8 +666,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
     // (source i) when the sublayer continues a block.
     const T* record = z;
     if (scheme_.res_continues[i]) {
-      residual_combine(w.sources[i], z, static_cast<const T*>(nullptr), T(1), T(1), sub.r.data(), N,
-                       D);
+      residual_combine(w.sources[i], z, static_cast<const T*>(nullptr), Factor<T>{}, Factor<T>{},
+                       sub.r.data(), N, D);
       record = sub.r.data();
     }
     w.sources[i + 1] = record;
@@ -624,8 +675,9 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
     return;
   }
   T* r = slots.norm_post ? sub.r.data() : w.stream[i + 1].data();
-  residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
-                   T(slots.branch_scale), r, N, D);
+  residual_combine(x, z, param_ptr(params_, p.alpha),
+                   factor(slots.residual, params_, p.residual_scale),
+                   factor(slots.branch, params_, p.branch_scale), r, N, D);
   if (slots.norm_post) {
     norm_forward(p.norm_post.kind, r, param_ptr(params_, p.norm_post.gain),
                  param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
@@ -827,9 +879,10 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     dr = w.d_r.data();
   }
 
-  // r = a·x + b·z, or r = x + α ⊙ (z − x).
+  // r = a ⊙ x + b ⊙ z, or r = x + α ⊙ (z − x).
   T* dz = w.d_z.data();
-  const T a = T(slots.residual_scale), b = T(slots.branch_scale);
+  const Factor<T> fa = factor(slots.residual, params_, p.residual_scale);
+  const Factor<T> fb = factor(slots.branch, params_, p.branch_scale);
   const T* alpha = param_ptr(params_, p.alpha);
   if (alpha != nullptr) {
     T* dalpha = grads_.data() + p.alpha;
@@ -841,14 +894,28 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
         dz[k] = alpha[d] * dr[k];
       }
     }
-  } else {
-    const T ra = residual_path ? a : T(0);
+  } else if (fa.p == nullptr && fb.p == nullptr) {
+    const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
     for_rows(N, [&](int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) {
         d_in[k] = ra * dr[k];
         dz[k] = b * dr[k];
       }
     });
+  } else {
+    // Learnable factors: da = Σ x ⊙ dr, db = Σ z ⊙ dr over rows (and features for a
+    // scalar); sequential, so the sums do not depend on the thread count.
+    T* da = p.residual_scale >= 0 ? grads_.data() + p.residual_scale : nullptr;
+    T* db = p.branch_scale >= 0 ? grads_.data() + p.branch_scale : nullptr;
+    for (int64_t n = 0; n < N; ++n) {
+      for (int d = 0; d < D; ++d) {
+        const int64_t k = n * D + d;
+        d_in[k] = residual_path ? fa.at(d) * dr[k] : T(0);
+        dz[k] = fb.at(d) * dr[k];
+        if (da != nullptr) da[d * fa.stride] += x[k] * dr[k];
+        if (db != nullptr) db[d * fb.stride] += z[k] * dr[k];
+      }
+    }
   }
 
   // z = N_out(y)
@@ -862,7 +929,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   }
 
   // y = f(u)
-  const T* u = slots.norm_in ? sub.u.data() : x;
+  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : x;
   T* du = w.d_u.data();
   std::fill(du, du + N * D, T(0));
   if (p.is_attention) {
@@ -887,7 +954,8 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                     N, D, M, D, M);
   }
 
-  // u = N_in(x); the gradient adds to the residual path's.
+  // u = s · N_in(x); the gradient adds to the residual path's.
+  if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
     norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain), sub.in_mean.data(),
                   sub.in_rstd.data(), du, d_in, param_ptr(grads_, p.norm_in.gain),
@@ -911,7 +979,9 @@ const T* Model<T>::branch_output(int i) const {
 
 template <typename T>
 const T* Model<T>::branch_input(int i) const {
-  return scheme_.sublayers.at(i).norm_in ? ws_->subs.at(i).u.data() : ws_->stream.at(i).data();
+  const SublayerSlots& slots = scheme_.sublayers.at(i);
+  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data()
+                                                   : ws_->stream.at(i).data();
 }
 
 template <typename T>
@@ -1073,6 +1143,10 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       norm(p.norm_in, x, w.u.data(), cur);
       u = w.u.data();
     }
+    if (slots.input_scale != 1.0) {
+      scale_rows(u, T(slots.input_scale), w.u.data(), cur * D);
+      u = w.u.data();
+    }
     int64_t out_rows = cur;
     if (p.is_attention) {
       linear_forward(u, params_.data() + p.w_in, w.qkv.data(), cur, D, 3 * D, D, 3 * D);
@@ -1124,8 +1198,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       const int b = scheme_.res_source_block[i + 1];
       T* record = w.block[b].data();
       if (scheme_.res_continues[i]) {
-        residual_combine(static_cast<const T*>(record), z, static_cast<const T*>(nullptr), T(1),
-                         T(1), record, out_rows, D);
+        residual_combine(static_cast<const T*>(record), z, static_cast<const T*>(nullptr),
+                         Factor<T>{}, Factor<T>{}, record, out_rows, D);
       } else {
         std::copy(z, z + out_rows * D, record);
       }
@@ -1135,8 +1209,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       grow(w.h_next, out_rows * D);
       if (slots.norm_post) grow(w.r, out_rows * D);
       T* r = slots.norm_post ? w.r.data() : w.h_next.data();
-      residual_combine(x, z, param_ptr(params_, p.alpha), T(slots.residual_scale),
-                       T(slots.branch_scale), r, out_rows, D);
+      residual_combine(x, z, param_ptr(params_, p.alpha),
+                       factor(slots.residual, params_, p.residual_scale),
+                       factor(slots.branch, params_, p.branch_scale), r, out_rows, D);
       if (slots.norm_post) norm(p.norm_post, r, w.h_next.data(), out_rows);
       out = w.h_next.data();
     }

@@ -9,6 +9,8 @@
 #include "normlab/json_fields.hpp"
 #include "normlab/model_fields.hpp"
 #include "normlab/printable.hpp"
+#include "normlab/scheme.hpp"
+#include "normlab/scheme_table.hpp"
 
 namespace normlab {
 namespace {
@@ -19,19 +21,6 @@ struct Names {
   const char* name;
 };
 
-constexpr Names<Scheme> kSchemes[] = {
-    {Scheme::pre, "pre"},
-    {Scheme::post, "post"},
-    {Scheme::peri, "peri"},
-    {Scheme::peri_init, "peri_init"},
-    {Scheme::post_attn, "post_attn"},
-    {Scheme::mix, "mix"},
-    {Scheme::ngpt, "ngpt"},
-    {Scheme::sqrt_scaling, "sqrt_scaling"},
-    {Scheme::deepnorm, "deepnorm"},
-    {Scheme::attnres, "attnres"},
-    {Scheme::block_attnres, "block_attnres"},
-};
 constexpr Names<NormKind> kNorms[] = {{NormKind::layernorm, "layernorm"},
                                       {NormKind::rmsnorm, "rmsnorm"},
                                       {NormKind::standardize, "standardize"},
@@ -73,7 +62,7 @@ E parse(const Names<E> (&table)[N], const std::string& s, const char* what) {
 }  // namespace
 
 std::string to_string(Scheme s) {
-  return name_of(kSchemes, s);
+  return scheme_row(s).name;
 }
 std::string to_string(NormKind k) {
   return name_of(kNorms, k);
@@ -89,7 +78,11 @@ std::string to_string(Toggle t) {
 }
 
 Scheme parse_scheme(const std::string& s) {
-  return parse(kSchemes, s, "scheme");
+  for (const SchemeRow& row : scheme_table()) {
+    if (s == row.name) return row.scheme;
+  }
+  throw UsageError(fmt::format("unknown scheme '{}'; allowed: {}", printable(s),
+                               fmt::join(scheme_names(), ", ")));
 }
 NormKind parse_norm_kind(const std::string& s) {
   return parse(kNorms, s, "norm");
@@ -160,11 +153,14 @@ NormPlacement parse_norm_placement(const std::string& s) {
 }
 
 NormKind default_norm_kind(Scheme scheme, NormKind fallback) {
-  return scheme == Scheme::ngpt ? NormKind::l2 : fallback;
+  const NormKind own = scheme_row(scheme).default_norm;
+  return own != NormKind::rmsnorm ? own : fallback;
 }
 
 std::vector<std::string> scheme_names() {
-  return all_names(kSchemes);
+  std::vector<std::string> names;
+  for (const SchemeRow& row : scheme_table()) names.emplace_back(row.name);
+  return names;
 }
 std::vector<std::string> norm_kind_names() {
   return all_names(kNorms);
@@ -174,12 +170,14 @@ std::vector<std::string> pos_encoding_names() {
 }
 
 std::string scheme_label(const ModelConfig& c) {
-  std::string label = to_string(c.scheme);
-  if (c.scheme == Scheme::mix) label = fmt::format("mix({})", c.mix_layers);
-  if (c.scheme == Scheme::block_attnres) label = fmt::format("block_attnres({})", c.block_size);
+  const SchemeRow& row = scheme_row(c.scheme);
+  std::string label = row.name;
+  if (row.param == SchemeParam::mix_layers) label += fmt::format("({})", c.mix_layers);
+  if (row.param == SchemeParam::block_size) label += fmt::format("({})", c.block_size);
   // Placement overrides change the block, so they are part of its name: "post[attn=out]".
   if (!c.attn_norms.automatic) label += fmt::format("[attn={}]", to_string(c.attn_norms));
   if (!c.mlp_norms.automatic) label += fmt::format("[mlp={}]", to_string(c.mlp_norms));
+  if (!c.placement.empty()) label += fmt::format("[{}]", to_string(c.placement));
   return label;
 }
 
@@ -195,7 +193,9 @@ struct JsonWriter {
   void operator()(const FieldInfo& f, const bool& value) { j[f.name] = value; }
   template <typename E>
   void operator()(const FieldInfo& f, const E& value) {
-    j[f.name] = to_string(value);
+    const std::string text = to_string(value);
+    if (f.omit_default && text == to_string(E{})) return;
+    j[f.name] = text;
   }
 };
 
@@ -259,27 +259,63 @@ void validate(const ModelConfig& c) {
             fmt::format("rope needs an even head dimension; width {} / heads {} = {}", c.width,
                         c.heads, c.head_dim()));
   }
+  const SchemeRow& row = scheme_row(c.scheme);
   if (c.norm == NormKind::none) {
-    require(c.scheme == Scheme::pre,
+    std::vector<std::string> kinds = norm_kind_names();
+    std::erase(kinds, "none");
+    require(row.norm_none_allowed,
             fmt::format("scheme {} needs a norm; --norm none is allowed only with scheme pre "
-                        "(the unnormalized baseline); allowed norms: layernorm, rmsnorm, "
-                        "standardize, l2",
-                        to_string(c.scheme)));
+                        "(the unnormalized baseline) and the schemes without norms (rezero, "
+                        "custom); allowed norms: {}",
+                        row.name, fmt::join(kinds, ", ")));
     require(c.embed_norm != Toggle::on && c.final_norm != Toggle::on,
             "--norm none cannot be combined with an embedding or final norm");
   }
-  for (const auto& [placement, name] :
-       {std::pair{&c.attn_norms, "attn_norms"}, std::pair{&c.mlp_norms, "mlp_norms"}}) {
-    if (placement->automatic) continue;
-    require(c.norm != NormKind::none,
-            fmt::format("{} overrides the norms, which needs a norm kind: norm is none", name));
-    require(c.scheme != Scheme::ngpt,
-            fmt::format("{} cannot override ngpt's norms: its update needs both of them", name));
-    const bool attnres = c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres;
-    require(!(attnres && placement->post.present),
-            fmt::format("{} = {}: AttnRes records each sublayer's output unnormalized, so "
-                        "there is no 'post' slot; allowed slots: in, out",
-                        name, to_string(*placement)));
+  // The overrides, each with the name the user wrote.
+  std::vector<std::pair<std::string, PlacementRule>> overrides;
+  if (!c.attn_norms.automatic) overrides.push_back({"attn_norms", {.norms = c.attn_norms}});
+  if (!c.mlp_norms.automatic) {
+    overrides.push_back(
+        {"mlp_norms", {.target = PlacementRule::Target::mlp, .norms = c.mlp_norms}});
+  }
+  for (const PlacementRule& rule : c.placement.rules) overrides.push_back({"placement", rule});
+  for (const auto& [name, rule] : overrides) {
+    require(row.overrides_allowed,
+            fmt::format("{} cannot change scheme {}: its update needs exactly its own norms", name,
+                        row.name));
+    const bool slot_without_kind =
+        rule.norms && ((rule.norms->in.present && !rule.norms->in.kind) ||
+                       (rule.norms->out.present && !rule.norms->out.kind) ||
+                       (rule.norms->post.present && !rule.norms->post.kind));
+    require(c.norm != NormKind::none || !slot_without_kind,
+            fmt::format("{} places a norm of the model's kind, but norm is none; give the slot "
+                        "a kind (e.g. out:layernorm) or choose a norm",
+                        name));
+    require(
+        c.mlp || rule.target != PlacementRule::Target::mlp,
+        fmt::format("{} sets the MLP sublayers, which needs an MLP sublayer (mlp is off)", name));
+    const bool ranged = rule.first_layer != 0 || rule.end_layer != std::numeric_limits<int>::max();
+    require(!ranged ||
+                (rule.first_layer < c.layers &&
+                 (rule.end_layer == std::numeric_limits<int>::max() || rule.end_layer <= c.layers)),
+            fmt::format("{}: the layer range [{}:{}] is not inside the model's {} layers "
+                        "(0 to {})",
+                        name, rule.first_layer,
+                        rule.end_layer == std::numeric_limits<int>::max()
+                            ? std::string()
+                            : std::to_string(rule.end_layer),
+                        c.layers, c.layers - 1));
+  }
+  if (row.residual_mode != ResidualMode::additive) {
+    for (const SublayerSlots& slots : resolve_scheme(c).sublayers) {
+      require(!slots.norm_post,
+              "AttnRes records each sublayer's output unnormalized, so there is no 'post' "
+              "slot; allowed slots: in, out");
+      require(
+          slots.residual == ScaleSpec{} && slots.branch == ScaleSpec{} && slots.input_scale == 1.0,
+          "AttnRes mixes the records with learned weights: residual, branch and input "
+          "scales are not allowed");
+    }
   }
   require(c.mlp || c.mlp_norms.automatic,
           fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));

@@ -2,27 +2,51 @@
 
 #include <cmath>
 
+#include "normlab/placement.hpp"
+
 namespace normlab {
 namespace {
 
-SublayerSlots pre_slots() {
-  return {.norm_in = true};
-}
-SublayerSlots post_slots() {
-  return {.norm_post = true};
+// Sets the parts of `slots` that the rule names, for sublayer (layer l, attention or MLP).
+void apply_rule(const PlacementRule& rule, int l, NormKind model_norm, SublayerSlots& slots) {
+  if (rule.norms) {
+    const NormPlacement& p = *rule.norms;
+    slots.norm_in = p.in.present;
+    slots.norm_out = p.out.present;
+    slots.norm_post = p.post.present;
+    slots.kind_in = p.in.kind.value_or(model_norm);
+    slots.kind_out = p.out.kind.value_or(model_norm);
+    slots.kind_post = p.post.kind.value_or(model_norm);
+  }
+  // 1/sqrt(l+1) becomes the constant of layer l (l from 0).
+  auto at_layer = [l](ScaleSpec s) {
+    if (s.kind == ScaleKind::inverse_sqrt_layer)
+      s = {ScaleKind::constant, 1.0 / std::sqrt(l + 1.0)};
+    return s;
+  };
+  if (rule.residual) slots.residual = at_layer(*rule.residual);
+  if (rule.branch) slots.branch = at_layer(*rule.branch);
+  if (rule.input) slots.input_scale = at_layer(*rule.input).value;
 }
 
-// A placement override replaces the row's norms of one sublayer; scales, interpolation and the
-// residual mode stay the row's.
-void apply_placement(const NormPlacement& p, NormKind model_norm, SublayerSlots& slots) {
-  slots.kind_in = slots.kind_out = slots.kind_post = model_norm;
-  if (p.automatic) return;
-  slots.norm_in = p.in.present;
-  slots.norm_out = p.out.present;
-  slots.norm_post = p.post.present;
-  slots.kind_in = p.in.kind.value_or(model_norm);
-  slots.kind_out = p.out.kind.value_or(model_norm);
-  slots.kind_post = p.post.kind.value_or(model_norm);
+bool rule_applies(const PlacementRule& rule, int l, bool is_attention) {
+  using Target = PlacementRule::Target;
+  const bool kind = rule.target == Target::all || (rule.target == Target::attn && is_attention) ||
+                    (rule.target == Target::mlp && !is_attention);
+  return kind && l >= rule.first_layer && l < rule.end_layer;
+}
+
+// The rules in order: the row's preset, attn_norms, mlp_norms, the config's placement.
+std::vector<PlacementRule> placement_rules(const SchemeRow& row, const ModelConfig& c) {
+  std::vector<PlacementRule> rules = parse_placement(row.placement(c)).rules;
+  for (const auto& [override_norms, target] :
+       {std::pair{&c.attn_norms, PlacementRule::Target::attn},
+        std::pair{&c.mlp_norms, PlacementRule::Target::mlp}}) {
+    if (override_norms->automatic) continue;
+    rules.push_back({.target = target, .norms = *override_norms});
+  }
+  rules.insert(rules.end(), c.placement.rules.begin(), c.placement.rules.end());
+  return rules;
 }
 
 bool resolve_toggle(Toggle t, bool automatic) {
@@ -59,76 +83,42 @@ void resolve_attnres(ResolvedScheme& r, int block) {
 }  // namespace
 
 ResolvedScheme resolve_scheme(const ModelConfig& c) {
+  const SchemeRow& row = scheme_row(c.scheme);
+  const std::vector<PlacementRule> rules = placement_rules(row, c);
   ResolvedScheme r;
-  bool final_default = true;
-  bool embed_default = false;
-  const double L = c.layers;
+  bool final_default = row.final_norm;
+  bool embed_default = row.embed_norm;
   for (int l = 0; l < c.layers; ++l) {
     for (int s = 0; s < c.sublayers_per_layer(); ++s) {
       const bool is_attention = s == 0;
       SublayerSlots slots;
-      switch (c.scheme) {
-        case Scheme::pre:
-        case Scheme::attnres:
-        case Scheme::block_attnres:
-          slots = pre_slots();
-          break;
-        case Scheme::post:
-          slots = post_slots();
-          break;
-        case Scheme::peri:
-        case Scheme::peri_init:
-          slots = {.norm_in = true, .norm_out = true};
-          break;
-        case Scheme::post_attn:
-          // The vanishing-variance placement: only the attention output is normalized.
-          slots.norm_out = is_attention;
-          break;
-        case Scheme::mix:
-          slots = l < c.mix_layers ? post_slots() : pre_slots();
-          break;
-        case Scheme::ngpt:
-          slots = {.norm_out = true, .norm_post = true, .interpolate = true};
-          break;
-        case Scheme::sqrt_scaling:
-          slots = pre_slots();
-          slots.branch_scale = 1.0 / std::sqrt(l + 1.0);
-          break;
-        case Scheme::deepnorm:
-          slots = post_slots();
-          slots.residual_scale = std::pow(2.0 * L, 0.25);
-          break;
+      slots.kind_in = slots.kind_out = slots.kind_post = c.norm;
+      for (const PlacementRule& rule : rules) {
+        if (rule_applies(rule, l, is_attention)) apply_rule(rule, l, c.norm, slots);
       }
-      apply_placement(is_attention ? c.attn_norms : c.mlp_norms, c.norm, slots);
-      if (c.norm == NormKind::none) {
-        slots.norm_in = slots.norm_out = slots.norm_post = false;
-      }
+      slots.interpolate = row.interpolate;
+      // norm = none: a slot of that kind is no norm (pre's unnormalized baseline).
+      if (slots.kind_in == NormKind::none) slots.norm_in = false;
+      if (slots.kind_out == NormKind::none) slots.norm_out = false;
+      if (slots.kind_post == NormKind::none) slots.norm_post = false;
       r.sublayers.push_back(slots);
     }
   }
-  switch (c.scheme) {
-    case Scheme::post:
-    case Scheme::deepnorm:
-    case Scheme::ngpt:
-      final_default = false;  // the stream leaving the last block is already normalized
-      break;
-    case Scheme::peri_init:
-      embed_default = true;
-      break;
-    default:
-      break;
+  for (const PlacementRule& rule : rules) {
+    if (rule.target == PlacementRule::Target::final) final_default = *rule.on;
+    if (rule.target == PlacementRule::Target::embed) embed_default = *rule.on;
   }
-  if (c.scheme == Scheme::attnres) r.residual_mode = ResidualMode::attnres;
-  if (c.scheme == Scheme::block_attnres) r.residual_mode = ResidualMode::block_attnres;
+  r.residual_mode = row.residual_mode;
   if (r.residual_mode != ResidualMode::additive) {
     resolve_attnres(r, r.residual_mode == ResidualMode::attnres ? 1 : c.block_size);
   }
-  if (c.scheme == Scheme::ngpt) {
-    r.unit_norm_weights = true;
-    r.weight_decay = false;
-    r.logit_scale = true;
+  r.unit_norm_weights = row.unit_norm_weights;
+  r.weight_decay = row.weight_decay;
+  r.logit_scale = row.logit_scale;
+  if (row.init == InitRule::deepnorm) {
+    r.branch_init_scale = std::pow(8.0 * c.layers, -0.25);
+    r.gpt2_scaled_init = false;
   }
-  if (c.scheme == Scheme::deepnorm) r.branch_init_scale = std::pow(8.0 * L, -0.25);
   const bool has_norm = c.norm != NormKind::none;
   r.final_norm = has_norm && resolve_toggle(c.final_norm, final_default);
   r.embed_norm = has_norm && resolve_toggle(c.embed_norm, embed_default);

@@ -22,6 +22,7 @@
 #include "core/kernels/cross_entropy.hpp"
 #include "normlab/model.hpp"
 #include "normlab/rng.hpp"
+#include "normlab/scheme_table.hpp"
 
 namespace normlab {
 namespace {
@@ -88,15 +89,20 @@ double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T
   return worst_err;
 }
 
-// AttnRes: random pseudo-queries (std 0.7) and key-norm gains (1 ± 0.3); no-op otherwise.
+// AttnRes: random pseudo-queries (std 0.7) and key-norm gains (1 ± 0.3); learnable residual
+// and branch factors 0.6 ± 0.3 (ReZero's start at 0, where the branch gradients vanish);
+// no-op otherwise.
 void randomize_res_params(Model<double>& m, uint64_t seed) {
   Rng rng(seed);
   for (const TensorSpec& t : m.layout().tensors()) {
     const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
     const bool gain = t.name.ends_with("res_norm.weight");
-    if (!query && !gain) continue;
+    const bool factor = t.name.ends_with("_scale") && t.name.starts_with("layers.");
+    if (!query && !gain && !factor) continue;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
-      m.params()[i] = query ? 0.7 * rng.normal() : 1.0 + 0.3 * rng.normal();
+      m.params()[i] = query    ? 0.7 * rng.normal()
+                      : factor ? 0.6 + 0.3 * rng.normal()
+                               : 1.0 + 0.3 * rng.normal();
     }
   }
 }
@@ -108,13 +114,11 @@ struct Case {
 
 std::vector<Case> all_valid_cases() {
   std::vector<Case> cases;
-  for (Scheme s : {Scheme::pre, Scheme::post, Scheme::peri, Scheme::peri_init, Scheme::post_attn,
-                   Scheme::mix, Scheme::ngpt, Scheme::sqrt_scaling, Scheme::deepnorm,
-                   Scheme::attnres, Scheme::block_attnres}) {
-    for (NormKind k : {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize, NormKind::l2,
-                       NormKind::none}) {
-      if (k == NormKind::none && s != Scheme::pre) continue;
-      cases.push_back({s, k});
+  for (const SchemeRow& row : scheme_table()) {
+    for (const std::string& name : norm_kind_names()) {
+      const NormKind k = parse_norm_kind(name);
+      if (k == NormKind::none && !row.norm_none_allowed) continue;
+      cases.push_back({row.scheme, k});
     }
   }
   return cases;
@@ -382,6 +386,28 @@ std::vector<Variant> variants() {
                    c.norm = p.norm;
                    c.attn_norms = parse_norm_placement(p.attn);
                    c.mlp_norms = parse_norm_placement(p.mlp);
+                 }});
+  }
+  // Written placements (the placement language): every setting, layer ranges, learnable
+  // factors, the stream's norms.
+  const struct {
+    const char* name;
+    Scheme scheme;
+    const char* placement;
+  } written[] = {
+      {"written_every_setting", Scheme::custom,
+       "all: in+post:layernorm, residual=scalar(0.9), branch=vector(0.5), input=1/sqrt(l+1); "
+       "attn[1:]: out; final: on; embed: on"},
+      {"written_layer_ranges", Scheme::pre,
+       "attn[0:1]: post, residual=0.5; mlp[1:3]: in+out, branch=1/sqrt(l+1); final: off"},
+      {"written_learnable_residual", Scheme::post, "all: post, residual=vector(1.2)"},
+      {"written_input_scale_without_norm", Scheme::custom, "all: none, input=0.7, branch=0.8"},
+  };
+  for (const auto& p : written) {
+    v.push_back({p.name, [p](C c) {
+                   c.layers = 3;
+                   c.scheme = p.scheme;
+                   c.placement = parse_placement(p.placement);
                  }});
   }
   for (int k = 0; k <= 3; ++k) {

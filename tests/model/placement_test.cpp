@@ -93,7 +93,7 @@ TEST(NormPlacement, ValidationSaysWhatIsAllowed) {
     return "";
   };
   ModelConfig none = small_config(Scheme::pre, NormKind::none);
-  none.attn_norms = parse_norm_placement("in:layernorm");
+  none.attn_norms = parse_norm_placement("in");  // a norm of the model's kind, which is none
   EXPECT_NE(message(none).find("norm is none"), std::string::npos);
   ModelConfig ngpt = small_config(Scheme::ngpt, NormKind::l2);
   ngpt.mlp_norms = parse_norm_placement("in");

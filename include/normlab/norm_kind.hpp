@@ -1,0 +1,15 @@
+// The normalization function N (docs/schemes.md gives each definition).
+#pragma once
+
+namespace normlab {
+
+// The normalization function N.
+enum class NormKind {
+  layernorm,    // (x - mean) / std * gain + bias
+  rmsnorm,      // x / rms(x) * gain
+  standardize,  // (x - mean) / std, no parameters
+  l2,           // x / ||x||, no parameters (nGPT's unit sphere)
+  none          // identity (only with scheme pre: the unnormalized baseline)
+};
+
+}  // namespace normlab

@@ -1,0 +1,60 @@
+// The scheme table: each named scheme's whole definition in one row (docs/schemes.md).
+//
+// A row gives the scheme's placement as a preset in the placement language (placement.hpp),
+// the defaults of the embedding and final norms, the residual mode, the nGPT update and its
+// side effects (unit-norm weights, no weight decay, a logit scale), the init rule and the
+// default norm kind. The command line, TOML, JSON, labels and validation read the table;
+// tests iterate it. Adding a scheme is adding an enum value and a row (docs/schemes.md,
+// "Adding a scheme").
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "normlab/model_config.hpp"
+
+namespace normlab {
+
+// How the sublayer inputs are formed.
+enum class ResidualMode {
+  additive,      // x of sublayer i+1 is out of sublayer i
+  attnres,       // x of sublayer i is a softmax mixture over all earlier outputs
+  block_attnres  // x of sublayer i is a softmax mixture over block sums
+};
+
+// The number a scheme takes, written NAME(K): the config field it sets.
+enum class SchemeParam { none, mix_layers, block_size };
+
+// How the weights that write into the residual stream are initialized.
+enum class InitRule {
+  gpt2,     // std init_std, output projections / sqrt(2L) when scaled_residual_init
+  deepnorm  // value, output and MLP weights × (8L)^(-1/4), no GPT-2 scaling
+};
+
+struct SchemeRow {
+  Scheme scheme;
+  const char* name;
+  const char* block;  // the block update, for help and docs
+  // The preset in the placement language, for this config (mix(k) and deepnorm depend on it).
+  std::string (*placement)(const ModelConfig& config);
+  SchemeParam param = SchemeParam::none;
+  bool final_norm = true;   // a norm before the unembedding unless final_norm says otherwise
+  bool embed_norm = false;  // a norm on the embeddings unless embed_norm says otherwise
+  ResidualMode residual_mode = ResidualMode::additive;
+  bool interpolate = false;        // nGPT: r = x + alpha ⊙ (z − x), alpha learnable (D)
+  bool unit_norm_weights = false;  // nGPT: embeddings and weight rows renormalized every step
+  bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
+  bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
+  InitRule init = InitRule::gpt2;
+  NormKind default_norm = NormKind::rmsnorm;  // the norm kind when none is named
+  // norm = none: pre drops its norms (the unnormalized baseline); rows whose placement has
+  // no norm (rezero, custom) allow it too; every other row refuses it.
+  bool norm_none_allowed = false;
+  bool overrides_allowed = true;  // false: attn_norms, mlp_norms and placement are refused
+};
+
+// Every row, in the order of enum Scheme.
+std::span<const SchemeRow> scheme_table();
+const SchemeRow& scheme_row(Scheme scheme);
+
+}  // namespace normlab

@@ -1,0 +1,150 @@
+#include "normlab/scheme_table.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+namespace normlab {
+namespace {
+
+// Presets that do not depend on the config.
+template <const char* Text>
+std::string fixed(const ModelConfig&) {
+  return Text;
+}
+constexpr char kPre[] = "all: in";
+constexpr char kPost[] = "all: post";
+constexpr char kPeri[] = "all: in+out";
+constexpr char kPostAttn[] = "attn: out";
+constexpr char kNgpt[] = "all: out+post";
+constexpr char kSqrtScaling[] = "all: in, branch=1/sqrt(l+1)";
+constexpr char kPreAndPost[] = "all: in+post";
+constexpr char kReordered[] = "all: out";
+constexpr char kLayerNormScaling[] = "all: in, input=1/sqrt(l+1)";
+constexpr char kLayerScale[] = "all: in, branch=vector(0.1)";
+constexpr char kReZero[] = "all: none, branch=scalar(0)";
+constexpr char kNothing[] = "";
+
+// mix(k): pre everywhere, then post on the layers l < k.
+std::string mix_placement(const ModelConfig& c) {
+  return fmt::format("all: in; all[0:{}]: post", c.mix_layers);
+}
+
+// DeepNorm: x scaled by (2L)^(1/4) in the add; 17 digits give the double back exactly.
+std::string deepnorm_placement(const ModelConfig& c) {
+  return fmt::format("all: post, residual={:.17g}", std::pow(2.0 * c.layers, 0.25));
+}
+
+const std::array kRows = {
+    SchemeRow{.scheme = Scheme::pre,
+              .name = "pre",
+              .block = "h = h + f(N(h)), final norm",
+              .placement = fixed<kPre>,
+              .norm_none_allowed = true},
+    SchemeRow{.scheme = Scheme::post,
+              .name = "post",
+              .block = "h = N(h + f(h))",
+              .placement = fixed<kPost>,
+              .final_norm = false},
+    SchemeRow{.scheme = Scheme::peri,
+              .name = "peri",
+              .block = "h = h + N_out(f(N_in(h)))",
+              .placement = fixed<kPeri>},
+    SchemeRow{.scheme = Scheme::peri_init,
+              .name = "peri_init",
+              .block = "peri plus a norm on the token embeddings",
+              .placement = fixed<kPeri>,
+              .embed_norm = true},
+    SchemeRow{.scheme = Scheme::post_attn,
+              .name = "post_attn",
+              .block = "h = h + N(attn(h)); MLP h = h + mlp(h)",
+              .placement = fixed<kPostAttn>},
+    SchemeRow{.scheme = Scheme::mix,
+              .name = "mix",
+              .block = "post for layers l < k, pre after",
+              .placement = mix_placement,
+              .param = SchemeParam::mix_layers},
+    SchemeRow{.scheme = Scheme::ngpt,
+              .name = "ngpt",
+              .block = "h = N(h + alpha ⊙ (N(f(h)) - h)), unit-norm weights",
+              .placement = fixed<kNgpt>,
+              .final_norm = false,
+              .interpolate = true,
+              .unit_norm_weights = true,
+              .weight_decay = false,
+              .logit_scale = true,
+              .default_norm = NormKind::l2,
+              .overrides_allowed = false},
+    SchemeRow{.scheme = Scheme::sqrt_scaling,
+              .name = "sqrt_scaling",
+              .block = "h = h + f(N(h)) / sqrt(l + 1)",
+              .placement = fixed<kSqrtScaling>},
+    SchemeRow{.scheme = Scheme::deepnorm,
+              .name = "deepnorm",
+              .block = "h = N(a·h + f(h)), a = (2L)^(1/4), init × (8L)^(-1/4)",
+              .placement = deepnorm_placement,
+              .final_norm = false,
+              .init = InitRule::deepnorm},
+    SchemeRow{.scheme = Scheme::attnres,
+              .name = "attnres",
+              .block = "pre-norm sublayers; inputs are softmax mixtures of all earlier outputs",
+              .placement = fixed<kPre>,
+              .residual_mode = ResidualMode::attnres},
+    SchemeRow{.scheme = Scheme::block_attnres,
+              .name = "block_attnres",
+              .block = "as attnres, over block sums of S sublayers",
+              .placement = fixed<kPre>,
+              .param = SchemeParam::block_size,
+              .residual_mode = ResidualMode::block_attnres},
+    SchemeRow{.scheme = Scheme::sandwich,
+              .name = "sandwich",
+              .block = "h = h + N_out(f(N_in(h))): peri under its CogView / x-transformers name",
+              .placement = fixed<kPeri>},
+    SchemeRow{.scheme = Scheme::pre_and_post,
+              .name = "pre_and_post",
+              .block = "h = N_post(h + f(N_in(h)))",
+              .placement = fixed<kPreAndPost>,
+              .final_norm = false},
+    SchemeRow{.scheme = Scheme::reordered,
+              .name = "reordered",
+              .block = "h = h + N(f(h)), final norm (OLMo 2)",
+              .placement = fixed<kReordered>},
+    SchemeRow{.scheme = Scheme::layernorm_scaling,
+              .name = "layernorm_scaling",
+              .block = "h = h + f(N(h) / sqrt(l + 1))",
+              .placement = fixed<kLayerNormScaling>},
+    SchemeRow{.scheme = Scheme::layerscale,
+              .name = "layerscale",
+              .block = "h = h + lambda ⊙ f(N(h)), lambda learnable (D), init 0.1",
+              .placement = fixed<kLayerScale>},
+    SchemeRow{.scheme = Scheme::rezero,
+              .name = "rezero",
+              .block = "h = h + a · f(h), a one learnable number, init 0; no norms",
+              .placement = fixed<kReZero>,
+              .final_norm = false,
+              .norm_none_allowed = true},
+    SchemeRow{.scheme = Scheme::custom,
+              .name = "custom",
+              .block = "nothing but the model's `placement`; no final or embedding norm unless "
+                       "it says so",
+              .placement = fixed<kNothing>,
+              .final_norm = false,
+              .norm_none_allowed = true},
+};
+
+}  // namespace
+
+std::span<const SchemeRow> scheme_table() {
+  return kRows;
+}
+
+const SchemeRow& scheme_row(Scheme scheme) {
+  for (const SchemeRow& row : kRows) {
+    if (row.scheme == scheme) return row;
+  }
+  throw std::logic_error("scheme_row: a Scheme value without a row");
+}
+
+}  // namespace normlab
