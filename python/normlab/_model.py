@@ -67,7 +67,8 @@ def init(scheme: str = "pre", norm: Optional[str] = None, seed: int = 0, **model
     """A freshly initialized model, like `normlab init`. model_options are config fields
     (docs/checkpoint.md): vocab, width, heads, layers, mlp, mlp_mult, activation, causal, pos,
     max_len, rope_base, beta, tied, final_norm, embed_norm, mix_layers, block_size, norm_eps,
-    init_std, scaled_residual_init, ngpt_alpha_init, attn_norms, mlp_norms. `norm` defaults to
+    init_std, scaled_residual_init, ngpt_alpha_init, attn_norms, mlp_norms, placement (the
+    placement language of docs/schemes.md). `norm` defaults to
     the scheme's (l2 for ngpt, rmsnorm otherwise); final_norm and embed_norm take True, False or
     "auto"."""
     if scheme not in _normlab.scheme_names():
@@ -75,9 +76,10 @@ def init(scheme: str = "pre", norm: Optional[str] = None, seed: int = 0, **model
     config = json.loads(_normlab.default_config_json(scheme))
     if norm is not None:
         config["norm"] = norm
+    fields = [name for name, _, _ in _normlab.model_config_fields()]
     for key, value in model_options.items():
-        if key not in config or key in ("scheme", "norm"):
-            allowed = sorted(k for k in config if k not in ("scheme", "norm"))
+        if key not in fields or key in ("scheme", "norm"):
+            allowed = sorted(k for k in fields if k not in ("scheme", "norm"))
             raise ValueError(f"unknown model option '{key}'; allowed: {', '.join(allowed)}")
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{key}: {value}; allowed: a finite number")

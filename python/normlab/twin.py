@@ -40,7 +40,7 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 # Exit code 77 (the usual "skipped" code of test drivers) when PyTorch is absent, so that the
@@ -108,10 +108,10 @@ CONFIG_FIELDS = {
     "beta": float, "tied": bool, "final_norm": str, "embed_norm": str, "scheme": str,
     "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
-    "mlp_norms": str,
+    "mlp_norms": str, "placement": str,
 }
 # Fields that checkpoints written before they existed lack, with the value they then meant.
-OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto"}
+OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": ""}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -152,17 +152,19 @@ class Slots:
     norm_in: bool = False
     norm_out: bool = False
     norm_post: bool = False
-    residual_scale: float = 1.0  # a
-    branch_scale: float = 1.0  # b
+    # The factors of the add: ("constant", value), or ("vector" | "scalar", init) learnable.
+    residual: Tuple[str, float] = ("constant", 1.0)  # a, on x
+    branch: Tuple[str, float] = ("constant", 1.0)  # b, on z
+    input_scale: float = 1.0  # on f's input
     interpolate: bool = False  # nGPT
     kind_in: str = ""  # each norm's kind; "" is the model's norm
     kind_out: str = ""
     kind_post: str = ""
 
 
-def parse_placement(text: str) -> Optional[Dict[str, str]]:
-    """A placement override (model_config.hpp, NormPlacement): None for "auto", else
-    {slot: kind} with kind "" for the model's norm."""
+def parse_norms(text: str) -> Optional[Dict[str, str]]:
+    """Norm slots (model_config.hpp, NormPlacement): None for "auto", else {slot: kind} with
+    kind "" for the model's norm."""
     if text == "auto":
         return None
     if text == "none":
@@ -176,48 +178,92 @@ def parse_placement(text: str) -> Optional[Dict[str, str]]:
     return out
 
 
-def apply_placement(text: str, slots: Slots) -> None:
-    placement = parse_placement(text)
-    if placement is None:
-        return
-    slots.norm_in, slots.kind_in = "in" in placement, placement.get("in", "")
-    slots.norm_out, slots.kind_out = "out" in placement, placement.get("out", "")
-    slots.norm_post, slots.kind_post = "post" in placement, placement.get("post", "")
+@dataclass
+class Rule:
+    """One rule of the placement language (docs/schemes.md, "Placements")."""
+    target: str  # all, attn, mlp, embed, final
+    first: int = 0
+    end: int = 1 << 62
+    norms: Optional[Dict[str, str]] = None
+    scales: Dict[str, Tuple[str, float]] = field(default_factory=dict)  # residual/branch/input
+    on: Optional[bool] = None  # embed, final
+
+
+def parse_scale(text: str) -> Tuple[str, float]:
+    if text == "1/sqrt(l+1)":
+        return ("inverse_sqrt_layer", 1.0)
+    for kind in ("vector", "scalar"):
+        if text.startswith(kind + "(") and text.endswith(")"):
+            return (kind, float(text[len(kind) + 1:-1]))
+    return ("constant", float(text))
+
+
+def parse_rules(text: str) -> List[Rule]:
+    rules: List[Rule] = []
+    if not text.strip():
+        return rules
+    for rule_text in text.split(";"):
+        close = rule_text.find("]")  # a layer range [FIRST:END] has a colon of its own
+        colon = rule_text.find(":", max(close, 0))
+        head, settings = rule_text[:colon].strip(), rule_text[colon + 1:]
+        rule = Rule(target=head.split("[")[0].strip())
+        if "[" in head:
+            first, _, end = head.split("[")[1].rstrip("]").partition(":")
+            rule.first = int(first)
+            rule.end = int(end) if end.strip() else rule.end
+        if rule.target not in ("all", "attn", "mlp", "embed", "final"):
+            raise TwinError(f"placement '{text}': unknown target '{rule.target}'")
+        for setting in (x.strip() for x in settings.split(",")):
+            if rule.target in ("embed", "final"):
+                rule.on = {"on": True, "off": False}[setting]
+            elif "=" in setting:
+                key, _, value = setting.partition("=")
+                rule.scales[key.strip()] = parse_scale(value.strip())
+            else:
+                rule.norms = parse_norms(setting)
+        rules.append(rule)
+    return rules
 
 
 @dataclass
 class SchemeRow:
-    slots: Callable[[int, bool, dict], Slots]  # (layer l, is_attention, cfg) -> slots
+    placement: Callable[[dict], str]  # the preset, in the placement language
     final_default: bool = True  # final norm unless the config says on/off
     embed_default: bool = False  # embedding norm unless the config says on/off
     residual_mode: str = "additive"  # key of RESIDUAL_MODES
-    ngpt: bool = False  # unit-norm weights, no weight decay, learnable logit scale
+    ngpt: bool = False  # interpolation, unit-norm weights, no weight decay, logit scale
     branch_init: Callable[[dict], float] = lambda cfg: 1.0  # init factor of v, o, up, down
 
 
+def fixed(text: str) -> Callable[[dict], str]:
+    return lambda cfg: text
+
+
+# The scheme table of src/model/scheme_table.cpp, written again here from docs/schemes.md.
 SCHEMES: Dict[str, SchemeRow] = {
-    "pre": SchemeRow(lambda l, attn, c: Slots(norm_in=True)),
-    "post": SchemeRow(lambda l, attn, c: Slots(norm_post=True), final_default=False),
-    "peri": SchemeRow(lambda l, attn, c: Slots(norm_in=True, norm_out=True)),
-    "peri_init": SchemeRow(lambda l, attn, c: Slots(norm_in=True, norm_out=True),
-                           embed_default=True),
+    "pre": SchemeRow(fixed("all: in")),
+    "post": SchemeRow(fixed("all: post"), final_default=False),
+    "peri": SchemeRow(fixed("all: in+out")),
+    "peri_init": SchemeRow(fixed("all: in+out"), embed_default=True),
     # The vanishing-variance placement: only the attention output is normalized.
-    "post_attn": SchemeRow(lambda l, attn, c: Slots(norm_out=attn)),
-    "mix": SchemeRow(lambda l, attn, c: Slots(norm_post=True)
-                     if l < c["mix_layers"] else Slots(norm_in=True)),
-    "ngpt": SchemeRow(lambda l, attn, c: Slots(norm_out=True, norm_post=True, interpolate=True),
-                      final_default=False, ngpt=True),
-    "sqrt_scaling": SchemeRow(lambda l, attn, c: Slots(norm_in=True,
-                                                       branch_scale=1.0 / math.sqrt(l + 1.0))),
-    "deepnorm": SchemeRow(lambda l, attn, c: Slots(norm_post=True,
-                                                   residual_scale=(2.0 * c["layers"]) ** 0.25),
+    "post_attn": SchemeRow(fixed("attn: out")),
+    "mix": SchemeRow(lambda c: f"all: in; all[0:{c['mix_layers']}]: post"),
+    "ngpt": SchemeRow(fixed("all: out+post"), final_default=False, ngpt=True),
+    "sqrt_scaling": SchemeRow(fixed("all: in, branch=1/sqrt(l+1)")),
+    "deepnorm": SchemeRow(lambda c: f"all: post, residual={(2.0 * c['layers']) ** 0.25!r}",
                           final_default=False,
                           branch_init=lambda c: (8.0 * c["layers"]) ** -0.25),
     # AttnRes (docs/reference.md §4, docs/attnres.md): pre-norm slots; each sublayer's input and the
     # final stream are softmax mixtures over depth (RESIDUAL_MODES below).
-    "attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True), residual_mode="attnres"),
-    "block_attnres": SchemeRow(lambda l, attn, c: Slots(norm_in=True),
-                               residual_mode="block_attnres"),
+    "attnres": SchemeRow(fixed("all: in"), residual_mode="attnres"),
+    "block_attnres": SchemeRow(fixed("all: in"), residual_mode="block_attnres"),
+    "sandwich": SchemeRow(fixed("all: in+out")),
+    "pre_and_post": SchemeRow(fixed("all: in+post"), final_default=False),
+    "reordered": SchemeRow(fixed("all: out")),
+    "layernorm_scaling": SchemeRow(fixed("all: in, input=1/sqrt(l+1)")),
+    "layerscale": SchemeRow(fixed("all: in, branch=vector(0.1)")),
+    "rezero": SchemeRow(fixed("all: none, branch=scalar(0)"), final_default=False),
+    "custom": SchemeRow(fixed(""), final_default=False),
 }
 
 
@@ -237,23 +283,52 @@ def resolve_scheme(cfg: dict) -> Resolved:
     if cfg["scheme"] not in SCHEMES:
         raise TwinError(f"scheme '{cfg['scheme']}' is not in the twin (has: {', '.join(SCHEMES)})")
     row = SCHEMES[cfg["scheme"]]
+    rules = parse_rules(row.placement(cfg))
+    for key, target in (("attn_norms", "attn"), ("mlp_norms", "mlp")):
+        norms = parse_norms(cfg[key])
+        if norms is not None:
+            rules.append(Rule(target=target, norms=norms))
+    rules += parse_rules(cfg["placement"])
     per_layer = 2 if cfg["mlp"] else 1
     subs = []
     for l in range(cfg["layers"]):
         for s in range(per_layer):
-            slots = row.slots(l, s == 0, cfg)
-            apply_placement(cfg["attn_norms"] if s == 0 else cfg["mlp_norms"], slots)
-            if cfg["norm"] == "none":
-                slots.norm_in = slots.norm_out = slots.norm_post = False
+            slots = Slots(interpolate=row.ngpt)
+            for rule in rules:
+                kind_matches = rule.target == "all" or rule.target == ("attn" if s == 0 else "mlp")
+                if not kind_matches or not rule.first <= l < rule.end:
+                    continue
+                if rule.norms is not None:
+                    slots.norm_in, slots.kind_in = "in" in rule.norms, rule.norms.get("in", "")
+                    slots.norm_out, slots.kind_out = "out" in rule.norms, rule.norms.get("out", "")
+                    slots.norm_post, slots.kind_post = ("post" in rule.norms,
+                                                        rule.norms.get("post", ""))
+                for key, (kind, value) in rule.scales.items():
+                    if kind == "inverse_sqrt_layer":
+                        kind, value = "constant", 1.0 / math.sqrt(l + 1.0)
+                    if key == "input":
+                        slots.input_scale = value
+                    else:
+                        setattr(slots, key, (kind, value))
+            if cfg["norm"] == "none":  # slots of the model's kind are no norm
+                slots.norm_in &= slots.kind_in not in ("", "none")
+                slots.norm_out &= slots.kind_out not in ("", "none")
+                slots.norm_post &= slots.kind_post not in ("", "none")
             subs.append(slots)
     has_norm = cfg["norm"] != "none"
+    final_default, embed_default = row.final_default, row.embed_default
+    for rule in rules:
+        if rule.target == "final":
+            final_default = rule.on
+        if rule.target == "embed":
+            embed_default = rule.on
 
     def toggle(value: str, default: bool) -> bool:
         return {"on": True, "off": False, "auto": default}[value]
 
     return Resolved(sublayers=subs,
-                    embed_norm=has_norm and toggle(cfg["embed_norm"], row.embed_default),
-                    final_norm=has_norm and toggle(cfg["final_norm"], row.final_default),
+                    embed_norm=has_norm and toggle(cfg["embed_norm"], embed_default),
+                    final_norm=has_norm and toggle(cfg["final_norm"], final_default),
                     residual_mode=row.residual_mode,
                     unit_norm_weights=row.ngpt,
                     weight_decay=not row.ngpt,
@@ -290,7 +365,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     rows = "last" if rs.unit_norm_weights else "none"
     cols = "first" if rs.unit_norm_weights else "none"
     std = cfg["init_std"]
-    deepnorm = cfg["scheme"] == "deepnorm"
+    deepnorm = cfg["scheme"] == "deepnorm"  # its own init rule replaces GPT-2's
     residual_std = (std / math.sqrt(2.0 * cfg["layers"])
                     if cfg["scaled_residual_init"] and not deepnorm else std)
     branch = rs.branch_init_scale
@@ -335,6 +410,11 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
                             residual_std * branch, cols))
         add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out)
         add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post)
+        for name, (kind, value) in (("residual_scale", slots.residual),
+                                    ("branch_scale", slots.branch)):
+            if kind in ("vector", "scalar"):  # LayerScale, ReZero: learnable, not decayed
+                out.append(Spec(f"{prefix}.{name}", (D if kind == "vector" else 1,),
+                                init="constant", value=value))
         if slots.interpolate:
             out.append(Spec(prefix + ".alpha", (D,), init="constant",
                             value=cfg["ngpt_alpha_init"]))
@@ -596,18 +676,25 @@ class Twin(torch.nn.Module):
         h = F.gelu(h) if self.cfg["activation"] == "gelu" else F.relu(h)
         return h @ self.p[prefix + ".down.weight"].t()
 
+    def _factor(self, name: str, spec: Tuple[str, float]):
+        """A factor of the add: its constant, or the learnable tensor (D) or (1)."""
+        return spec[1] if spec[0] == "constant" else self.p[name]
+
     def sublayer(self, i: int, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """The slot update of include/normlab/scheme.hpp; returns (out, branch output z)."""
         slots = self.rs.sublayers[i]
         attention = i % self.per_layer == 0
         prefix = f"layers.{i // self.per_layer}.{'attn' if attention else 'mlp'}"
         u = self._norm(prefix + ".norm_in", x, slots.kind_in) if slots.norm_in else x
+        if slots.input_scale != 1.0:
+            u = slots.input_scale * u  # layernorm_scaling: N(x) / sqrt(l + 1)
         y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
         z = self._norm(prefix + ".norm_out", y, slots.kind_out) if slots.norm_out else y
         if slots.interpolate:
             r = x + self.p[prefix + ".alpha"] * (z - x)  # nGPT
         else:
-            r = slots.residual_scale * x + slots.branch_scale * z
+            r = self._factor(prefix + ".residual_scale", slots.residual) * x + \
+                self._factor(prefix + ".branch_scale", slots.branch) * z
         out = self._norm(prefix + ".norm_post", r, slots.kind_post) if slots.norm_post else r
         return out, z
 

@@ -11,7 +11,10 @@ SCHEMES = [
     dict(scheme="pre"), dict(scheme="post"), dict(scheme="peri"), dict(scheme="peri_init"),
     dict(scheme="post_attn"), dict(scheme="mix", mix_layers=1), dict(scheme="ngpt"),
     dict(scheme="sqrt_scaling"), dict(scheme="deepnorm"), dict(scheme="attnres"),
-    dict(scheme="block_attnres", block_size=2),
+    dict(scheme="block_attnres", block_size=2), dict(scheme="sandwich"),
+    dict(scheme="pre_and_post"), dict(scheme="reordered"), dict(scheme="layernorm_scaling"),
+    dict(scheme="layerscale"), dict(scheme="rezero"),
+    dict(scheme="custom", placement="all: in, branch=scalar(0.7); attn[1:]: out; final: on"),
 ]
 
 

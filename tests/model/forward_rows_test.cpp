@@ -20,6 +20,7 @@ struct Case {
   int layers;
   int block_size = 2;  // block_attnres
   bool mlp = true;
+  const char* placement = "";  // the model's placement rules (docs/schemes.md)
 };
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
@@ -35,6 +36,7 @@ double worst_difference(const Case& k) {
   c.block_size = k.block_size;
   c.scheme = k.scheme;
   c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
+  c.placement = parse_placement(k.placement);
   c.pos = k.pos;
   c.causal = k.causal;
   c.max_len = 600;
@@ -42,9 +44,11 @@ double worst_difference(const Case& k) {
   Model<T> m(c);
   m.init(3);
   Rng prng(4);
-  for (const TensorSpec& t : m.layout().tensors()) {  // AttnRes queries and key gains
+  // AttnRes queries and key gains; learnable residual and branch factors.
+  for (const TensorSpec& t : m.layout().tensors()) {
     const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
-    if (!query && !t.name.ends_with("res_norm.weight")) continue;
+    const bool factor = t.name.ends_with("_scale") && t.name.starts_with("layers.");
+    if (!query && !factor && !t.name.ends_with("res_norm.weight")) continue;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
       m.params()[i] = static_cast<T>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
     }
@@ -94,7 +98,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
                       Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
                       Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
-                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4}));
+                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
+                      Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
+                      Case{Scheme::rezero, PosEncoding::learned, true, 2},
+                      Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
+                      Case{Scheme::custom, PosEncoding::rope, true, 3, 2, true,
+                           "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
+                           "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"}));
 
 }  // namespace
 }  // namespace normlab

@@ -196,6 +196,24 @@ const TwinCase kCases[] = {
      "--scheme block_attnres --block-size 2 --norm rmsnorm "
      "--attn-norms in+out:standardize --layers 2 --init-std 0.3",
      kAttnResSteps},
+    // The rows added with the placement language, and written placements (docs/schemes.md).
+    {"sandwich_layernorm", "--scheme sandwich --norm layernorm --layers 2 --init-std 0.3"},
+    {"pre_and_post_rmsnorm", "--scheme pre_and_post --norm rmsnorm --layers 2 --init-std 0.3"},
+    {"reordered_layernorm_rope",
+     "--scheme reordered --norm layernorm --pos rope --heads 2 --layers 2 --init-std 0.3"},
+    {"layernorm_scaling_rmsnorm",
+     "--scheme layernorm_scaling --norm rmsnorm --layers 3 --init-std 0.3"},
+    {"layerscale_layernorm_trained",
+     "--scheme layerscale --norm layernorm --layers 2 --init-std 0.3", kAttnResSteps},
+    // ReZero's factors start at 0: a few steps give its branches a gradient.
+    {"rezero_trained", "--scheme rezero --layers 2 --init-std 0.3", kAttnResSteps},
+    {"custom_every_setting",
+     "--scheme custom --norm rmsnorm --layers 3 --init-std 0.3 --placement "
+     "'all: in+post:layernorm, residual=scalar(0.9), branch=vector(0.5), input=1/sqrt(l+1); "
+     "attn[1:]: out:standardize; final: on; embed: on'"},
+    {"mix_with_layer_ranges",
+     "--scheme mix --mix-layers 1 --norm layernorm --layers 3 --init-std 0.3 --placement "
+     "'mlp[1:3]: in+out, branch=1/sqrt(l+1); attn[0:1]: post, residual=0.5'"},
     {"block_attnres4_rmsnorm_embednorm_sinusoidal_heads2",
      "--scheme block_attnres --block-size 4 --norm rmsnorm --embed-norm --pos sinusoidal "
      "--layers 3 --width 16 --heads 2 --init-std 0.3",
