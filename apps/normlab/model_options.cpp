@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "normlab/errors.hpp"
 #include "normlab/model_fields.hpp"
+#include "normlab/scheme_table.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {
@@ -78,14 +81,15 @@ ModelConfig resolve_model_options(ModelOptions& o) {
   if (!o.error.empty()) throw UsageError(o.error);
   ModelConfig c = o.config;
   if (!o.was_given("norm")) c.norm = default_norm_kind(c.scheme);
-  const std::string scheme = to_string(c.scheme);
-  if (o.was_given("mix_layers") && c.scheme != Scheme::mix) {
-    throw UsageError(
-        fmt::format("--mix-layers applies only to --scheme mix (got --scheme {})", scheme));
-  }
-  if (o.was_given("block_size") && c.scheme != Scheme::block_attnres) {
-    throw UsageError(fmt::format(
-        "--block-size applies only to --scheme block_attnres (got --scheme {})", scheme));
+  // A scheme's number (mix(k), block_attnres(S)) only with that scheme.
+  const SchemeRow& row = scheme_row(c.scheme);
+  for (const auto& [field, param, flag, owner] :
+       {std::tuple{"mix_layers", SchemeParam::mix_layers, "--mix-layers", "mix"},
+        std::tuple{"block_size", SchemeParam::block_size, "--block-size", "block_attnres"}}) {
+    if (o.was_given(field) && row.param != param) {
+      throw UsageError(
+          fmt::format("{} applies only to --scheme {} (got --scheme {})", flag, owner, row.name));
+    }
   }
   validate(c);
   return c;

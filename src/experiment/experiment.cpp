@@ -10,6 +10,7 @@
 #include "normlab/model.hpp"
 #include "normlab/model_fields.hpp"
 #include "normlab/printable.hpp"
+#include "normlab/scheme_table.hpp"
 #include "normlab/task.hpp"
 #include "normlab/toml_reader.hpp"
 
@@ -132,13 +133,18 @@ Variant parse_variant(const std::string& text, const ModelConfig& base) {
     } catch (const std::exception&) {
       throw UsageError(fmt::format("scheme '{}': '{}' is not an integer", text, arg));
     }
-    if (scheme == "mix") {
+    const SchemeRow& row = scheme_row(parse_scheme(scheme));
+    if (row.param == SchemeParam::mix_layers) {
       v.model.mix_layers = k;
-    } else if (scheme == "block_attnres") {
+    } else if (row.param == SchemeParam::block_size) {
       v.model.block_size = k;
     } else {
+      std::vector<std::string> with_number;
+      for (const SchemeRow& r : scheme_table()) {
+        if (r.param != SchemeParam::none) with_number.push_back(std::string(r.name) + "(K)");
+      }
       throw UsageError(
-          fmt::format("scheme '{}': only mix(K) and block_attnres(S) take a number", text));
+          fmt::format("scheme '{}': only {} take a number", text, fmt::join(with_number, " and ")));
     }
   }
   v.model.scheme = parse_scheme(scheme);
