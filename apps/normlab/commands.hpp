@@ -23,5 +23,6 @@ void add_results_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_schemes_command(CLI::App& app);
 
 }  // namespace normlab::cli

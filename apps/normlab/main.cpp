@@ -117,6 +117,7 @@ int main(int argc, char** argv) {
   normlab::cli::add_probe_command(app);
   normlab::cli::add_bench_command(app);
   normlab::cli::add_particles_command(app);
+  normlab::cli::add_schemes_command(app);
   normlab::cli::add_tasks_command(app);
   normlab::cli::add_claims_command(app);
   normlab::cli::add_results_command(app);

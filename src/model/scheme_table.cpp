@@ -40,7 +40,7 @@ std::string deepnorm_placement(const ModelConfig& c) {
 const std::array kRows = {
     SchemeRow{.scheme = Scheme::pre,
               .name = "pre",
-              .block = "h = h + f(N(h)), final norm",
+              .block = "h = h + f(N(h))",
               .placement = fixed<kPre>,
               .norm_none_allowed = true},
     SchemeRow{.scheme = Scheme::post,
@@ -109,7 +109,7 @@ const std::array kRows = {
               .final_norm = false},
     SchemeRow{.scheme = Scheme::reordered,
               .name = "reordered",
-              .block = "h = h + N(f(h)), final norm (OLMo 2)",
+              .block = "h = h + N(f(h)) (OLMo 2)",
               .placement = fixed<kReordered>},
     SchemeRow{.scheme = Scheme::layernorm_scaling,
               .name = "layernorm_scaling",
