@@ -35,6 +35,9 @@ constexpr Names<NormKind> kNorms[] = {{NormKind::layernorm, "layernorm"},
                                       {NormKind::rmsnorm, "rmsnorm"},
                                       {NormKind::standardize, "standardize"},
                                       {NormKind::l2, "l2"},
+                                      {NormKind::dyt, "dyt"},
+                                      {NormKind::derf, "derf"},
+                                      {NormKind::scalenorm, "scalenorm"},
                                       {NormKind::none, "none"}};
 constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
                                        {PosEncoding::learned, "learned"},
@@ -221,7 +224,7 @@ void validate(const ModelConfig& c) {
     require(c.scheme == Scheme::pre,
             fmt::format("scheme {} needs a norm; --norm none is allowed only with scheme pre "
                         "(the unnormalized baseline); allowed norms: layernorm, rmsnorm, "
-                        "standardize, l2",
+                        "standardize, l2, dyt, derf, scalenorm",
                         to_string(c.scheme)));
     require(c.embed_norm != Toggle::on && c.final_norm != Toggle::on,
             "--norm none cannot be combined with an embedding or final norm");
