@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "normlab/model.hpp"
@@ -20,6 +22,8 @@ struct Case {
   int layers;
   int block_size = 2;  // block_attnres
   bool mlp = true;
+  std::optional<NormKind> norm;     // unset: layernorm (l2 for ngpt)
+  const char* attn_norms = "auto";  // placement override of the attention sublayers
 };
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
@@ -34,7 +38,8 @@ double worst_difference(const Case& k) {
   c.mlp = k.mlp;
   c.block_size = k.block_size;
   c.scheme = k.scheme;
-  c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
+  c.norm = k.norm.value_or(c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm);
+  c.attn_norms = parse_norm_placement(k.attn_norms);
   c.pos = k.pos;
   c.causal = k.causal;
   c.max_len = 600;
@@ -94,7 +99,45 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
                       Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
                       Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
-                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4}));
+                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
+                      // The kinds with scalar parameters, as the model's norm and on one slot.
+                      Case{.scheme = Scheme::pre,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::dyt},
+                      Case{.scheme = Scheme::post,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::derf},
+                      Case{.scheme = Scheme::peri_init,
+                           .pos = PosEncoding::sinusoidal,
+                           .causal = false,
+                           .layers = 2,
+                           .norm = NormKind::scalenorm},
+                      Case{.scheme = Scheme::ngpt,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::scalenorm},
+                      Case{.scheme = Scheme::block_attnres,
+                           .pos = PosEncoding::learned,
+                           .causal = true,
+                           .layers = 3,
+                           .block_size = 2,
+                           .norm = NormKind::derf},
+                      Case{.scheme = Scheme::post,
+                           .pos = PosEncoding::learned,
+                           .causal = true,
+                           .layers = 2,
+                           .attn_norms = "out:dyt"},
+                      Case{.scheme = Scheme::pre,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::rmsnorm,
+                           .attn_norms = "in:scalenorm+post:derf"}));
 
 }  // namespace
 }  // namespace normlab
@@ -105,15 +148,20 @@ namespace {
 // Training with listed rows (only scored rows reach the unembedding) gives the gradients of
 // the full forward with the other rows unscored.
 TEST(ForwardListedRows, GradientsMatchTheFullForward) {
-  for (Scheme scheme : {Scheme::pre, Scheme::post, Scheme::ngpt, Scheme::peri, Scheme::attnres,
-                        Scheme::block_attnres}) {
+  const std::pair<Scheme, NormKind> cases[] = {
+      {Scheme::pre, NormKind::layernorm},     {Scheme::post, NormKind::layernorm},
+      {Scheme::ngpt, NormKind::l2},           {Scheme::peri, NormKind::layernorm},
+      {Scheme::attnres, NormKind::layernorm}, {Scheme::block_attnres, NormKind::layernorm},
+      {Scheme::pre, NormKind::dyt},           {Scheme::post, NormKind::derf},
+      {Scheme::peri, NormKind::scalenorm}};
+  for (const auto& [scheme, norm] : cases) {
     ModelConfig c;
     c.vocab = 9;
     c.width = 8;
     c.heads = 2;
     c.layers = 2;
     c.scheme = scheme;
-    c.norm = scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
+    c.norm = norm;
     c.init_std = 0.3;
     Model<double> m(c);
     m.init(4);
@@ -148,7 +196,8 @@ TEST(ForwardListedRows, GradientsMatchTheFullForward) {
     m.zero_grads();
     m.backward(dlogits_rows.data());
     for (size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_NEAR(m.grads()[i], expected[i], 1e-12) << to_string(scheme) << " param " << i;
+      ASSERT_NEAR(m.grads()[i], expected[i], 1e-12)
+          << to_string(scheme) << "/" << to_string(norm) << " param " << i;
     }
   }
 }
