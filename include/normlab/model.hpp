@@ -28,6 +28,9 @@ struct NormParams {
   NormKind kind = NormKind::rmsnorm;  // which norm (slots may differ from the model's norm)
   int64_t gain = -1;
   int64_t bias = -1;
+  // The kind's scalar parameters (norm_scalar_count of them, one tensor of shape (1) each,
+  // consecutive in the buffer): dyt alpha; derf alpha, shift; scalenorm scale.
+  int64_t scalars = -1;
 };
 
 // Offsets of one sublayer's parameters; -1 when absent.

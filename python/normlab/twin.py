@@ -353,11 +353,23 @@ class Spec:
 
 
 def norm_has_gain(kind: str) -> bool:
-    return kind in ("layernorm", "rmsnorm")
+    return kind in ("layernorm", "rmsnorm", "dyt", "derf")
 
 
 def norm_has_bias(kind: str) -> bool:
-    return kind == "layernorm"
+    return kind in ("layernorm", "dyt", "derf")
+
+
+def norm_scalars(kind: str, D: int) -> List[Tuple[str, float]]:
+    """The kind's scalar parameters (each a tensor of shape (1)) with their inits, in
+    normlab's order: DyT alpha 0.5; Derf alpha 0.5, shift 0; ScaleNorm scale sqrt(D)."""
+    if kind == "dyt":
+        return [("alpha", 0.5)]
+    if kind == "derf":
+        return [("alpha", 0.5), ("shift", 0.0)]
+    if kind == "scalenorm":
+        return [("scale", math.sqrt(D))]
+    return []
 
 
 def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
@@ -379,6 +391,8 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             out.append(Spec(prefix + ".weight", (D,), init="constant", value=1.0))
         if norm_has_bias(kind):
             out.append(Spec(prefix + ".bias", (D,), init="constant", value=0.0))
+        for name, value in norm_scalars(kind, D):  # no weight decay, like gains and biases
+            out.append(Spec(prefix + "." + name, (1,), init="constant", value=value))
 
     out.append(Spec("embed.weight", (V, D), True, "normal", std, rows))
     if cfg["pos"] == "learned":
@@ -434,12 +448,17 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
 
 
 def normalize(kind: str, x: torch.Tensor, gain: Optional[torch.Tensor],
-              bias: Optional[torch.Tensor], eps: float) -> torch.Tensor:
-    """Rows of the last axis. eps is inside the square root for every kind.
+              bias: Optional[torch.Tensor], eps: float, alpha: Optional[torch.Tensor] = None,
+              shift: Optional[torch.Tensor] = None,
+              scale: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Rows of the last axis. eps is inside the square root for every kind that has one.
     layernorm   (x - mu) / sqrt(mean((x - mu)^2) + eps) * g + b
     standardize (x - mu) / sqrt(mean((x - mu)^2) + eps)           (layernorm without params)
     rmsnorm     x / sqrt(mean(x^2) + eps) * g
     l2          x / sqrt(sum(x^2) + eps)                          (no params)
+    scalenorm   scale * x / sqrt(sum(x^2) + eps)                  (scale a scalar)
+    dyt         tanh(alpha * x) * g + b                           (alpha a scalar; no eps)
+    derf        erf(alpha * x + shift) * g + b                    (alpha, shift scalars; no eps)
     """
     D = x.shape[-1]
     if kind in ("layernorm", "standardize"):
@@ -448,6 +467,12 @@ def normalize(kind: str, x: torch.Tensor, gain: Optional[torch.Tensor],
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
     if kind == "l2":
         return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+    if kind == "scalenorm":
+        return scale * x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + eps)
+    if kind == "dyt":
+        return torch.tanh(alpha * x) * gain + bias
+    if kind == "derf":
+        return torch.erf(alpha * x + shift) * gain + bias
     if kind == "none":
         return x
     raise TwinError(f"unknown norm kind '{kind}'")
@@ -632,7 +657,9 @@ class Twin(torch.nn.Module):
 
     def _norm(self, prefix: str, x: torch.Tensor, kind: str = "") -> torch.Tensor:
         return normalize(kind or self.cfg["norm"], x, self.p.get(prefix + ".weight"),
-                         self.p.get(prefix + ".bias"), self.cfg["norm_eps"])
+                         self.p.get(prefix + ".bias"), self.cfg["norm_eps"],
+                         alpha=self.p.get(prefix + ".alpha"), shift=self.p.get(prefix + ".shift"),
+                         scale=self.p.get(prefix + ".scale"))
 
     def _table(self, kind: str, T: int) -> Tuple[torch.Tensor, ...]:
         key = (kind, T)

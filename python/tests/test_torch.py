@@ -39,6 +39,32 @@ def test_logits_match_normlab(options, norm):
     assert np.abs(twin - ours).max() / scale < 1e-5
 
 
+NORMS = ["layernorm", "rmsnorm", "standardize", "l2", "dyt", "derf", "scalenorm"]
+
+
+def test_every_norm_kind_is_covered():
+    assert sorted(NORMS + ["none"]) == sorted(normlab._normlab.norm_kind_names())
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_every_norm_kind_matches_normlab(norm):
+    """peri with an embedding norm: every slot has the kind. Gains, biases and the scalars
+    (alpha, shift, scale) are moved off their inits first, through the writable views."""
+    model = normlab.init(scheme="peri", norm=norm, vocab=13, width=16, heads=2, layers=2,
+                         embed_norm=True, init_std=0.3, seed=4)
+    rng = np.random.default_rng(1)
+    for name, view in model.parameters().items():
+        if ".norm" in name or name.startswith(("embed_norm.", "final_norm.")):
+            view += (0.3 * rng.standard_normal(view.shape)).astype(np.float32)
+    module = normlab.to_torch(model)
+    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
+    with torch.no_grad():
+        twin = module(torch.from_numpy(tokens)).numpy()
+    ours = model.forward(tokens)
+    scale = max(np.abs(ours).max(), 1e-30)
+    assert np.abs(twin - ours).max() / scale < 1e-5
+
+
 def test_state_dict_names_are_the_checkpoint_names(checkpoint):
     ck = checkpoint("--scheme", "peri", "--vocab", "6", "--width", "4", "--layers", "2")
     model = normlab.load(ck)

@@ -88,6 +88,32 @@ T* param_ptr(std::vector<T>& p, int64_t offset) {
   return offset < 0 ? nullptr : p.data() + offset;
 }
 
+// The scalar parameters of a norm kind, in the kernels' order (norm.hpp), with their inits:
+// alpha 0.5 for dyt and derf (the papers' default), derf's shift 0, and scalenorm's scale
+// sqrt(D), as in the ScaleNorm paper's code, so that the output has unit RMS at init.
+struct NormScalar {
+  const char* name;
+  double init;
+};
+
+std::vector<NormScalar> norm_scalars(NormKind kind, int64_t D) {
+  switch (kind) {
+    case NormKind::dyt:
+      return {{"alpha", 0.5}};
+    case NormKind::derf:
+      return {{"alpha", 0.5}, {"shift", 0.0}};
+    case NormKind::scalenorm:
+      return {{"scale", std::sqrt(static_cast<double>(D))}};
+    case NormKind::layernorm:
+    case NormKind::rmsnorm:
+    case NormKind::standardize:
+    case NormKind::l2:
+    case NormKind::none:
+      return {};
+  }
+  return {};
+}
+
 // PE[t, 2i] = sin(t / 10000^(2i/D)), PE[t, 2i+1] = cos(t / 10000^(2i/D)); out (T, D).
 template <typename T>
 void fill_sinusoid(int64_t len, int D, T* out) {
@@ -230,6 +256,20 @@ NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind k
   if (norm_has_bias(kind)) {
     n.bias = layout_.add(
         {.name = prefix + ".bias", .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
+  }
+  // Scalars: "<prefix>.alpha", ".shift", ".scale", shape (1), consecutive. Like the gains and
+  // biases they do not decay (decay is for matrices).
+  const std::vector<NormScalar> scalars = norm_scalars(kind, D);
+  if (static_cast<int>(scalars.size()) != norm_scalar_count(kind)) {
+    throw std::logic_error("add_norm: the scalars of norm " + to_string(kind) +
+                           " disagree with the kernel's count");
+  }
+  for (const NormScalar& scalar : scalars) {
+    const int64_t offset = layout_.add({.name = prefix + "." + scalar.name,
+                                        .shape = {1},
+                                        .init = InitKind::constant,
+                                        .init_value = scalar.init});
+    if (n.scalars < 0) n.scalars = offset;
   }
   return n;
 }
@@ -560,8 +600,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
     norm_forward(embed_norm_.kind, e, param_ptr(params_, embed_norm_.gain),
-                 param_ptr(params_, embed_norm_.bias), embedded, w.embed_mean.data(),
-                 w.embed_rstd.data(), N, D, c.norm_eps);
+                 param_ptr(params_, embed_norm_.bias), param_ptr(params_, embed_norm_.scalars),
+                 embedded, w.embed_mean.data(), w.embed_rstd.data(), N, D, c.norm_eps);
   }
   if (attnres()) {
     w.sources[0] = embedded;
@@ -598,8 +638,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     resize(w.final_mean, R);
     resize(w.final_rstd, R);
     norm_forward(final_norm_.kind, h, param_ptr(params_, final_norm_.gain),
-                 param_ptr(params_, final_norm_.bias), w.final_h.data(), w.final_mean.data(),
-                 w.final_rstd.data(), R, D, c.norm_eps);
+                 param_ptr(params_, final_norm_.bias), param_ptr(params_, final_norm_.scalars),
+                 w.final_h.data(), w.final_mean.data(), w.final_rstd.data(), R, D, c.norm_eps);
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;
@@ -629,8 +669,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   const T* u = x;
   if (slots.norm_in) {
     norm_forward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
-                 param_ptr(params_, p.norm_in.bias), sub.u.data(), sub.in_mean.data(),
-                 sub.in_rstd.data(), N, D, c.norm_eps);
+                 param_ptr(params_, p.norm_in.bias), param_ptr(params_, p.norm_in.scalars),
+                 sub.u.data(), sub.in_mean.data(), sub.in_rstd.data(), N, D, c.norm_eps);
     u = sub.u.data();
   }
   if (slots.input_scale != 1.0) {
@@ -656,8 +696,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   const T* z = sub.y.data();
   if (slots.norm_out) {
     norm_forward(p.norm_out.kind, z, param_ptr(params_, p.norm_out.gain),
-                 param_ptr(params_, p.norm_out.bias), sub.z.data(), sub.out_mean.data(),
-                 sub.out_rstd.data(), N, D, c.norm_eps);
+                 param_ptr(params_, p.norm_out.bias), param_ptr(params_, p.norm_out.scalars),
+                 sub.z.data(), sub.out_mean.data(), sub.out_rstd.data(), N, D, c.norm_eps);
     z = sub.z.data();
   }
 
@@ -680,8 +720,9 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                    factor(slots.branch, params_, p.branch_scale), r, N, D);
   if (slots.norm_post) {
     norm_forward(p.norm_post.kind, r, param_ptr(params_, p.norm_post.gain),
-                 param_ptr(params_, p.norm_post.bias), w.stream[i + 1].data(), sub.post_mean.data(),
-                 sub.post_rstd.data(), N, D, c.norm_eps);
+                 param_ptr(params_, p.norm_post.bias), param_ptr(params_, p.norm_post.scalars),
+                 w.stream[i + 1].data(), sub.post_mean.data(), sub.post_rstd.data(), N, D,
+                 c.norm_eps);
   }
 }
 
@@ -789,9 +830,11 @@ void Model<T>::backward(const T* dlogits) {
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     w.d_final_in.assign(R * D, T(0));
-    norm_backward(final_norm_.kind, h_in, param_ptr(params_, final_norm_.gain), w.final_mean.data(),
-                  w.final_rstd.data(), w.d_final.data(), w.d_final_in.data(),
-                  param_ptr(grads_, final_norm_.gain), param_ptr(grads_, final_norm_.bias), R, D);
+    norm_backward(final_norm_.kind, h_in, param_ptr(params_, final_norm_.gain),
+                  param_ptr(params_, final_norm_.scalars), w.final_mean.data(), w.final_rstd.data(),
+                  w.d_final.data(), w.d_final_in.data(), param_ptr(grads_, final_norm_.gain),
+                  param_ptr(grads_, final_norm_.bias), param_ptr(grads_, final_norm_.scalars), R,
+                  D);
     d_h = w.d_final_in.data();
   }
   T* d_cur = w.d_stream_a.data();
@@ -835,8 +878,10 @@ void Model<T>::backward(const T* dlogits) {
   if (scheme_.embed_norm) {
     std::fill(d_next, d_next + N * D, T(0));
     norm_backward(embed_norm_.kind, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
-                  w.embed_mean.data(), w.embed_rstd.data(), d_cur, d_next,
-                  param_ptr(grads_, embed_norm_.gain), param_ptr(grads_, embed_norm_.bias), N, D);
+                  param_ptr(params_, embed_norm_.scalars), w.embed_mean.data(), w.embed_rstd.data(),
+                  d_cur, d_next, param_ptr(grads_, embed_norm_.gain),
+                  param_ptr(grads_, embed_norm_.bias), param_ptr(grads_, embed_norm_.scalars), N,
+                  D);
     de = d_next;
   }
   T* dE = grads_.data() + embed_;
@@ -874,8 +919,10 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   if (slots.norm_post) {
     std::fill(w.d_r.begin(), w.d_r.end(), T(0));
     norm_backward(p.norm_post.kind, sub.r.data(), param_ptr(params_, p.norm_post.gain),
-                  sub.post_mean.data(), sub.post_rstd.data(), d_out, w.d_r.data(),
-                  param_ptr(grads_, p.norm_post.gain), param_ptr(grads_, p.norm_post.bias), N, D);
+                  param_ptr(params_, p.norm_post.scalars), sub.post_mean.data(),
+                  sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
+                  param_ptr(grads_, p.norm_post.bias), param_ptr(grads_, p.norm_post.scalars), N,
+                  D);
     dr = w.d_r.data();
   }
 
@@ -924,8 +971,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     dy = w.d_y.data();
     std::fill(dy, dy + N * D, T(0));
     norm_backward(p.norm_out.kind, sub.y.data(), param_ptr(params_, p.norm_out.gain),
-                  sub.out_mean.data(), sub.out_rstd.data(), dz, dy,
-                  param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias), N, D);
+                  param_ptr(params_, p.norm_out.scalars), sub.out_mean.data(), sub.out_rstd.data(),
+                  dz, dy, param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias),
+                  param_ptr(grads_, p.norm_out.scalars), N, D);
   }
 
   // y = f(u)
@@ -957,9 +1005,10 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   // u = s · N_in(x); the gradient adds to the residual path's.
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
-    norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain), sub.in_mean.data(),
-                  sub.in_rstd.data(), du, d_in, param_ptr(grads_, p.norm_in.gain),
-                  param_ptr(grads_, p.norm_in.bias), N, D);
+    norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
+                  param_ptr(params_, p.norm_in.scalars), sub.in_mean.data(), sub.in_rstd.data(), du,
+                  d_in, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
+                  param_ptr(grads_, p.norm_in.scalars), N, D);
   } else {
     for_rows(N, [&](int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_in[k] += du[k];
@@ -1085,8 +1134,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
-    norm_forward(np.kind, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias), y,
-                 w.mean.data(), w.rstd.data(), rows_n, D, c.norm_eps);
+    norm_forward(np.kind, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
+                 param_ptr(params_, np.scalars), y, w.mean.data(), w.rstd.data(), rows_n, D,
+                 c.norm_eps);
   };
 
   const bool res = attnres();

@@ -34,10 +34,14 @@ Scheme particle_scheme(const ModelConfig& c) {
 void check_model_has_particle_law(const ModelConfig& c) {
   particle_scheme(c);
   if (c.norm != NormKind::rmsnorm && c.norm != NormKind::l2) {
-    throw UsageError(fmt::format(
-        "norm {} is not a function of the token direction alone; --from-checkpoint allows "
-        "rmsnorm and l2",
-        to_string(c.norm)));
+    // scalenorm is one (its own learned scale per norm, which the law's single c does not
+    // carry); the others are not.
+    const char* why = c.norm == NormKind::scalenorm
+                          ? "has a learned scale in every norm, which the particle law's one "
+                            "output scale c does not model"
+                          : "is not a function of the token direction alone";
+    throw UsageError(
+        fmt::format("norm {} {}; --from-checkpoint allows rmsnorm and l2", to_string(c.norm), why));
   }
 }
 

@@ -76,5 +76,30 @@ TEST(Init, WrittenCheckpointHasTheRequestedConfigAndRuns) {
   EXPECT_TRUE(r.exited && r.exit_code == 0) << r.describe();
 }
 
+// The norm kinds with scalar parameters from the command line, as the model's norm and on a
+// placement slot: the checkpoint has their tensors at their inits and the model runs.
+TEST(Init, NormKindsWithScalarsFromTheCommandLine) {
+  TempDir dir;
+  init_bytes(dir, "d",
+             {"--seed", "4", "--scheme", "pre", "--norm", "derf", "--attn-norms",
+              "in+post:scalenorm", "--mlp-norms", "in:dyt", "--width", "16", "--vocab", "11"});
+  const auto m = load_checkpoint(dir / "d");
+  EXPECT_EQ(m->config().norm, NormKind::derf);
+  EXPECT_EQ(to_string(m->config().attn_norms), "in+post:scalenorm");
+  auto value = [&](const std::string& name) {
+    const TensorSpec* t = m->layout().find(name);
+    EXPECT_NE(t, nullptr) << name;
+    return t == nullptr ? -1.0f : m->params()[t->offset];
+  };
+  EXPECT_EQ(value("layers.0.attn.norm_in.alpha"), 0.5f);  // derf, the model's norm
+  EXPECT_EQ(value("layers.0.attn.norm_in.shift"), 0.0f);
+  EXPECT_EQ(value("layers.0.attn.norm_post.scale"), 4.0f);  // scalenorm, sqrt(16)
+  EXPECT_EQ(value("layers.1.mlp.norm_in.alpha"), 0.5f);     // dyt
+  EXPECT_EQ(value("final_norm.shift"), 0.0f);
+  const RunResult r =
+      testing::run_normlab({"forward", "--checkpoint", (dir / "d").string(), "--tokens", "0 10"});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+}
+
 }  // namespace
 }  // namespace normlab

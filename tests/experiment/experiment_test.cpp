@@ -101,6 +101,36 @@ final_norm = "off"
   EXPECT_EQ(e.variants[0].model.final_norm, Toggle::automatic);
 }
 
+// The norm kinds with scalar parameters from a TOML file: the [model] norm, a scheme's
+// "/KIND", and a [[variant]]'s placement slot.
+TEST(ExperimentFile, NormKindsWithScalarsResolve) {
+  std::string text = kValid;
+  text.replace(text.find("schemes = "),
+               text.find('\n', text.find("schemes = ")) - text.find("schemes = "),
+               "schemes = [\"pre\", \"post/scalenorm\"]");
+  text.replace(text.find("mlp = false"), std::string("mlp = false").size(),
+               "mlp = false\nnorm = \"dyt\"");
+  text += R"toml(
+[[variant]]
+label = "attn_derf"
+scheme = "post"
+attn_norms = "out:derf"
+)toml";
+  Experiment e;
+  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(e.variants.size(), 3u);
+  EXPECT_EQ(e.variants[0].model.norm, NormKind::dyt);
+  EXPECT_EQ(e.variants[1].model.norm, NormKind::scalenorm);
+  EXPECT_EQ(e.variants[2].model.norm, NormKind::dyt);
+  const ResolvedScheme r = resolve_scheme(e.variants[2].model);
+  EXPECT_TRUE(r.sublayers[0].norm_out);
+  EXPECT_EQ(r.sublayers[0].kind_out, NormKind::derf);
+  EXPECT_NE(read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = "
+                                            "\"post\"\nattn_norms = \"out:tanh\"\n"))
+                .find("unknown norm 'tanh'"),
+            std::string::npos);
+}
+
 TEST(ExperimentFile, VariantTableErrorsNameTheKey) {
   const std::string base = kValid;
   EXPECT_NE(read_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),

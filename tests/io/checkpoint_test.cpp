@@ -47,7 +47,9 @@ TEST(Checkpoint, RoundTripIsBitIdentical) {
   TempDir dir;
   for (auto [scheme, norm] :
        {std::pair{Scheme::pre, NormKind::layernorm}, std::pair{Scheme::ngpt, NormKind::l2},
-        std::pair{Scheme::deepnorm, NormKind::rmsnorm}}) {
+        std::pair{Scheme::deepnorm, NormKind::rmsnorm}, std::pair{Scheme::peri, NormKind::derf},
+        std::pair{Scheme::post, NormKind::scalenorm},
+        std::pair{Scheme::sqrt_scaling, NormKind::dyt}}) {
     ModelConfig c = small_config(scheme, norm);
     c.pos = PosEncoding::learned;
     c.max_len = 16;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "normlab/model.hpp"
@@ -20,7 +22,9 @@ struct Case {
   int layers;
   int block_size = 2;  // block_attnres
   bool mlp = true;
-  const char* placement = "";  // the model's placement rules (docs/schemes.md)
+  std::optional<NormKind> norm;     // unset: layernorm (l2 for ngpt)
+  const char* attn_norms = "auto";  // placement override of the attention sublayers
+  const char* placement = "";       // the model's placement rules (docs/schemes.md)
 };
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
@@ -35,7 +39,8 @@ double worst_difference(const Case& k) {
   c.mlp = k.mlp;
   c.block_size = k.block_size;
   c.scheme = k.scheme;
-  c.norm = c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
+  c.norm = k.norm.value_or(c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm);
+  c.attn_norms = parse_norm_placement(k.attn_norms);
   c.placement = parse_placement(k.placement);
   c.pos = k.pos;
   c.causal = k.causal;
@@ -102,9 +107,50 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
                       Case{Scheme::rezero, PosEncoding::learned, true, 2},
                       Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
-                      Case{Scheme::custom, PosEncoding::rope, true, 3, 2, true,
-                           "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
-                           "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"}));
+                      Case{.scheme = Scheme::custom,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 3,
+                           .placement = "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
+                                        "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"},
+                      // The kinds with scalar parameters, as the model's norm and on one slot.
+                      Case{.scheme = Scheme::pre,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::dyt},
+                      Case{.scheme = Scheme::post,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::derf},
+                      Case{.scheme = Scheme::peri_init,
+                           .pos = PosEncoding::sinusoidal,
+                           .causal = false,
+                           .layers = 2,
+                           .norm = NormKind::scalenorm},
+                      Case{.scheme = Scheme::ngpt,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::scalenorm},
+                      Case{.scheme = Scheme::block_attnres,
+                           .pos = PosEncoding::learned,
+                           .causal = true,
+                           .layers = 3,
+                           .block_size = 2,
+                           .norm = NormKind::derf},
+                      Case{.scheme = Scheme::post,
+                           .pos = PosEncoding::learned,
+                           .causal = true,
+                           .layers = 2,
+                           .attn_norms = "out:dyt"},
+                      Case{.scheme = Scheme::pre,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::rmsnorm,
+                           .attn_norms = "in:scalenorm+post:derf"}));
 
 }  // namespace
 }  // namespace normlab
@@ -115,15 +161,20 @@ namespace {
 // Training with listed rows (only scored rows reach the unembedding) gives the gradients of
 // the full forward with the other rows unscored.
 TEST(ForwardListedRows, GradientsMatchTheFullForward) {
-  for (Scheme scheme : {Scheme::pre, Scheme::post, Scheme::ngpt, Scheme::peri, Scheme::attnres,
-                        Scheme::block_attnres}) {
+  const std::pair<Scheme, NormKind> cases[] = {
+      {Scheme::pre, NormKind::layernorm},     {Scheme::post, NormKind::layernorm},
+      {Scheme::ngpt, NormKind::l2},           {Scheme::peri, NormKind::layernorm},
+      {Scheme::attnres, NormKind::layernorm}, {Scheme::block_attnres, NormKind::layernorm},
+      {Scheme::pre, NormKind::dyt},           {Scheme::post, NormKind::derf},
+      {Scheme::peri, NormKind::scalenorm}};
+  for (const auto& [scheme, norm] : cases) {
     ModelConfig c;
     c.vocab = 9;
     c.width = 8;
     c.heads = 2;
     c.layers = 2;
     c.scheme = scheme;
-    c.norm = scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm;
+    c.norm = norm;
     c.init_std = 0.3;
     Model<double> m(c);
     m.init(4);
@@ -158,7 +209,8 @@ TEST(ForwardListedRows, GradientsMatchTheFullForward) {
     m.zero_grads();
     m.backward(dlogits_rows.data());
     for (size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_NEAR(m.grads()[i], expected[i], 1e-12) << to_string(scheme) << " param " << i;
+      ASSERT_NEAR(m.grads()[i], expected[i], 1e-12)
+          << to_string(scheme) << "/" << to_string(norm) << " param " << i;
     }
   }
 }

@@ -11,6 +11,9 @@
 // pseudo-queries start at zero, where the key-norm gains get no gradient; the checks move every
 // query and gain to random values first, so that the mixtures are far from uniform and every
 // path carries signal.
+//
+// The norm kinds with scalar parameters (dyt, derf, scalenorm) are in both suites too, with
+// their scalars, gains and biases moved off their inits first (randomize_scalar_norms).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,17 +67,32 @@ double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T
   m.backward(dlogits.data());
   const std::vector<double> analytic = m.grads();
   double worst_err = 0;
-  const double h = 1e-5;
   for (const TensorSpec& t : m.layout().tensors()) {
+    // A one-element tensor (a norm's scalar: dyt/derf alpha, derf shift, scalenorm scale;
+    // ReZero's factor) moves every element of its output at once, so the loss's higher
+    // derivatives in it are far larger than in one entry of a matrix: the two-point
+    // difference's truncation error (h^2/6 times the third derivative) reached 5e-7 of the
+    // gradient at h = 1e-5, and its rounding error 1.2e-6 at h = 1e-6 (pre_and_post/derf).
+    // The five-point stencil's truncation is O(h^4), so h = 1e-4 keeps both far below the
+    // bound.
+    const bool scalar = t.size == 1;
+    const double h = scalar ? 1e-4 : 1e-5;
     double diff2 = 0, norm_a = 0, norm_n = 0;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
       const double saved = m.params()[i];
-      m.params()[i] = saved + h;
-      const double up = loss_of(m, b, B, T, nullptr);
-      m.params()[i] = saved - h;
-      const double down = loss_of(m, b, B, T, nullptr);
+      auto loss_at = [&](double value) {
+        m.params()[i] = value;
+        return loss_of(m, b, B, T, nullptr);
+      };
+      double numeric = 0;
+      if (scalar) {
+        numeric = (8 * (loss_at(saved + h) - loss_at(saved - h)) -
+                   (loss_at(saved + 2 * h) - loss_at(saved - 2 * h))) /
+                  (12 * h);
+      } else {
+        numeric = (loss_at(saved + h) - loss_at(saved - h)) / (2 * h);
+      }
       m.params()[i] = saved;
-      const double numeric = (up - down) / (2 * h);
       diff2 += (numeric - analytic[i]) * (numeric - analytic[i]);
       norm_a += analytic[i] * analytic[i];
       norm_n += numeric * numeric;
@@ -103,6 +121,33 @@ void randomize_res_params(Model<double>& m, uint64_t seed) {
       m.params()[i] = query    ? 0.7 * rng.normal()
                       : factor ? 0.6 + 0.3 * rng.normal()
                                : 1.0 + 0.3 * rng.normal();
+    }
+  }
+}
+
+// The norms with scalar parameters ("<norm>.alpha", ".shift", ".scale", shape (1)): α to
+// 1 ± 0.3, s to ± 0.3, c to c (1 ± 0.3), and the norm's gain to 2 ± 0.3 and bias to ± 0.3;
+// no-op for the other kinds. dyt and derf do not rescale their input (|tanh| < 1), so with unit
+// gains the attention logits stay small, the q/k gradients fall to ~3e-6 (ngpt/dyt) and the
+// central differences' rounding (~1e-11 per entry at h = 1e-5) reaches 1e-5 of them; and at
+// s = 0, erf(α·x + s) and erf(α·(x + s)) agree.
+void randomize_scalar_norms(Model<double>& m, uint64_t seed) {
+  Rng rng(seed);
+  for (const TensorSpec& t : m.layout().tensors()) {
+    if (t.shape != std::vector<int64_t>{1}) continue;
+    const size_t dot = t.name.rfind('.');
+    const std::string prefix = t.name.substr(0, dot), scalar = t.name.substr(dot + 1);
+    double& v = m.params()[t.offset];
+    if (scalar == "alpha") v = 1.0 + 0.3 * rng.normal();
+    if (scalar == "shift") v = 0.3 * rng.normal();
+    if (scalar == "scale") v *= 1.0 + 0.3 * rng.normal();
+    if (scalar == "shift") continue;  // its norm's gain and bias were moved with its alpha
+    for (const auto& [name, mean] : {std::pair{".weight", 2.0}, std::pair{".bias", 0.0}}) {
+      const TensorSpec* p = m.layout().find(prefix + name);
+      if (p == nullptr) continue;
+      for (int64_t i = p->offset; i < p->offset + p->size; ++i) {
+        m.params()[i] = mean + 0.3 * rng.normal();
+      }
     }
   }
 }
@@ -143,6 +188,7 @@ TEST_P(ModelGradCheck, MatchesCentralDifferences) {
   Model<double> m(c);
   m.init(11);
   randomize_res_params(m, 13);
+  randomize_scalar_norms(m, 17);
   const Batch b = make_batch(c, 2, 5, 5);
   std::string worst;
   const double err = max_relative_error(m, b, 2, 5, &worst);
@@ -346,6 +392,24 @@ std::vector<Variant> variants() {
                  c.norm = NormKind::layernorm;
                  c.embed_norm = Toggle::on;
                }});
+  // The kinds with scalar parameters with the options that add or drop norms.
+  v.push_back({"embed_norm_on_pre_derf_rope", [](C c) {
+                 c.embed_norm = Toggle::on;
+                 c.norm = NormKind::derf;
+                 c.pos = PosEncoding::rope;
+               }});
+  v.push_back({"tied_peri_init_scalenorm", [](C c) {
+                 c.tied = true;
+                 c.scheme = Scheme::peri_init;
+                 c.norm = NormKind::scalenorm;
+               }});
+  v.push_back({"final_norm_on_post_dyt_batch4_len3",
+               [](C c) {
+                 c.final_norm = Toggle::on;
+                 c.scheme = Scheme::post;
+                 c.norm = NormKind::dyt;
+               },
+               4, 3});
   v.push_back({"attnres_final_norm_off_bidirectional_rmsnorm", [](C c) {
                  c.scheme = Scheme::attnres;
                  c.final_norm = Toggle::off;
@@ -378,6 +442,15 @@ std::vector<Variant> variants() {
       {"placement_deepnorm_in", Scheme::deepnorm, NormKind::rmsnorm, "in", "in+post"},
       {"placement_block_attnres_in_out", Scheme::block_attnres, NormKind::layernorm,
        "in+out:rmsnorm", "out"},
+      // The scalar-parameter kinds on one slot among other kinds.
+      {"placement_post_attn_out_dyt", Scheme::post, NormKind::layernorm, "out:dyt", "auto"},
+      // dyt as the model's norm: under an rmsnorm final norm the last scalenorm's scale would
+      // cancel (its gradient is 0 up to eps, and its relative error meaningless).
+      {"placement_pre_mlp_derf_scalenorm", Scheme::pre, NormKind::dyt, "auto",
+       "in:derf+post:scalenorm"},
+      {"placement_peri_attn_in_scalenorm", Scheme::peri, NormKind::dyt, "in:scalenorm+out", "auto"},
+      {"placement_block_attnres_out_derf", Scheme::block_attnres, NormKind::rmsnorm, "in+out:derf",
+       "auto"},
   };
   for (const auto& p : placements) {
     v.push_back({p.name, [p](C c) {
@@ -449,6 +522,7 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   }
   m.init(11);
   randomize_res_params(m, 13);
+  randomize_scalar_norms(m, 17);
   const Batch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);

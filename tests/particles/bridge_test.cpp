@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/layer_weights.hpp"
@@ -172,6 +173,24 @@ TEST(ParticlesBridge, SchemesWithoutAParticleLawAreRefused) {
   EXPECT_NE(r.output.find("--scheme does not apply with --from-checkpoint"), std::string::npos)
       << r.output;
   std::filesystem::remove_all(dir);
+}
+
+// Norms other than rmsnorm and l2 are refused, saying why: the pointwise kinds and layernorm
+// are not functions of the direction, scalenorm's per-norm learned scale is not in the law.
+TEST(ParticlesBridge, NormsWithoutAParticleLawAreRefused) {
+  for (NormKind k : {NormKind::layernorm, NormKind::dyt, NormKind::derf, NormKind::scalenorm}) {
+    ModelConfig c = small_model(normlab::Scheme::pre, true);
+    c.norm = k;
+    try {
+      check_model_has_particle_law(c);
+      ADD_FAILURE() << to_string(k) << " accepted";
+    } catch (const UsageError& e) {
+      const std::string why = k == NormKind::scalenorm ? "learned scale in every norm"
+                                                       : "not a function of the token direction";
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("allows rmsnorm and l2"), std::string::npos);
+    }
+  }
 }
 
 }  // namespace

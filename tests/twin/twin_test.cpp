@@ -123,6 +123,11 @@ struct TwinCase {
 // leave q/k gradients of ~1e-6 whose float32 rounding in the twin alone approaches 1e-4).
 constexpr const char* kAttnResSteps = "--steps 20 --lr 0.005";
 
+// The scalars of dyt and derf start at α = 0.5 and s = 0 and every gain at 1, where a formula
+// that confuses α·(x + s) with α·x + s, or drops a gain, gives the right logits (only one
+// gradient differs); 20 AdamW steps move them all.
+constexpr const char* kMoveScalars = "--steps 20 --lr 0.01";
+
 // Every scheme at least once; every norm kind; rope, sinusoidal and learned positions; tied;
 // bidirectional; relu; 2- and 3-layer models with MLP; several heads. Most use init std 0.3
 // so that attention is far from uniform; a few keep the default 0.02 or less, where activations
@@ -218,6 +223,29 @@ const TwinCase kCases[] = {
      "--scheme block_attnres --block-size 4 --norm rmsnorm --embed-norm --pos sinusoidal "
      "--layers 3 --width 16 --heads 2 --init-std 0.3",
      kAttnResSteps},
+    // The norm kinds with scalar parameters (dyt, derf, scalenorm): as the model's norm under
+    // several schemes, at init and after steps that move their scalars, and on placement
+    // slots. scalenorm at init std 0.005, like l2, so that eps's place shows.
+    {"pre_dyt", "--scheme pre --norm dyt --init-std 0.3"},
+    {"post_derf_rope_heads2", "--scheme post --norm derf --pos rope --heads 2 --init-std 0.3"},
+    // Not peri with scalenorm everywhere: there the attention's input scale acts only through
+    // the softmax temperature (the output norm cancels its value path), and its gradient is a
+    // near-cancelling sum that float32 gets to ~7e-5 in normlab alone (against the twin in
+    // float64), and to 1.5e-4 against the float32 twin.
+    {"sqrt_scaling_scalenorm_learned",
+     "--scheme sqrt_scaling --norm scalenorm --pos learned --max-len 16 --init-std 0.3"},
+    {"pre_scalenorm_tied_small_init", "--scheme pre --norm scalenorm --tied --init-std 0.005"},
+    {"peri_init_derf_trained", "--scheme peri_init --norm derf --layers 2 --init-std 0.3",
+     kMoveScalars},
+    {"post_dyt_finalnorm_trained", "--scheme post --norm dyt --final-norm --init-std 0.3",
+     kMoveScalars},
+    {"ngpt_scalenorm_trained", "--scheme ngpt --norm scalenorm --init-std 0.3", kMoveScalars},
+    {"block_attnres2_derf_trained",
+     "--scheme block_attnres --block-size 2 --norm derf --layers 2 --init-std 0.3", kAttnResSteps},
+    {"placement_post_attn_out_dyt_mlp_derf_scalenorm",
+     "--scheme post --norm layernorm --attn-norms out:dyt --mlp-norms in:derf+post:scalenorm "
+     "--init-std 0.3",
+     kMoveScalars},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/kernels/block16.hpp"
+#include "core/kernels/pointwise_norm.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -15,13 +18,45 @@ bool centered(NormKind k) {
   return k == NormKind::layernorm || k == NormKind::standardize;
 }
 
+bool pointwise(NormKind k) {
+  return k == NormKind::dyt || k == NormKind::derf;
+}
+
+// The sum of squares is divided by D (a mean), or by 1 for the kinds on the sphere.
+bool on_sphere(NormKind k) {
+  return k == NormKind::l2 || k == NormKind::scalenorm;
+}
+
+void check_scalars(NormKind kind, const void* scalars, const char* what) {
+  if (norm_scalar_count(kind) > 0 && scalars == nullptr) {
+    throw std::logic_error(std::string(what) + ": norm kind " + to_string(kind) +
+                           " needs its scalar parameters");
+  }
+}
+
 }  // namespace
 
 bool norm_has_gain(NormKind k) {
-  return k == NormKind::layernorm || k == NormKind::rmsnorm;
+  return k == NormKind::layernorm || k == NormKind::rmsnorm || pointwise(k);
 }
 bool norm_has_bias(NormKind k) {
-  return k == NormKind::layernorm;
+  return k == NormKind::layernorm || pointwise(k);
+}
+int norm_scalar_count(NormKind k) {
+  switch (k) {
+    case NormKind::dyt:
+    case NormKind::scalenorm:
+      return 1;
+    case NormKind::derf:
+      return 2;
+    case NormKind::layernorm:
+    case NormKind::rmsnorm:
+    case NormKind::standardize:
+    case NormKind::l2:
+    case NormKind::none:
+      return 0;
+  }
+  return 0;
 }
 
 // Rows are processed in blocks of 16 (block16.hpp), the last one partial: a row of width 15
@@ -29,12 +64,21 @@ bool norm_has_bias(NormKind k) {
 // (x − μ is not 0 there); the sums are 16 lane sums reduced pairwise (the order of dot.hpp).
 
 template <typename T>
-void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y, T* mean, T* rstd,
-                  int64_t N, int D, double eps) {
+void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
+                  T* mean, T* rstd, int64_t N, int D, double eps) {
+  check_scalars(kind, scalars, "norm_forward");
+  if (pointwise(kind)) {
+    std::fill(mean, mean + N, T(0));
+    std::fill(rstd, rstd + N, T(1));
+    pointwise_norm_forward(kind, x, gain, bias, scalars, y, N, D);
+    return;
+  }
   const bool center = centered(kind);
-  const T divisor = kind == NormKind::l2 ? T(1) : T(D);
+  const T divisor = on_sphere(kind) ? T(1) : T(D);
   const bool has_gain = norm_has_gain(kind);
   const bool has_bias = norm_has_bias(kind);
+  const bool scaled = kind == NormKind::scalenorm;
+  const T scale = scaled ? scalars[0] : T(1);
   const Block16<T> lanes = lane_indices<T>();
   parallel_for(shard_count(N), [&](int64_t s) {
     const int64_t end = std::min(N, (s + 1) * kRowShard);
@@ -59,6 +103,7 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y,
         Block16<T> v = (load_first(xr + b, D - b) - mu) * r;
         if (has_gain) v *= load_first(gain + b, D - b);
         if (has_bias) v += load_first(bias + b, D - b);
+        if (scaled) v *= scale;
         store_first(yr + b, D - b, v);
       }
     }
@@ -66,13 +111,26 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y,
 }
 
 template <typename T>
-void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, const T* rstd,
-                   const T* dy, T* dx, T* dgain, T* dbias, int64_t N, int D) {
+void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, const T* mean,
+                   const T* rstd, const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
+                   int D) {
+  check_scalars(kind, scalars, "norm_backward");
+  check_scalars(kind, dscalars, "norm_backward (gradients)");
+  if (pointwise(kind)) {
+    pointwise_norm_backward(kind, x, gain, scalars, dy, dx, dgain, dbias, dscalars, N, D);
+    return;
+  }
   const bool center = centered(kind);
-  const T divisor = kind == NormKind::l2 ? T(1) : T(D);
+  const T divisor = on_sphere(kind) ? T(1) : T(D);
   const bool has_gain = norm_has_gain(kind);
   const bool has_bias = norm_has_bias(kind);
+  const bool scaled = kind == NormKind::scalenorm;
+  const T scale = scaled ? scalars[0] : T(1);
   const int64_t shards = shard_count(N);
+  // scalenorm: per-shard partial sums of dy ⊙ x̂ over rows and features (dc), in double.
+  thread_local std::vector<double> scale_partial;
+  if (scaled) scale_partial.assign(shards, 0.0);
+  double* scale_base = scale_partial.data();
   // Per-shard partial parameter gradients, summed in shard order afterwards: Σ dy ⊙ x̂ in
   // [0, D), Σ dy in [Dp, Dp + D), Dp = D rounded up to 16 so both are read in whole blocks.
   const int64_t Dp = pad16(D);
@@ -89,13 +147,14 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
       const T mu = mean[n];
       const T r = rstd[n];
       // Lanes beyond the row: dy loads as 0, so g and every product with it are 0 there.
-      Block16<T> g_sum = {}, gx_sum = {};
+      Block16<T> g_sum = {}, gx_sum = {}, dx_sum = {};
       for (int64_t b = 0; b < D; b += kBlock) {
         const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
         const Block16<T> d = load_first(dyr + b, D - b);
-        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : d;
+        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
         g_sum += g;
         gx_sum += g * xhat;
+        if (scaled) dx_sum += d * xhat;
         if (part != nullptr) {
           Block16<T> pg = load16(part + b) + d * xhat;
           Block16<T> pb = load16(part + Dp + b) + d;
@@ -103,13 +162,14 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
           std::memcpy(part + Dp + b, &pb, sizeof(pb));
         }
       }
+      if (scaled) scale_base[s] += static_cast<double>(sum_of_lanes<T>(dx_sum));
       const T g_mean = sum_of_lanes<T>(g_sum) / T(D);
       const T gx_mean = sum_of_lanes<T>(gx_sum) / divisor;
       T* dxr = dx + n * D;
       for (int64_t b = 0; b < D; b += kBlock) {
         const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
         const Block16<T> d = load_first(dyr + b, D - b);
-        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : d;
+        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
         Block16<T> v = g - xhat * gx_mean;
         if (center) v -= g_mean;
         store_first(dxr + b, D - b, load_first(dxr + b, D - b) + r * v);
@@ -125,16 +185,22 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, cons
       }
     }
   }
+  if (scaled) {
+    double dscale = 0;
+    for (int64_t s = 0; s < shards; ++s) dscale += scale_base[s];
+    dscalars[0] += static_cast<T>(dscale);
+  }
 }
 
-template void norm_forward<float>(NormKind, const float*, const float*, const float*, float*,
-                                  float*, float*, int64_t, int, double);
-template void norm_forward<double>(NormKind, const double*, const double*, const double*, double*,
-                                   double*, double*, int64_t, int, double);
+template void norm_forward<float>(NormKind, const float*, const float*, const float*, const float*,
+                                  float*, float*, float*, int64_t, int, double);
+template void norm_forward<double>(NormKind, const double*, const double*, const double*,
+                                   const double*, double*, double*, double*, int64_t, int, double);
 template void norm_backward<float>(NormKind, const float*, const float*, const float*, const float*,
-                                   const float*, float*, float*, float*, int64_t, int);
+                                   const float*, const float*, float*, float*, float*, float*,
+                                   int64_t, int);
 template void norm_backward<double>(NormKind, const double*, const double*, const double*,
-                                    const double*, const double*, double*, double*, double*,
-                                    int64_t, int);
+                                    const double*, const double*, const double*, double*, double*,
+                                    double*, double*, int64_t, int);
 
 }  // namespace normlab

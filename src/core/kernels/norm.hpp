@@ -4,12 +4,23 @@
 //   rmsnorm:     y = x · r · g,            r = 1 / sqrt(mean(x²) + eps)
 //   standardize: y = (x − μ) · r           (layernorm without parameters)
 //   l2:          y = x · r,                r = 1 / sqrt(sum(x²) + eps)   (unit sphere)
+//   scalenorm:   y = x · r · c,            r = 1 / sqrt(sum(x²) + eps)   (l2 times a scalar c)
+//   dyt:         y = tanh(α·x) ⊙ g + b                                   (no eps)
+//   derf:        y = erf(α·x + s) ⊙ g + b                                (no eps)
 //
-// Backward, with x̂ = (x − μ)·r and g = dy ⊙ gain (or dy without a gain):
+// g, b are (D) vectors; α, s, c are scalars (the kind's `scalars`, in the order of
+// norm_scalar_count). dyt and derf are pointwise (no row statistics); their mean and rstd
+// outputs are written as 0 and 1.
+//
+// Backward, with x̂ = (x − μ)·r and g = dy ⊙ gain (or dy without a gain, c · dy for scalenorm):
 //   centered (layernorm, standardize): dx = r · (g − mean(g) − x̂ · mean(g ⊙ x̂))
 //   uncentered, divisor D (rmsnorm):   dx = r · (g − x̂ · mean(g ⊙ x̂))
-//   uncentered, divisor 1 (l2):        dx = r · (g − x̂ · sum(g ⊙ x̂))
-//   dgain = Σ_rows dy ⊙ x̂,  dbias = Σ_rows dy
+//   uncentered, divisor 1 (l2, scalenorm): dx = r · (g − x̂ · sum(g ⊙ x̂))
+//   dgain = Σ_rows dy ⊙ x̂,  dbias = Σ_rows dy,  dc = Σ_rows,features dy ⊙ x̂
+// Pointwise kinds, elementwise with u = α·x (dyt) or u = α·x + s (derf), f = tanh or erf,
+// f'(u) = 1 − tanh²(u) (dyt) or 2/√π · exp(−u²) (derf), and e = dy ⊙ gain ⊙ f'(u):
+//   dx = α · e,  dα = Σ_rows,features e ⊙ x,  ds = Σ_rows,features e (derf),
+//   dgain = Σ_rows dy ⊙ f(u),  dbias = Σ_rows dy
 #pragma once
 
 #include <cstdint>
@@ -21,16 +32,21 @@ namespace normlab {
 // Does this kind carry a gain / a bias parameter (each of size D)?
 bool norm_has_gain(NormKind kind);
 bool norm_has_bias(NormKind kind);
+// How many scalar parameters the kind carries, in this order: dyt α; derf α, s; scalenorm c.
+// 0 for the other kinds.
+int norm_scalar_count(NormKind kind);
 
-// x, y: (N, D). mean, rstd: (N) saved for the backward pass. gain/bias may be null when the
-// kind has none. y may not alias x.
+// x, y: (N, D). mean, rstd: (N) saved for the backward pass. gain, bias, scalars may be null
+// when the kind has none. y may not alias x.
 template <typename T>
-void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, T* y, T* mean, T* rstd,
-                  int64_t N, int D, double eps);
+void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
+                  T* mean, T* rstd, int64_t N, int D, double eps);
 
-// dx (N, D) += the gradient through the norm; dgain, dbias (D) += parameter gradients.
+// dx (N, D) += the gradient through the norm; dgain, dbias (D) and dscalars
+// (norm_scalar_count) += parameter gradients.
 template <typename T>
-void norm_backward(NormKind kind, const T* x, const T* gain, const T* mean, const T* rstd,
-                   const T* dy, T* dx, T* dgain, T* dbias, int64_t N, int D);
+void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, const T* mean,
+                   const T* rstd, const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
+                   int D);
 
 }  // namespace normlab
