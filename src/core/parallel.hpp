@@ -3,6 +3,7 @@
 // (docs/design.md principle 8: bit-identical results).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace normlab {
@@ -27,6 +28,17 @@ void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 1)
   for (int64_t i = 0; i < n; ++i) fn(i);
+}
+
+// Runs fn(s, n0, n1) for every row shard s, [n0, n1) = [s·kRowShard, min(rows, (s+1)·kRowShard))
+// of [0, rows), in parallel: the one way a row-wise kernel splits its rows. s indexes the
+// shard's partial sums where a kernel reduces over rows (summed afterwards in shard order).
+template <typename F>
+void for_row_shards(int64_t rows, F&& fn) {
+  parallel_for(shard_count(rows), [&](int64_t s) {
+    const int64_t n0 = s * kRowShard;
+    fn(s, n0, std::min(rows, n0 + kRowShard));
+  });
 }
 
 }  // namespace normlab

@@ -153,17 +153,10 @@ void scale_rows(const T* in, T s, T* out, int64_t n) {
   for (int64_t k = 0; k < n; ++k) out[k] = s * in[k];
 }
 
-// Runs fn(begin, end) over row shards of [0, rows) in parallel.
-template <typename F>
-void for_rows(int64_t rows, F&& fn) {
-  parallel_for(shard_count(rows),
-               [&](int64_t s) { fn(s * kRowShard, std::min(rows, (s + 1) * kRowShard)); });
-}
-
 template <typename T>
 void residual_combine(const T* x, const T* z, const T* alpha, Factor<T> fa, Factor<T> fb, T* r,
                       int64_t rows, int D) {
-  for_rows(rows, [&](int64_t n0, int64_t n1) {
+  for_row_shards(rows, [&](int64_t, int64_t n0, int64_t n1) {
     if (alpha == nullptr && fa.p == nullptr && fb.p == nullptr) {
       const T a = fa.constant, b = fb.constant;
       for (int64_t k = n0 * D; k < n1 * D; ++k) r[k] = a * x[k] + b * z[k];
@@ -554,7 +547,7 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
   const int D = config_.width;
   const T* E = params_.data() + embed_;
   const T* P = param_ptr(params_, pos_);
-  for_rows(batch * len, [&](int64_t n0, int64_t n1) {
+  for_row_shards(batch * len, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const int64_t t = n % len;
       T* out = e + n * D;
@@ -943,7 +936,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     }
   } else if (fa.p == nullptr && fb.p == nullptr) {
     const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
-    for_rows(N, [&](int64_t n0, int64_t n1) {
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) {
         d_in[k] = ra * dr[k];
         dz[k] = b * dr[k];
@@ -1010,7 +1003,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                   d_in, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
                   param_ptr(grads_, p.norm_in.scalars), N, D);
   } else {
-    for_rows(N, [&](int64_t n0, int64_t n1) {
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_in[k] += du[k];
     });
   }

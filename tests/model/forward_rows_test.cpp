@@ -22,7 +22,7 @@ struct Case {
   int layers;
   int block_size = 2;  // block_attnres
   bool mlp = true;
-  std::optional<NormKind> norm;     // unset: layernorm (l2 for ngpt)
+  std::optional<NormKind> norm = std::nullopt;  // unset: layernorm (l2 for ngpt)
   const char* attn_norms = "auto";  // placement override of the attention sublayers
   const char* placement = "";       // the model's placement rules (docs/schemes.md)
 };

@@ -24,9 +24,8 @@ const T* query_times_gain(const T* w, const T* g, int D) {
 
 template <typename T>
 void res_rstd(const T* s, T* r, int64_t N, int D, double eps) {
-  parallel_for(shard_count(N), [&](int64_t sh) {
-    const int64_t end = std::min(N, (sh + 1) * kRowShard);
-    for (int64_t n = sh * kRowShard; n < end; ++n) {
+  for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* row = s + n * D;
       T ss = 0;
       for (int d = 0; d < D; ++d) ss += row[d] * row[d];
@@ -45,8 +44,7 @@ template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D) {
   const T* q = query_times_gain(w, g, D);
-  parallel_for(shard_count(N), [&](int64_t sh) {
-    const int64_t n0 = sh * kRowShard, n1 = std::min(N, (sh + 1) * kRowShard);
+  for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     for (int k = 0; k < K; ++k) {
       const T* rk = rstd[k];
       for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot_lanes(q, src[k] + n * D, D);
@@ -92,8 +90,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
   const T* q_base = qs.data();
   T* partial_base = partial.data();
   const T inv_d = T(1) / T(D);
-  parallel_for(shards, [&](int64_t sh) {
-    const int64_t n0 = sh * kRowShard, n1 = std::min(N, (sh + 1) * kRowShard);
+  for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     thread_local std::vector<T> cs_buf;  // ⟨dx_p, x_p⟩ of each row, (P, rows)
     cs_buf.resize(static_cast<size_t>(P) * kRowShard);
     T* c = cs_buf.data();

@@ -31,10 +31,9 @@ double cross_entropy(const T* logits, const T* target, const T* weight, T* dlogi
   double* partial_base = partial.data();
   const double inv_total = total_weight > 0 ? 1.0 / total_weight : 0.0;
   const Block16<T> lanes = lane_indices<T>();
-  parallel_for(shards, [&](int64_t s) {
-    const int64_t end = std::min(N, (s + 1) * kRowShard);
+  for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     double shard_loss = 0;
-    for (int64_t n = s * kRowShard; n < end; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* z = logits + n * V;
       const T w = weight[n];
       const int64_t slot = target_slot != nullptr ? target_slot[n] : n;

@@ -45,10 +45,8 @@ void gemm<double>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, d
 template <typename T>
 void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
-  const int64_t shards = shard_count(M);
-  parallel_for(shards, [&](int64_t s) {
-    const int64_t m0 = s * kRowShard;
-    const int64_t rows = std::min(kRowShard, M - m0);
+  for_row_shards(M, [&](int64_t, int64_t m0, int64_t m1) {
+    const int64_t rows = m1 - m0;
     // Row m of op(A) starts at A + m*lda (no transpose) or at column m of A (transpose).
     const T* a = trans_a ? A + m0 : A + m0 * lda;
     gemm<T>(trans_a, trans_b, rows, N, K, alpha, a, lda, B, ldb, beta, C + m0 * ldc, ldc);

@@ -80,9 +80,8 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const
   const bool scaled = kind == NormKind::scalenorm;
   const T scale = scaled ? scalars[0] : T(1);
   const Block16<T> lanes = lane_indices<T>();
-  parallel_for(shard_count(N), [&](int64_t s) {
-    const int64_t end = std::min(N, (s + 1) * kRowShard);
-    for (int64_t n = s * kRowShard; n < end; ++n) {
+  for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* xr = x + n * D;
       T* yr = y + n * D;
       T mu = 0;
@@ -138,10 +137,9 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, c
   const int64_t width = has_gain ? 2 * Dp : 0;
   if (width > 0) partial.assign(shards * width, T(0));
   T* partial_base = partial.data();
-  parallel_for(shards, [&](int64_t s) {
+  for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* part = width > 0 ? partial_base + s * width : nullptr;
-    const int64_t end = std::min(N, (s + 1) * kRowShard);
-    for (int64_t n = s * kRowShard; n < end; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* xr = x + n * D;
       const T* dyr = dy + n * D;
       const T mu = mean[n];

@@ -33,9 +33,8 @@ template <typename T>
 void pointwise_norm_forward(NormKind kind, const T* x, const T* gain, const T* bias,
                             const T* scalars, T* y, int64_t N, int D) {
   const Pointwise<T> p(kind, scalars);
-  parallel_for(shard_count(N), [&](int64_t s) {
-    const int64_t end = std::min(N, (s + 1) * kRowShard);
-    for (int64_t n = s * kRowShard; n < end; ++n) {
+  for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* xr = x + n * D;
       T* yr = y + n * D;
       for (int i = 0; i < D; ++i) yr[i] = p.f(p.u(xr[i])) * gain[i] + bias[i];
@@ -58,12 +57,11 @@ void pointwise_norm_backward(NormKind kind, const T* x, const T* gain, const T* 
   partial_scalars.assign(shards * 2, 0.0);
   T* partial_base = partial.data();
   double* scalar_base = partial_scalars.data();
-  parallel_for(shards, [&](int64_t s) {
+  for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* pg = partial_base + s * 2 * D;
     T* pb = pg + D;
     double ex = 0, e_sum = 0;
-    const int64_t end = std::min(N, (s + 1) * kRowShard);
-    for (int64_t n = s * kRowShard; n < end; ++n) {
+    for (int64_t n = n0; n < n1; ++n) {
       const T* xr = x + n * D;
       const T* dyr = dy + n * D;
       T* dxr = dx + n * D;

@@ -12,9 +12,8 @@ void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double
   const int dh = width / heads;
   const int pairs = dh / 2;
   const int64_t rows = batch * len;
-  parallel_for(shard_count(rows), [&](int64_t s) {
-    const int64_t end = std::min(rows, (s + 1) * kRowShard);
-    for (int64_t r = s * kRowShard; r < end; ++r) {
+  for_row_shards(rows, [&](int64_t s, int64_t n0, int64_t n1) {
+    for (int64_t r = n0; r < n1; ++r) {
       const double t = static_cast<double>(r % len + offset);
       for (int p = 0; p < pairs; ++p) {
         const double theta = t * std::pow(base, -2.0 * p / dh);

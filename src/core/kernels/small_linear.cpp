@@ -34,9 +34,7 @@ struct StoreRows {
 template <typename T>
 void rows_times_padded(const T* x, int64_t ldx, int64_t M, int64_t n_in, const T* m, int64_t ld,
                        int64_t n_out, T* out, int64_t ldo, bool add) {
-  parallel_for(shard_count(M), [&](int64_t s) {
-    const int64_t m0 = s * kRowShard;
-    const int64_t m1 = std::min(M, m0 + kRowShard);
+  for_row_shards(M, [&](int64_t, int64_t m0, int64_t m1) {
     in_row_groups<kLinearRows>(m0, m1, [&](auto rows, int64_t r) {
       rows_times_mat_each<rows()>(x + r * ldx, ldx, 1, 0, n_in, m, ld, ld,
                                   StoreRows<T>{out + r * ldo, ldo, n_out, add});
