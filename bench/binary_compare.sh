@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Training steps per second of two normlab binaries on the same preset (`normlab bench train`,
+# one thread), alternating A and B in each round so that load from other work on the machine
+# hits both alike: how a refactor is shown not to slow training. Prints each round and the
+# ratio of the medians (B / A).
+#
+# Usage: bench/binary_compare.sh OLD_BINARY NEW_BINARY [PRESET] [ROUNDS]   (minimal, 5)
+set -euo pipefail
+A=$1
+B=$2
+PRESET=${3:-minimal}
+ROUNDS=${4:-5}
+PY=/usr/bin/python3
+field() { $PY -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
+
+echo "preset $PRESET; load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+as=() bs=()
+for ((r = 1; r <= ROUNDS; r++)); do
+  a=$("$A" bench train --preset "$PRESET" --threads 1 --json | field steps_per_s)
+  b=$("$B" bench train --preset "$PRESET" --threads 1 --json | field steps_per_s)
+  as+=("$a") bs+=("$b")
+  printf 'round %d: A %.1f steps/s  B %.1f steps/s  B/A %.3f\n' "$r" "$a" "$b" "$($PY -c "print($b / $a)")"
+done
+$PY - "${as[*]}" "${bs[*]}" "$PRESET" <<'PYEOF'
+import statistics, sys
+a = [float(x) for x in sys.argv[1].split()]
+b = [float(x) for x in sys.argv[2].split()]
+ma, mb = statistics.median(a), statistics.median(b)
+print(f"{sys.argv[3]}: median A {ma:.1f} steps/s, median B {mb:.1f} steps/s, B/A {mb / ma:.3f}")
+PYEOF
