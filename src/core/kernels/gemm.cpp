@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/contracts.hpp"
 #include "core/kernels/small_linear.hpp"
 #include "core/parallel.hpp"
 
@@ -56,6 +57,12 @@ void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
 template <typename T>
 void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
                     int64_t ldy) {
+  require_contract(M >= 0 && K >= 1 && N >= 1 && ldx >= K && ldy >= N, "linear_forward",
+                   "M >= 0, K >= 1, N >= 1, ldx >= K, ldy >= N");
+  const int64_t y_count = M > 0 ? (M - 1) * ldy + N : 0;
+  require_contract(!ranges_overlap<T>(Y, y_count, X, M > 0 ? (M - 1) * ldx + K : 0) &&
+                       !ranges_overlap<T>(Y, y_count, W, N * K),
+                   "linear_forward", "Y may not alias X or W");
   if (is_small_linear(K, N)) return small_linear_forward(X, W, Y, M, K, N, ldx, ldy);
   gemm_sharded<T>(false, true, M, N, K, T(1), X, ldx, W, K, T(0), Y, ldy);
 }

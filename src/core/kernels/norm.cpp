@@ -1,5 +1,7 @@
 #include "core/kernels/norm.hpp"
 
+#include "core/contracts.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -67,6 +69,8 @@ template <typename T>
 void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
                   T* mean, T* rstd, int64_t N, int D, double eps) {
   check_scalars(kind, scalars, "norm_forward");
+  require_contract(N >= 0 && D >= 1, "norm_forward", "N >= 0 rows of D >= 1 values");
+  require_contract(!ranges_overlap<T>(x, N * D, y, N * D), "norm_forward", "y may not alias x");
   if (pointwise(kind)) {
     std::fill(mean, mean + N, T(0));
     std::fill(rstd, rstd + N, T(1));
