@@ -58,8 +58,10 @@ struct TrainConfig {
   int64_t eval_length = 0;   // their task length; 0 = the longest training length
 };
 
-// The periodic-validation keys are written only when eval_every > 0 and default when absent,
-// so run.json files written before they existed still describe the same runs.
+// run.json and the [train] table are written and read by walking visit_train_fields()
+// (train_fields.hpp), which declares every field once. The periodic-validation keys are
+// written only when eval_every > 0, decay_fraction only for wsd, and they default when
+// absent, so run.json files written before they existed still describe the same runs.
 nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
 
