@@ -93,7 +93,7 @@ void parse_target(const std::string& text, const std::string& s, PlacementRule& 
   const size_t open = s.find('[');
   if (open != std::string::npos) {
     name = trim(s.substr(0, open));
-    if (s.back() != ']') fail(text, fmt::format("'{}': a layer range ends with ']'", s));
+    if (s.back() != ']') fail(text, fmt::format("'{}': a layer range ends with ']'", printable(s)));
     const std::string range = s.substr(open + 1, s.size() - open - 2);
     const size_t colon = range.find(':');
     if (colon == std::string::npos) {
@@ -145,6 +145,7 @@ Placement parse_placement(const std::string& text) {
   Placement p;
   if (trim(text).empty()) return p;
   for (const std::string& rule_text : split(text, ';')) {
+    if (rule_text.empty()) continue;  // "a; b;" and "a;; b" are fine
     // The colon after the target (a layer range [FIRST:END] has one of its own).
     const size_t close = rule_text.find(']');
     const size_t colon = rule_text.find(':', close == std::string::npos ? 0 : close);

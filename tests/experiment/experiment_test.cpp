@@ -131,6 +131,35 @@ attn_norms = "out:derf"
             std::string::npos);
 }
 
+// The placement language in experiment files: in a [[variant]], next to the new schemes, and
+// an error located at its key's line.
+TEST(ExperimentFile, PlacementsAndNewSchemesResolve) {
+  std::string text = kValid;
+  text.replace(text.find("schemes = "),
+               text.find('\n', text.find("schemes = ")) - text.find("schemes = "),
+               "schemes = [\"layerscale\", \"rezero\"]");
+  text += R"toml(
+[[variant]]
+label = "pre_gated"
+scheme = "custom"
+placement = "all: in, branch=scalar(0.5); final: on"
+)toml";
+  Experiment e;
+  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(e.variants.size(), 3u);
+  EXPECT_EQ(e.variants[0].model.scheme, Scheme::layerscale);
+  EXPECT_EQ(e.variants[1].model.scheme, Scheme::rezero);
+  EXPECT_EQ(to_string(e.variants[2].model.placement), "all: in, branch=scalar(0.5); final: on");
+  const ResolvedScheme r = resolve_scheme(e.variants[2].model);
+  EXPECT_TRUE(r.final_norm);
+  EXPECT_EQ(r.sublayers[0].branch, (ScaleSpec{ScaleKind::scalar, 0.5}));
+  const std::string bad =
+      read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
+                                      "placement = \"all: in, gain=2\"\n"));
+  EXPECT_NE(bad.find("unknown setting 'gain'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find(":"), std::string::npos) << bad;  // FILE:LINE
+}
+
 TEST(ExperimentFile, VariantTableErrorsNameTheKey) {
   const std::string base = kValid;
   EXPECT_NE(read_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),

@@ -93,6 +93,7 @@ TEST(PlacementText, ParsesAndPrintsCanonically) {
             "all: in, branch=vector(0.1); attn[0:2]: post:layernorm, residual=2.5; mlp[1:]: "
             "none, input=1/sqrt(l+1); final: off; embed: on");
   EXPECT_TRUE(parse_placement("").empty());
+  EXPECT_EQ(parse_placement("all: in; ;mlp: post;").rules.size(), 2u);  // empty rules skipped
   // Numbers print back exactly.
   EXPECT_EQ(parse_placement(to_string(parse_placement("all: residual=0.1234567890123456789")))
                 .rules[0]
