@@ -10,6 +10,7 @@
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "normlab/rng.hpp"
+#include "support/model_outputs.hpp"
 
 namespace normlab {
 namespace {
@@ -128,32 +129,7 @@ TEST(NormPlacement, StoredInJsonAndOldConfigsMeanAuto) {
   EXPECT_TRUE(model_config_from_json(j).attn_norms.automatic);
 }
 
-// Logits and gradients of one batch; the same init seed draws the same tensors when the
-// layouts are equal.
-struct Outputs {
-  std::vector<std::string> names;
-  std::vector<float> logits;
-  std::vector<float> grads;
-};
-
-Outputs run_once(const ModelConfig& c) {
-  Model<float> m(c);
-  m.init(7);
-  Rng rng(3);
-  const int64_t B = 2, T = 5;
-  std::vector<int32_t> tokens(B * T);
-  for (int32_t& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab));
-  const float* logits = m.forward(tokens.data(), B, T);
-  Outputs out;
-  out.logits.assign(logits, logits + B * T * c.vocab);
-  std::vector<float> dlogits(out.logits.size());
-  for (size_t i = 0; i < dlogits.size(); ++i) dlogits[i] = static_cast<float>(i % 7) - 3.0f;
-  m.zero_grads();
-  m.backward(dlogits.data());
-  out.grads = m.grads();
-  for (const auto& t : m.layout().tensors()) out.names.push_back(t.name);
-  return out;
-}
+using testing::run_once;
 
 struct SpelledOut {
   const char* name;
@@ -173,7 +149,7 @@ TEST_P(PlacementSpellsOutScheme, IsBitIdenticalToTheNamedScheme) {
   custom.attn_norms = parse_norm_placement(s.attn);
   custom.mlp_norms = parse_norm_placement(s.mlp);
   custom.final_norm = s.final_norm;
-  const Outputs a = run_once(named), b = run_once(custom);
+  const testing::ModelOutputs a = run_once(named), b = run_once(custom);
   EXPECT_EQ(a.names, b.names);
   EXPECT_EQ(a.logits, b.logits);  // exact: the same kernels in the same order
   EXPECT_EQ(a.grads, b.grads);

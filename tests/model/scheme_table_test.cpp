@@ -16,6 +16,7 @@
 #include "normlab/model.hpp"
 #include "normlab/rng.hpp"
 #include "normlab/scheme_table.hpp"
+#include "support/model_outputs.hpp"
 
 namespace normlab {
 namespace {
@@ -178,31 +179,7 @@ TEST(PlacementText, StoredInJsonOnlyWhenSet) {
   EXPECT_EQ(scheme_label(c), "pre[all: in, branch=scalar(0)]");
 }
 
-// Logits and gradients of one batch (float, as in training).
-struct Outputs {
-  std::vector<std::string> names;
-  std::vector<float> params, logits, grads;
-};
-
-Outputs run_once(const ModelConfig& c) {
-  Model<float> m(c);
-  m.init(7);
-  Rng rng(3);
-  const int64_t B = 2, T = 5;
-  std::vector<int32_t> tokens(B * T);
-  for (int32_t& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab));
-  const float* logits = m.forward(tokens.data(), B, T);
-  Outputs out;
-  out.logits.assign(logits, logits + B * T * c.vocab);
-  std::vector<float> dlogits(out.logits.size());
-  for (size_t i = 0; i < dlogits.size(); ++i) dlogits[i] = static_cast<float>(i % 7) - 3.0f;
-  m.zero_grads();
-  m.backward(dlogits.data());
-  out.params = m.params();
-  out.grads = m.grads();
-  for (const auto& t : m.layout().tensors()) out.names.push_back(t.name);
-  return out;
-}
+using testing::run_once;
 
 // Every additive row without side effects beyond its placement, spelled out as `custom`.
 TEST(SchemeTable, CustomPlacementOfEachPresetIsTheNamedSchemeBitForBit) {
@@ -228,7 +205,7 @@ TEST(SchemeTable, CustomPlacementOfEachPresetIsTheNamedSchemeBitForBit) {
           parse_placement(row.placement(named) + fmt::format("; final: {}; embed: {}",
                                                              row.final_norm ? "on" : "off",
                                                              row.embed_norm ? "on" : "off"));
-      const Outputs a = run_once(named), b = run_once(custom);
+      const testing::ModelOutputs a = run_once(named), b = run_once(custom);
       EXPECT_EQ(a.names, b.names) << row.name;
       EXPECT_EQ(a.params, b.params) << row.name;
       EXPECT_EQ(a.logits, b.logits) << row.name;  // exact: the same kernels in the same order
