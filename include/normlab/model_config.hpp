@@ -37,6 +37,7 @@ enum class Scheme {
   layernorm_scaling,
   layerscale,
   rezero,
+  hybridnorm,
   custom
 };
 
