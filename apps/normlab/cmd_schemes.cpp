@@ -25,6 +25,7 @@ std::string side_effects(const SchemeRow& row) {
   if (!row.weight_decay) parts.push_back("no weight decay");
   if (row.logit_scale) parts.push_back("logit scale");
   if (row.init == InitRule::deepnorm) parts.push_back("DeepNorm init");
+  if (row.head_norms == HeadNormRule::qkv) parts.push_back("q, k, v normalized per head");
   if (row.default_norm != NormKind::rmsnorm) {
     parts.push_back("default norm " + to_string(row.default_norm));
   }

@@ -44,6 +44,10 @@ struct SublayerParams {
   int64_t branch_scale = -1;    // learnable factor on z in the add (D, or 1); -1: constant
   int64_t res_query = -1;       // AttnRes pseudo-query w of this sublayer's input mixture (D)
   NormParams res_key_norm;      // AttnRes RMSNorm on the sources (gain, D)
+  // Attention's per-head norms (scheme().head_norms): gains, biases (dh) and scalars shared
+  // by the heads; qk_scale (H) the learnable s_h of the l2 QK-norm.
+  NormParams q_norm, k_norm, v_norm;
+  int64_t qk_scale = -1;
 };
 
 // What Model::forward_rows computed in one sublayer, handed to an observer (the probes).
@@ -57,7 +61,8 @@ struct SublayerTrace {
   int64_t rows = 0;                  // R_i rows below
   const int64_t* row_ids = nullptr;  // (R_i) ascending row indices n = b·T + t
   const T* input = nullptr;          // (R_i, D) x, the stream entering the sublayer
-  const T* qkv = nullptr;            // attention: (B·T, 3D) q|k|v of every row, after RoPE
+  const T* qkv = nullptr;            // attention: (B·T, 3D) q|k|v of every row, after the
+                                     // head norms and RoPE (logits: attention_scale · q·k)
   const T* heads = nullptr;          // attention: (R_i, D) heads concatenated, before w_out
   const T* branch = nullptr;         // (R_i, D) y = f(u)
   const T* branch_normed = nullptr;  // (R_i, D) N_out(y); the same as branch without one
@@ -168,7 +173,16 @@ class Model {
   // Embeddings (+ positions) of N = batch·len rows into out (N, D).
   void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
              T* out) const;
-  NormParams add_norm(const std::string& prefix, bool active, NormKind kind);
+  // A norm's parameters over rows of `size` features (0: the width D).
+  NormParams add_norm(const std::string& prefix, bool active, NormKind kind, int64_t size = 0);
+  // The attention sublayer's per-head norms: part p of qkv (N, 3D) from the projection raw
+  // (N, 3D), for rows = N rows; q_normed (N, D) keeps q̂ for the learnable scale's gradient
+  // (null when not needed), mean and rstd (3, N·H) the statistics. Backward: d_qkv (N, 3D),
+  // the gradient of qkv before RoPE, becomes in place the gradient of raw.
+  void head_norms_forward(const SublayerParams& p, const T* raw, T* qkv, T* q_normed, T* mean,
+                          T* rstd, int64_t rows) const;
+  void head_norms_backward(const SublayerParams& p, const T* raw, const T* q_normed, const T* mean,
+                           const T* rstd, T* d_qkv, int64_t rows);
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void sublayer_forward(int i, int64_t batch, int64_t len);
@@ -209,6 +223,10 @@ class Model {
 // parameter: how a checkpoint's tensor table is checked before a model is built. Throws
 // UsageError for an invalid config.
 ParamLayout param_layout_of(const ModelConfig& config);
+
+// The factor of the attention logits on ⟨q, k⟩ of the packed qkv buffer: beta / sqrt(dh), or
+// beta under the l2 QK-norm, whose learnable scale s_h is already in q.
+double attention_scale(const ModelConfig& config);
 
 // An upper bound of the bytes a forward and backward pass over `batch` sequences of `len`
 // tokens allocate (workspaces and logits) with values of `value_bytes` bytes; checked before

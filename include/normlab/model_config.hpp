@@ -37,6 +37,7 @@ enum class Scheme {
   layernorm_scaling,
   layerscale,
   rezero,
+  hybridnorm,
   custom
 };
 
@@ -44,6 +45,12 @@ enum class PosEncoding { none, learned, sinusoidal, rope };
 enum class Activation { gelu, relu };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
+// QK-norm: a per-head norm of the queries and keys inside attention (docs/schemes.md).
+enum class QkNorm {
+  none,    // q and k as projected
+  l2,      // q/|q|, k/|k| per head; logits beta · s_h · q̂·k̂, s_h learnable (init 10)
+  rmsnorm  // RMSNorm per head, gain (dh) shared by the heads; logits beta/sqrt(dh) · q̂·k̂
+};
 
 // The ranges of ModelConfig's integer fields: validate(), the TOML and JSON readers and the
 // command line all check these, before any value is narrowed to int. The upper bounds keep a
@@ -87,6 +94,7 @@ struct ModelConfig {
   NormPlacement attn_norms;          // attention sublayers' norms (auto: the scheme's)
   NormPlacement mlp_norms;           // MLP sublayers' norms (auto: the scheme's)
   Placement placement;               // rules applied after the scheme's and the two above
+  QkNorm qk_norm = QkNorm::none;     // per-head norm of queries and keys (docs/schemes.md)
 
   int head_dim() const { return width / heads; }
   int mlp_hidden() const { return mlp_mult * width; }
@@ -99,6 +107,7 @@ std::string to_string(NormKind k);
 std::string to_string(PosEncoding p);
 std::string to_string(Activation a);
 std::string to_string(Toggle t);
+std::string to_string(QkNorm q);
 std::string to_string(const NormPlacement& p);
 
 // Parsers throw UsageError listing the allowed names.
@@ -108,6 +117,7 @@ PosEncoding parse_pos_encoding(const std::string& s);
 Activation parse_activation(const std::string& s);
 NormPlacement parse_norm_placement(const std::string& s);
 Toggle parse_toggle(const std::string& s);
+QkNorm parse_qk_norm(const std::string& s);
 
 // The norm kind a scheme gets when none is named: l2 for ngpt (its hidden states live on the
 // unit sphere), `fallback` for every other scheme.
@@ -116,13 +126,14 @@ NormKind default_norm_kind(Scheme scheme, NormKind fallback = NormKind::rmsnorm)
 std::vector<std::string> scheme_names();
 std::vector<std::string> norm_kind_names();
 std::vector<std::string> pos_encoding_names();
+std::vector<std::string> qk_norm_names();
 
 // Throws UsageError for an invalid config, saying what is allowed: integers in their ranges
 // (limits above), every real finite and in its range.
 void validate(const ModelConfig& config);
 
-// The display name of the scheme including its parameter and any placement override: "mix(2)",
-// "block_attnres(4)", "post[attn=out:standardize]".
+// The display name of the scheme including its parameter and any placement override or QK-norm:
+// "mix(2)", "block_attnres(4)", "post[attn=out:standardize]", "pre[qk=l2]".
 std::string scheme_label(const ModelConfig& config);
 
 nlohmann::json to_json(const ModelConfig& config);

@@ -77,6 +77,12 @@ inline std::vector<std::string> field_choices(const Toggle&) {
 inline std::vector<std::string> field_choices(const NormPlacement&) {
   return {};
 }
+inline void parse_field(const std::string& s, QkNorm& v) {
+  v = parse_qk_norm(s);
+}
+inline std::vector<std::string> field_choices(const QkNorm&) {
+  return qk_norm_names();
+}
 inline void parse_field(const std::string& s, Placement& v) {
   v = parse_placement(s);
 }
@@ -152,6 +158,13 @@ void visit_model_fields(Config& c, Visitor&& v) {
               .optional_json = true,
               .omit_default = true},
     c.placement);
+  v(FieldInfo{.name = "qk_norm",
+              .help = "Per-head norm of queries and keys (the kind is required): none, l2 "
+                      "(cosine logits times a learnable scale per head, init 10) or rmsnorm "
+                      "(docs/schemes.md)",
+              .optional_json = true,
+              .omit_default = true},
+    c.qk_norm);
 }
 
 }  // namespace normlab

@@ -39,6 +39,19 @@ struct SublayerSlots {
   NormKind kind_post = NormKind::rmsnorm;
 };
 
+// Per-head norms inside every attention sublayer (QK-norm, HybridNorm's QKV-norm;
+// docs/schemes.md): each head's dh features of q (k, v) are normalized as one row of the norm,
+// whose parameters (dh) every head shares, before RoPE.
+struct HeadNorms {
+  bool q = false, k = false, v = false;
+  NormKind kind = NormKind::rmsnorm;
+  // l2 QK-norm: q̂ times s_h, a learnable number per head (init scale_init), and the logits'
+  // factor is beta instead of beta / sqrt(dh): logits = beta · s_h · q̂·k̂.
+  bool learned_scale = false;
+  double scale_init = 10.0;  // x-transformers' qk_norm_scale
+  bool any() const { return q || k || v; }
+};
+
 struct ResolvedScheme {
   // One entry per sublayer in execution order: layer 0 attention, layer 0 MLP, layer 1 ...
   std::vector<SublayerSlots> sublayers;
@@ -51,6 +64,7 @@ struct ResolvedScheme {
   double branch_init_scale = 1.0;  // DeepNorm: value, output and MLP init times (8L)^(-1/4)
   bool gpt2_scaled_init = true;    // output projections' init / sqrt(2L) (with the config's
                                    // scaled_residual_init); off under DeepNorm's own rule
+  HeadNorms head_norms;            // the config's qk_norm, or the row's own (HybridNorm)
 
   // AttnRes (residual_mode attnres or block_attnres; empty otherwise). Sources: 0 is the
   // embedding stream, j + 1 the record of sublayer j. Mixing points: l < S is the input of
@@ -75,8 +89,9 @@ struct ResolvedScheme {
 
 // Resolves config.scheme: its row's placement preset, then the overrides attn_norms ("attn:
 // X"), mlp_norms ("mlp: X") and placement, rule by rule; then final_norm and embed_norm when
-// they are not auto. The config's scheme parameter and norm must be valid (validate() calls
-// this and checks the result).
+// they are not auto; the head norms from the row (HybridNorm) or the config's qk_norm. The
+// config's scheme parameter and norm must be valid (validate() calls this and checks the
+// result).
 ResolvedScheme resolve_scheme(const ModelConfig& config);
 
 }  // namespace normlab

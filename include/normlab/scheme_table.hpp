@@ -31,6 +31,12 @@ enum class InitRule {
   deepnorm  // value, output and MLP weights × (8L)^(-1/4), no GPT-2 scaling
 };
 
+// Per-head norms inside attention that a scheme places itself (docs/schemes.md, "QK-norm").
+enum class HeadNormRule {
+  none,  // only what the config's qk_norm adds
+  qkv    // HybridNorm: q, k and v each normalized per head with the model's norm kind
+};
+
 struct SchemeRow {
   Scheme scheme;
   const char* name;
@@ -50,7 +56,8 @@ struct SchemeRow {
   // norm = none: pre drops its norms (the unnormalized baseline); rows whose placement has
   // no norm (rezero, custom) allow it too; every other row refuses it.
   bool norm_none_allowed = false;
-  bool overrides_allowed = true;  // false: attn_norms, mlp_norms and placement are refused
+  bool overrides_allowed = true;  // false: attn_norms, mlp_norms, placement, qk_norm refused
+  HeadNormRule head_norms = HeadNormRule::none;  // norms inside attention; qkv refuses qk_norm
 };
 
 // Every row, in the order of enum Scheme.

@@ -108,10 +108,11 @@ CONFIG_FIELDS = {
     "beta": float, "tied": bool, "final_norm": str, "embed_norm": str, "scheme": str,
     "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
-    "mlp_norms": str, "placement": str,
+    "mlp_norms": str, "placement": str, "qk_norm": str,
 }
 # Fields that checkpoints written before they existed lack, with the value they then meant.
-OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": ""}
+OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
+                          "qk_norm": "none"}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -137,6 +138,8 @@ def parse_config(meta: Dict[str, str], where: str) -> dict:
         raise TwinError(f"{where}: model config has fields the twin does not know: {sorted(unknown)}")
     if cfg["width"] % cfg["heads"] != 0:
         raise TwinError(f"{where}: heads {cfg['heads']} do not divide width {cfg['width']}")
+    if cfg["qk_norm"] not in ("none", "l2", "rmsnorm"):
+        raise TwinError(f"{where}: qk_norm '{cfg['qk_norm']}'; allowed: none, l2, rmsnorm")
     return cfg
 
 
@@ -233,6 +236,7 @@ class SchemeRow:
     residual_mode: str = "additive"  # key of RESIDUAL_MODES
     ngpt: bool = False  # interpolation, unit-norm weights, no weight decay, logit scale
     branch_init: Callable[[dict], float] = lambda cfg: 1.0  # init factor of v, o, up, down
+    qkv_norm: bool = False  # HybridNorm: q, k and v normalized per head with the model's norm
 
 
 def fixed(text: str) -> Callable[[dict], str]:
@@ -263,8 +267,31 @@ SCHEMES: Dict[str, SchemeRow] = {
     "layernorm_scaling": SchemeRow(fixed("all: in, input=1/sqrt(l+1)")),
     "layerscale": SchemeRow(fixed("all: in, branch=vector(0.1)")),
     "rezero": SchemeRow(fixed("all: none, branch=scalar(0)"), final_default=False),
+    # HybridNorm: x + attn(x) with per-head norms on q, k, v; then N(y) + mlp(N(y)), which is
+    # the attention's post-norm followed by a plain MLP sublayer.
+    "hybridnorm": SchemeRow(fixed("attn: post"), qkv_norm=True),
     "custom": SchemeRow(fixed(""), final_default=False),
 }
+
+
+@dataclass
+class HeadNorms:
+    """Per-head norms inside attention (docs/schemes.md, "QK-norm"): which of q, k, v, their
+    kind, and whether q carries a learnable scale per head (the l2 QK-norm)."""
+    parts: Tuple[str, ...] = ()  # subset of ("q", "k", "v")
+    kind: str = "rmsnorm"
+    learned_scale: bool = False
+    scale_init: float = 10.0
+
+
+def resolve_head_norms(cfg: dict, row: SchemeRow) -> HeadNorms:
+    if row.qkv_norm:
+        return HeadNorms(("q", "k", "v") if cfg["norm"] != "none" else (), cfg["norm"])
+    if cfg["qk_norm"] == "none":
+        return HeadNorms()
+    if row.ngpt:
+        raise TwinError("qk_norm with scheme ngpt is refused by normlab")
+    return HeadNorms(("q", "k"), cfg["qk_norm"], learned_scale=cfg["qk_norm"] == "l2")
 
 
 @dataclass
@@ -277,12 +304,15 @@ class Resolved:
     weight_decay: bool
     logit_scale: bool
     branch_init_scale: float
+    head_norms: HeadNorms
 
 
 def resolve_scheme(cfg: dict) -> Resolved:
     if cfg["scheme"] not in SCHEMES:
         raise TwinError(f"scheme '{cfg['scheme']}' is not in the twin (has: {', '.join(SCHEMES)})")
     row = SCHEMES[cfg["scheme"]]
+    if row.qkv_norm and cfg["qk_norm"] != "none":
+        raise TwinError(f"qk_norm with scheme {cfg['scheme']} is refused by normlab")
     rules = parse_rules(row.placement(cfg))
     for key, target in (("attn_norms", "attn"), ("mlp_norms", "mlp")):
         norms = parse_norms(cfg[key])
@@ -333,7 +363,8 @@ def resolve_scheme(cfg: dict) -> Resolved:
                     unit_norm_weights=row.ngpt,
                     weight_decay=not row.ngpt,
                     logit_scale=row.ngpt,
-                    branch_init_scale=row.branch_init(cfg))
+                    branch_init_scale=row.branch_init(cfg),
+                    head_norms=resolve_head_norms(cfg, row))
 
 
 # --------------------------------------------------------------------------------------------
@@ -383,15 +414,15 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     branch = rs.branch_init_scale
     out: List[Spec] = []
 
-    def add_norm(prefix: str, active: bool, kind: str = "") -> None:
+    def add_norm(prefix: str, active: bool, kind: str = "", size: int = D) -> None:
         if not active:
             return
         kind = kind or cfg["norm"]
         if norm_has_gain(kind):
-            out.append(Spec(prefix + ".weight", (D,), init="constant", value=1.0))
+            out.append(Spec(prefix + ".weight", (size,), init="constant", value=1.0))
         if norm_has_bias(kind):
-            out.append(Spec(prefix + ".bias", (D,), init="constant", value=0.0))
-        for name, value in norm_scalars(kind, D):  # no weight decay, like gains and biases
+            out.append(Spec(prefix + ".bias", (size,), init="constant", value=0.0))
+        for name, value in norm_scalars(kind, size):  # no weight decay, like gains and biases
             out.append(Spec(prefix + "." + name, (1,), init="constant", value=value))
 
     out.append(Spec("embed.weight", (V, D), True, "normal", std, rows))
@@ -418,6 +449,14 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             out.append(Spec(prefix + ".v.weight", (D, D), True, "normal", std * branch, rows))
             out.append(Spec(prefix + ".o.weight", (D, D), True, "normal", residual_std * branch,
                             cols))
+            # Per-head norms over dh features, shared by the heads; then the l2 QK-norm's
+            # scale per head.
+            hn = rs.head_norms
+            for part in ("q", "k", "v"):
+                add_norm(f"{prefix}.{part}_norm", part in hn.parts, hn.kind, D // cfg["heads"])
+            if hn.learned_scale:
+                out.append(Spec(prefix + ".qk_scale", (cfg["heads"],), init="constant",
+                                value=hn.scale_init))
         else:
             out.append(Spec(prefix + ".up.weight", (M, D), True, "normal", std * branch, rows))
             out.append(Spec(prefix + ".down.weight", (D, M), True, "normal",
@@ -677,8 +716,10 @@ class Twin(torch.nn.Module):
         return self._tables[key]
 
     def attention(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
-        """u (B, T, D) -> y (B, T, D). Packed q|k|v = u [Wq; Wk; Wv]^T, RoPE on q and k,
-        S = beta / sqrt(dh) q k^T, causal mask, softmax, heads concatenated, then Wo."""
+        """u (B, T, D) -> y (B, T, D). Packed q|k|v = u [Wq; Wk; Wv]^T, the per-head norms
+        (each head's dh features one row; l2 QK-norm: q times s_h), RoPE on q and k,
+        S = c q k^T with c = beta (l2 QK-norm) or beta / sqrt(dh), causal mask, softmax,
+        heads concatenated, then Wo."""
         c = self.cfg
         B, T, D = u.shape
         H = c["heads"]
@@ -687,10 +728,21 @@ class Twin(torch.nn.Module):
                        self.p[prefix + ".v.weight"]), 0)  # (3D, D)
         qkv = u @ w.t()  # (B, T, 3D)
         q, k, v = (t.reshape(B, T, H, dh).transpose(1, 2) for t in qkv.split(D, dim=-1))
+        hn = self.rs.head_norms
+        if "q" in hn.parts:
+            q = self._norm(prefix + ".q_norm", q, hn.kind)  # (B, H, T, dh)
+        if "k" in hn.parts:
+            k = self._norm(prefix + ".k_norm", k, hn.kind)
+        if "v" in hn.parts:
+            v = self._norm(prefix + ".v_norm", v, hn.kind)
+        scale = c["beta"] / math.sqrt(dh)
+        if hn.learned_scale:
+            q = q * self.p[prefix + ".qk_scale"].reshape(1, H, 1, 1)
+            scale = c["beta"]
         if c["pos"] == "rope":
             cos, sin = self._table("rope", T)
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        scores = (q @ k.transpose(-1, -2)) * (c["beta"] / math.sqrt(dh))  # (B, H, T, T)
+        scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
         if c["causal"]:
             scores = scores.masked_fill(self._table("mask", T)[0], float("-inf"))
         o = torch.softmax(scores, dim=-1) @ v  # (B, H, T, dh)

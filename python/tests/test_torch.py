@@ -13,7 +13,7 @@ SCHEMES = [
     dict(scheme="sqrt_scaling"), dict(scheme="deepnorm"), dict(scheme="attnres"),
     dict(scheme="block_attnres", block_size=2), dict(scheme="sandwich"),
     dict(scheme="pre_and_post"), dict(scheme="reordered"), dict(scheme="layernorm_scaling"),
-    dict(scheme="layerscale"), dict(scheme="rezero"),
+    dict(scheme="layerscale"), dict(scheme="rezero"), dict(scheme="hybridnorm"),
     dict(scheme="custom", placement="all: in, branch=scalar(0.7); attn[1:]: out; final: on"),
 ]
 
@@ -56,6 +56,27 @@ def test_every_norm_kind_matches_normlab(norm):
     for name, view in model.parameters().items():
         if ".norm" in name or name.startswith(("embed_norm.", "final_norm.")):
             view += (0.3 * rng.standard_normal(view.shape)).astype(np.float32)
+    module = normlab.to_torch(model)
+    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
+    with torch.no_grad():
+        twin = module(torch.from_numpy(tokens)).numpy()
+    ours = model.forward(tokens)
+    scale = max(np.abs(ours).max(), 1e-30)
+    assert np.abs(twin - ours).max() / scale < 1e-5
+
+
+@pytest.mark.parametrize("scheme", ["pre", "post", "block_attnres"])
+@pytest.mark.parametrize("qk_norm", ["l2", "rmsnorm"])
+def test_qk_norm_matches_normlab(scheme, qk_norm):
+    """QK-norm as a model option (docs/schemes.md), with its scales and gains moved off their
+    inits (s_h = 10, gains 1) through the writable views."""
+    model = normlab.init(scheme=scheme, qk_norm=qk_norm, vocab=13, width=16, heads=2, layers=2,
+                         pos="rope", init_std=0.3, seed=6)
+    rng = np.random.default_rng(2)
+    for name, view in model.parameters().items():
+        if name.endswith((".qk_scale", ".q_norm.weight", ".k_norm.weight")):
+            view += (0.3 * rng.standard_normal(view.shape)).astype(np.float32)
+    assert model.config["qk_norm"] == qk_norm
     module = normlab.to_torch(model)
     tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
     with torch.no_grad():

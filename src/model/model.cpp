@@ -11,6 +11,7 @@
 #include "core/kernels/attention_stream.hpp"
 #include "core/kernels/attnres.hpp"
 #include "core/kernels/gemm.hpp"
+#include "core/kernels/head_norm.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
@@ -34,6 +35,9 @@ struct Model<T>::Workspace {
   struct Sub {
     std::vector<T> u, in_mean, in_rstd;      // (N, D) normed input, (N) stats
     std::vector<T> qkv;                      // (N, 3D) attention, after RoPE
+    std::vector<T> qkv_raw;                  // (N, 3D) before the head norms (when any)
+    std::vector<T> head_mean, head_rstd;     // (3, N·H) their statistics
+    std::vector<T> q_normed;                 // (N, D) q̂ before s_h (l2 QK-norm)
     std::vector<T> probs;                    // (B, H, T, Tp), Tp = T rounded up to 16
     std::vector<T> attn_o;                   // (N, D) heads concatenated
     std::vector<T> hidden_pre, hidden;       // (N, M) MLP before/after activation
@@ -220,12 +224,21 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
   const double probs = static_cast<double>(batch) * c.heads * static_cast<double>(len) *
                        static_cast<double>(attention_probs_stride(len));
   double values = layers * (12.0 * n * d + probs);
+  // Head norms: the projection before them, q̂, and 6 statistics per row and head.
+  if (c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none) {
+    values += layers * (4.0 * n * d + 6.0 * n * c.heads);
+  }
   if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
   if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
     values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
   }
   values += 4.0 * n * c.vocab + 12.0 * n * d;
   return values * static_cast<double>(value_bytes);
+}
+
+double attention_scale(const ModelConfig& c) {
+  if (c.qk_norm == QkNorm::l2) return c.beta;
+  return c.beta / std::sqrt(static_cast<double>(c.head_dim()));
 }
 
 ParamLayout param_layout_of(const ModelConfig& config) {
@@ -236,12 +249,12 @@ template <typename T>
 Model<T>::~Model() = default;
 
 template <typename T>
-NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind kind) {
+NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind kind, int64_t size) {
   NormParams n;
   n.active = active;
   n.kind = kind;
   if (!active) return n;
-  const int64_t D = config_.width;
+  const int64_t D = size > 0 ? size : config_.width;
   if (norm_has_gain(kind)) {
     n.gain = layout_.add(
         {.name = prefix + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
@@ -347,6 +360,18 @@ void Model<T>::build_layout() {
                              .decay = true,
                              .init_value = residual_std * branch,
                              .unit_norm = cols});
+      // Per-head norms over dh features (docs/checkpoint.md), then the l2 QK-norm's s_h (H);
+      // none of them decays.
+      const HeadNorms& hn = scheme_.head_norms;
+      p.q_norm = add_norm(prefix + ".q_norm", hn.q, hn.kind, c.head_dim());
+      p.k_norm = add_norm(prefix + ".k_norm", hn.k, hn.kind, c.head_dim());
+      p.v_norm = add_norm(prefix + ".v_norm", hn.v, hn.kind, c.head_dim());
+      if (hn.learned_scale) {
+        p.qk_scale = layout_.add({.name = prefix + ".qk_scale",
+                                  .shape = {c.heads},
+                                  .init = InitKind::constant,
+                                  .init_value = hn.scale_init});
+      }
     } else {
       p.w_in = layout_.add({.name = prefix + ".up.weight",
                             .shape = {M, D},
@@ -472,6 +497,12 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     if (slots.norm_in || slots.input_scale != 1.0) resize(sub.u, N * D);
     if (sublayers_[i].is_attention) {
       resize(sub.qkv, N * 3 * D);
+      if (scheme_.head_norms.any()) {
+        resize(sub.qkv_raw, N * 3 * D);
+        resize(sub.head_mean, 3 * N * c.heads);
+        resize(sub.head_rstd, 3 * N * c.heads);
+        if (scheme_.head_norms.learned_scale) resize(sub.q_normed, N * D);
+      }
       resize(sub.probs, batch * c.heads * len * attention_probs_stride(len));
       resize(sub.attn_o, N * D);
     } else {
@@ -672,12 +703,19 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   }
 
   if (p.is_attention) {
-    linear_forward(u, params_.data() + p.w_in, sub.qkv.data(), N, D, 3 * D, D, 3 * D);
+    // q|k|v = u W^T, then the per-head norms (when the scheme has them), then RoPE.
+    if (scheme_.head_norms.any()) {
+      linear_forward(u, params_.data() + p.w_in, sub.qkv_raw.data(), N, D, 3 * D, D, 3 * D);
+      head_norms_forward(p, sub.qkv_raw.data(), sub.qkv.data(),
+                         sub.q_normed.empty() ? nullptr : sub.q_normed.data(), sub.head_mean.data(),
+                         sub.head_rstd.data(), N);
+    } else {
+      linear_forward(u, params_.data() + p.w_in, sub.qkv.data(), N, D, 3 * D, D, 3 * D);
+    }
     if (c.pos == PosEncoding::rope) {
       rope_apply(sub.qkv.data(), batch, len, D, c.heads, c.rope_base, false);
     }
-    const AttentionShape shape{
-        batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_forward(shape, sub.qkv.data(), sub.attn_o.data(), sub.probs.data());
     linear_forward(sub.attn_o.data(), params_.data() + p.w_out, sub.y.data(), N, D, D, D, D);
   } else {
@@ -977,11 +1015,15 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     std::fill(w.d_attn_o.begin(), w.d_attn_o.end(), T(0));
     linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, N, D, D, D, D);
-    const AttentionShape shape{
-        batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
     if (c.pos == PosEncoding::rope) {
       rope_apply(w.d_qkv.data(), batch, len, D, c.heads, c.rope_base, true);
+    }
+    if (scheme_.head_norms.any()) {
+      head_norms_backward(p, sub.qkv_raw.data(),
+                          sub.q_normed.empty() ? nullptr : sub.q_normed.data(),
+                          sub.head_mean.data(), sub.head_rstd.data(), w.d_qkv.data(), N);
     }
     linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in, N, D,
                     3 * D, D, 3 * D);
@@ -1006,6 +1048,43 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_in[k] += du[k];
     });
+  }
+}
+
+// The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).
+template <typename T>
+void Model<T>::head_norms_forward(const SublayerParams& p, const T* raw, T* qkv, T* q_normed,
+                                  T* mean, T* rstd, int64_t rows) const {
+  const NormParams* norms[3] = {&p.q_norm, &p.k_norm, &p.v_norm};
+  for (int part = 0; part < 3; ++part) {
+    const NormParams& np = *norms[part];
+    HeadNormPart<T> norm;
+    if (np.active) {
+      norm = {np.kind, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
+              param_ptr(params_, np.scalars), part == 0 ? param_ptr(params_, p.qk_scale) : nullptr};
+    }
+    const int64_t stats = part * rows * config_.heads;
+    head_norm_forward(norm, {rows, config_.width, config_.heads, part}, raw, qkv,
+                      part == 0 ? q_normed : nullptr, mean + stats, rstd + stats, config_.norm_eps);
+  }
+}
+
+template <typename T>
+void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const T* q_normed,
+                                   const T* mean, const T* rstd, T* d_qkv, int64_t rows) {
+  const NormParams* norms[3] = {&p.q_norm, &p.k_norm, &p.v_norm};
+  for (int part = 0; part < 3; ++part) {
+    const NormParams& np = *norms[part];
+    if (!np.active) continue;  // d_qkv's part is already the gradient of raw's
+    const HeadNormPart<T> norm{np.kind, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
+                               param_ptr(params_, np.scalars),
+                               part == 0 ? param_ptr(params_, p.qk_scale) : nullptr};
+    const int64_t stats = part * rows * config_.heads;
+    head_norm_backward(norm, {rows, config_.width, config_.heads, part}, raw,
+                       part == 0 ? q_normed : nullptr, mean + stats, rstd + stats,
+                       static_cast<const T*>(d_qkv), d_qkv, param_ptr(grads_, np.gain),
+                       param_ptr(grads_, np.bias), param_ptr(grads_, np.scalars),
+                       part == 0 ? param_ptr(grads_, p.qk_scale) : nullptr);
   }
 }
 
@@ -1075,6 +1154,8 @@ struct Model<T>::EvalWorkspace {
   std::vector<T> x_rows;                // (R, D) the residual input of the kept rows
   std::vector<T> mean, rstd;            // (N)
   std::vector<T> qkv;                   // (N, 3D)
+  std::vector<T> qkv_raw;               // (N, 3D) before the head norms (when any)
+  std::vector<T> head_mean, head_rstd;  // (3, N·H)
   std::vector<T> hidden_pre, hidden;    // (N, M)
   std::vector<T> logits;                // (R, V)
   std::vector<int64_t> all_rows;        // 0 .. N−1
@@ -1111,6 +1192,12 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   grow(w.mean, N);
   grow(w.rstd, N);
   grow(w.qkv, N * 3 * D);
+  const bool head_norms = scheme_.head_norms.any();
+  if (head_norms) {
+    grow(w.qkv_raw, N * 3 * D);
+    grow(w.head_mean, 3 * N * c.heads);
+    grow(w.head_rstd, 3 * N * c.heads);
+  }
   if (scheme_.embed_norm) grow(w.embed_raw, N * D);
   grow(w.logits, R * V);
   grow(w.x_rows, R * D);
@@ -1174,8 +1261,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     if (sublayers_[i].is_attention) last_attention = i;
   }
   int64_t cur = N;  // rows in the stream: N, then R after the last attention
-  const AttentionShape shape{
-      batch, len, D, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+  const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
   for (int i = 0; i < num_sublayers(); ++i) {
     const SublayerSlots& slots = scheme_.sublayers[i];
     const SublayerParams& p = sublayers_[i];
@@ -1192,7 +1278,14 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     }
     int64_t out_rows = cur;
     if (p.is_attention) {
-      linear_forward(u, params_.data() + p.w_in, w.qkv.data(), cur, D, 3 * D, D, 3 * D);
+      // As in the training forward: the projection, the per-head norms, RoPE (cur = N here).
+      if (head_norms) {
+        linear_forward(u, params_.data() + p.w_in, w.qkv_raw.data(), cur, D, 3 * D, D, 3 * D);
+        head_norms_forward(p, w.qkv_raw.data(), w.qkv.data(), nullptr, w.head_mean.data(),
+                           w.head_rstd.data(), cur);
+      } else {
+        linear_forward(u, params_.data() + p.w_in, w.qkv.data(), cur, D, 3 * D, D, 3 * D);
+      }
       if (c.pos == PosEncoding::rope) {
         rope_apply(w.qkv.data(), batch, len, D, c.heads, c.rope_base, false);
       }

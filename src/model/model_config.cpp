@@ -37,6 +37,8 @@ constexpr Names<Activation> kActivations[] = {{Activation::gelu, "gelu"},
                                               {Activation::relu, "relu"}};
 constexpr Names<Toggle> kToggles[] = {
     {Toggle::automatic, "auto"}, {Toggle::on, "on"}, {Toggle::off, "off"}};
+constexpr Names<QkNorm> kQkNorms[] = {
+    {QkNorm::none, "none"}, {QkNorm::l2, "l2"}, {QkNorm::rmsnorm, "rmsnorm"}};
 
 template <typename E, size_t N>
 std::string name_of(const Names<E> (&table)[N], E value) {
@@ -79,6 +81,9 @@ std::string to_string(Activation a) {
 std::string to_string(Toggle t) {
   return name_of(kToggles, t);
 }
+std::string to_string(QkNorm q) {
+  return name_of(kQkNorms, q);
+}
 
 Scheme parse_scheme(const std::string& s) {
   for (const SchemeRow& row : scheme_table()) {
@@ -98,6 +103,9 @@ Activation parse_activation(const std::string& s) {
 }
 Toggle parse_toggle(const std::string& s) {
   return parse(kToggles, s, "switch");
+}
+QkNorm parse_qk_norm(const std::string& s) {
+  return parse(kQkNorms, s, "qk_norm kind");
 }
 
 std::string to_string(const NormPlacement& p) {
@@ -171,6 +179,9 @@ std::vector<std::string> norm_kind_names() {
 std::vector<std::string> pos_encoding_names() {
   return all_names(kPos);
 }
+std::vector<std::string> qk_norm_names() {
+  return all_names(kQkNorms);
+}
 
 std::string scheme_label(const ModelConfig& c) {
   const SchemeRow& row = scheme_row(c.scheme);
@@ -181,6 +192,7 @@ std::string scheme_label(const ModelConfig& c) {
   if (!c.attn_norms.automatic) label += fmt::format("[attn={}]", to_string(c.attn_norms));
   if (!c.mlp_norms.automatic) label += fmt::format("[mlp={}]", to_string(c.mlp_norms));
   if (!c.placement.empty()) label += fmt::format("[{}]", to_string(c.placement));
+  if (c.qk_norm != QkNorm::none) label += fmt::format("[qk={}]", to_string(c.qk_norm));
   return label;
 }
 
@@ -322,6 +334,18 @@ void validate(const ModelConfig& c) {
   }
   require(c.mlp || c.mlp_norms.automatic,
           fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));
+  // QK-norm adds per-head norms inside attention; a row that places its own (HybridNorm's
+  // q/k/v norms) or takes no overrides (nGPT) keeps its attention as it is.
+  if (c.qk_norm != QkNorm::none) {
+    require(row.head_norms == HeadNormRule::none,
+            fmt::format("qk_norm = {} cannot change scheme {}: it normalizes q, k and v itself "
+                        "(with the model's norm); allowed with {}: qk_norm = none",
+                        to_string(c.qk_norm), row.name, row.name));
+    require(row.overrides_allowed,
+            fmt::format("qk_norm = {} cannot change scheme {}, which takes no overrides; allowed "
+                        "with {}: qk_norm = none",
+                        to_string(c.qk_norm), row.name, row.name));
+  }
 }
 
 nlohmann::json to_json(const ModelConfig& c) {

@@ -80,6 +80,21 @@ void resolve_attnres(ResolvedScheme& r, int block) {
   r.res_blocks = (S + block - 1) / block + 1;
 }
 
+// HybridNorm's q, k and v norms of the model's kind, or the config's QK-norm on q and k.
+HeadNorms resolve_head_norms(const SchemeRow& row, const ModelConfig& c) {
+  HeadNorms h;
+  if (row.head_norms == HeadNormRule::qkv) {
+    h.q = h.k = h.v = c.norm != NormKind::none;
+    h.kind = c.norm;
+    return h;
+  }
+  if (c.qk_norm == QkNorm::none) return h;
+  h.q = h.k = true;
+  h.kind = c.qk_norm == QkNorm::l2 ? NormKind::l2 : NormKind::rmsnorm;
+  h.learned_scale = c.qk_norm == QkNorm::l2;
+  return h;
+}
+
 }  // namespace
 
 ResolvedScheme resolve_scheme(const ModelConfig& c) {
@@ -119,6 +134,7 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
     r.branch_init_scale = std::pow(8.0 * c.layers, -0.25);
     r.gpt2_scaled_init = false;
   }
+  r.head_norms = resolve_head_norms(row, c);
   const bool has_norm = c.norm != NormKind::none;
   r.final_norm = has_norm && resolve_toggle(c.final_norm, final_default);
   r.embed_norm = has_norm && resolve_toggle(c.embed_norm, embed_default);

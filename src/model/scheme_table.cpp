@@ -25,6 +25,7 @@ constexpr char kReordered[] = "all: out";
 constexpr char kLayerNormScaling[] = "all: in, input=1/sqrt(l+1)";
 constexpr char kLayerScale[] = "all: in, branch=vector(0.1)";
 constexpr char kReZero[] = "all: none, branch=scalar(0)";
+constexpr char kHybridNorm[] = "attn: post";
 constexpr char kNothing[] = "";
 
 // mix(k): pre everywhere, then post on the layers l < k.
@@ -125,6 +126,14 @@ const std::array kRows = {
               .placement = fixed<kReZero>,
               .final_norm = false,
               .norm_none_allowed = true},
+    // HybridNorm (BryceZhuo/HybridNorm): x + attn(x) with q, k, v normalized per head, then the
+    // FFN's "post-norm" N(y) + FFN(N(y)), which is N after the attention's add: "attn: post".
+    SchemeRow{.scheme = Scheme::hybridnorm,
+              .name = "hybridnorm",
+              .block = "h = N(h + attn(h)) with q, k, v each normalized per head; MLP h = h + "
+                       "mlp(h)",
+              .placement = fixed<kHybridNorm>,
+              .head_norms = HeadNormRule::qkv},
     SchemeRow{.scheme = Scheme::custom,
               .name = "custom",
               .block = "nothing but the model's `placement`; no final or embedding norm unless "

@@ -33,6 +33,13 @@ Scheme particle_scheme(const ModelConfig& c) {
 
 void check_model_has_particle_law(const ModelConfig& c) {
   particle_scheme(c);
+  if (c.qk_norm != normlab::QkNorm::none) {
+    throw UsageError(
+        fmt::format("qk_norm {} normalizes queries and keys per head, which the "
+                    "particle law does not model; --from-checkpoint allows qk_norm "
+                    "none",
+                    to_string(c.qk_norm)));
+  }
   if (c.norm != NormKind::rmsnorm && c.norm != NormKind::l2) {
     // scalenorm is one (its own learned scale per norm, which the law's single c does not
     // carry); the others are not.

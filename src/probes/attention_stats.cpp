@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "normlab/model.hpp"
+
 namespace normlab {
 
 AttentionGeometry attention_geometry(const ModelConfig& c, int64_t len) {
   // The same scale as Model::forward and forward_rows.
-  return {len, c.width, c.heads, c.causal, c.beta / std::sqrt(static_cast<double>(c.head_dim()))};
+  return {len, c.width, c.heads, c.causal, attention_scale(c)};
 }
 
 AttentionRowStats attention_stats_from_probs(const float* p, int64_t n) {

@@ -6,15 +6,21 @@
 #include <chrono>
 
 #include "normlab/errors.hpp"
+#include "normlab/scheme_table.hpp"
 
 namespace normlab {
 
 int64_t sweep_bytes_per_row(const ModelConfig& c, int fields) {
   const int64_t D = c.width, M = c.mlp ? c.mlp_hidden() : 0;
+  // Per-head norms (QK-norm, hybridnorm): the projection before them (3 D), their statistics
+  // (6 H).
+  const bool head_norms =
+      c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none;
+  const int64_t extra = head_norms ? 3 * D + 6 * c.heads : 0;
   // forward_rows: embed_raw, h, h_next, u, y, z, r, gathered (8 D), qkv (3 D), MLP hidden
   // before and after the activation (2 M), norm statistics (2); the batch: tokens (F),
   // weight, target slot.
-  return 4 * (11 * D + 2 * M + 2) + 4 * (fields + 2);
+  return 4 * (11 * D + 2 * M + 2 + extra) + 4 * (fields + 2);
 }
 
 void validate_sweep(const ModelConfig& model, const ProbeInput& input, SweepConfig& config) {

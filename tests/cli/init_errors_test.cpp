@@ -90,6 +90,15 @@ const std::vector<UsageCase> kCases = {
     {"block_size_zero",
      {"--scheme", "block_attnres", "--block-size", "0"},
      {"--block-size", "0", "1", "8192"}},
+    {"unknown_qk_norm", {"--qk-norm", "layernorm"}, {"--qk-norm", "layernorm", "l2", "rmsnorm"}},
+    {"qk_norm_without_kind", {"--qk-norm"}, {"--qk-norm"}},
+    {"qk_norm_with_hybridnorm",
+     {"--scheme", "hybridnorm", "--qk-norm", "rmsnorm"},
+     {"qk_norm = rmsnorm cannot change scheme hybridnorm", "allowed with hybridnorm: qk_norm = "
+                                                           "none"}},
+    {"qk_norm_with_ngpt",
+     {"--scheme", "ngpt", "--qk-norm", "l2"},
+     {"qk_norm = l2 cannot change scheme ngpt", "allowed with ngpt: qk_norm = none"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, InitUsageError, ::testing::ValuesIn(kCases),

@@ -101,5 +101,25 @@ TEST(Init, NormKindsWithScalarsFromTheCommandLine) {
   EXPECT_TRUE(r.exited && r.exit_code == 0) << r.describe();
 }
 
+// QK-norm and hybridnorm from the command line: the config keeps them and the tensors they
+// add are there at their inits.
+TEST(Init, QkNormAndHybridNormFromTheCommandLine) {
+  TempDir dir;
+  init_bytes(dir, "q", {"--seed", "5", "--qk-norm", "l2", "--width", "16", "--heads", "4"});
+  const auto q = load_checkpoint(dir / "q");
+  EXPECT_EQ(q->config().qk_norm, QkNorm::l2);
+  const TensorSpec* s = q->layout().find("layers.1.attn.qk_scale");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->shape, std::vector<int64_t>{4});
+  EXPECT_EQ(q->params()[s->offset], 10.0f);
+  init_bytes(dir, "h", {"--seed", "5", "--scheme", "hybridnorm", "--norm", "layernorm"});
+  const auto h = load_checkpoint(dir / "h");
+  EXPECT_EQ(h->config().scheme, Scheme::hybridnorm);
+  EXPECT_NE(h->layout().find("layers.0.attn.v_norm.bias"), nullptr);
+  const RunResult r =
+      testing::run_normlab({"forward", "--checkpoint", (dir / "h").string(), "--tokens", "0 10"});
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+}
+
 }  // namespace
 }  // namespace normlab

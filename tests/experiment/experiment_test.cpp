@@ -160,6 +160,42 @@ placement = "all: in, branch=scalar(0.5); final: on"
   EXPECT_NE(bad.find(":"), std::string::npos) << bad;  // FILE:LINE
 }
 
+// QK-norm and hybridnorm from a TOML file: qk_norm in [model] applies to every scheme listed,
+// a [[variant]] sets it for itself; a kind outside none, l2, rmsnorm is refused.
+TEST(ExperimentFile, QkNormAndHybridNormResolve) {
+  std::string text = kValid;
+  text.replace(text.find("schemes = "),
+               text.find('\n', text.find("schemes = ")) - text.find("schemes = "),
+               "schemes = [\"pre\", \"post\"]");
+  text.replace(text.find("mlp = false"), std::string("mlp = false").size(),
+               "mlp = false\nqk_norm = \"rmsnorm\"");
+  text += R"toml(
+[[variant]]
+label = "pre_qk_l2"
+scheme = "pre"
+qk_norm = "l2"
+
+[[variant]]
+label = "hybrid"
+scheme = "hybridnorm"
+qk_norm = "none"
+)toml";
+  Experiment e;
+  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(e.variants.size(), 4u);
+  EXPECT_EQ(e.variants[0].model.qk_norm, QkNorm::rmsnorm);
+  EXPECT_EQ(e.variants[1].model.qk_norm, QkNorm::rmsnorm);
+  EXPECT_EQ(e.variants[2].model.qk_norm, QkNorm::l2);
+  EXPECT_EQ(e.variants[3].model.scheme, Scheme::hybridnorm);
+  EXPECT_EQ(e.variants[3].model.qk_norm, QkNorm::none);
+  const std::string bad =
+      read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
+                                      "qk_norm = \"layernorm\"\n"));
+  EXPECT_NE(bad.find("qk_norm"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("l2"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("rmsnorm"), std::string::npos) << bad;
+}
+
 TEST(ExperimentFile, VariantTableErrorsNameTheKey) {
   const std::string base = kValid;
   EXPECT_NE(read_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),

@@ -1,5 +1,6 @@
 // The checkpoint library API (checkpoint.hpp):
-//   - save then load gives the same config and bit-identical parameters, for several schemes;
+//   - save then load gives the same config and bit-identical parameters, for several schemes,
+//     QK-norm and hybridnorm;
 //   - saving the same model twice gives the same bytes;
 //   - load_checkpoint(dir, &expected) accepts the stored config and rejects any other one with an
 //     InputError naming the file and the first differing field;
@@ -60,6 +61,31 @@ TEST(Checkpoint, RoundTripIsBitIdentical) {
     save_checkpoint(d, m);
     const auto loaded = load_checkpoint(d);
     EXPECT_EQ(to_json(loaded->config()), to_json(c)) << to_string(scheme);
+    ASSERT_EQ(loaded->params().size(), m.params().size());
+    EXPECT_EQ(
+        std::memcmp(loaded->params().data(), m.params().data(), m.params().size() * sizeof(float)),
+        0)
+        << to_string(scheme);
+  }
+}
+
+// QK-norm and hybridnorm: the field and the tensors it adds survive a save and a load.
+TEST(Checkpoint, RoundTripKeepsQkNormAndHybridNorm) {
+  TempDir dir;
+  for (const auto& [scheme, qk] :
+       {std::pair{Scheme::pre, QkNorm::l2}, std::pair{Scheme::block_attnres, QkNorm::rmsnorm},
+        std::pair{Scheme::hybridnorm, QkNorm::none}}) {
+    ModelConfig c = small_config(scheme, NormKind::rmsnorm);
+    c.qk_norm = qk;
+    Model<float> m(c);
+    m.init(3);
+    for (float& p : m.params()) p += 0.25f;  // off the inits: s_h = 10, gains 1
+    const std::filesystem::path d = dir / to_string(scheme);
+    save_checkpoint(d, m);
+    const auto loaded = load_checkpoint(d);
+    EXPECT_EQ(loaded->config().qk_norm, qk);
+    EXPECT_EQ(to_json(loaded->config()), to_json(c)) << to_string(scheme);
+    EXPECT_TRUE(loaded->scheme().head_norms.any());
     ASSERT_EQ(loaded->params().size(), m.params().size());
     EXPECT_EQ(
         std::memcmp(loaded->params().data(), m.params().data(), m.params().size() * sizeof(float)),

@@ -25,6 +25,7 @@ struct Case {
   std::optional<NormKind> norm = std::nullopt;  // unset: layernorm (l2 for ngpt)
   const char* attn_norms = "auto";  // placement override of the attention sublayers
   const char* placement = "";       // the model's placement rules (docs/schemes.md)
+  QkNorm qk_norm = QkNorm::none;
 };
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
@@ -42,6 +43,7 @@ double worst_difference(const Case& k) {
   c.norm = k.norm.value_or(c.scheme == Scheme::ngpt ? NormKind::l2 : NormKind::layernorm);
   c.attn_norms = parse_norm_placement(k.attn_norms);
   c.placement = parse_placement(k.placement);
+  c.qk_norm = k.qk_norm;
   c.pos = k.pos;
   c.causal = k.causal;
   c.max_len = 600;
@@ -150,7 +152,43 @@ INSTANTIATE_TEST_SUITE_P(
                            .causal = true,
                            .layers = 2,
                            .norm = NormKind::rmsnorm,
-                           .attn_norms = "in:scalenorm+post:derf"}));
+                           .attn_norms = "in:scalenorm+post:derf"},
+                      // QK-norm on the streamed q and k rows, and HybridNorm's q, k, v norms.
+                      Case{.scheme = Scheme::pre,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .qk_norm = QkNorm::l2},
+                      Case{.scheme = Scheme::post,
+                           .pos = PosEncoding::none,
+                           .causal = false,
+                           .layers = 2,
+                           .qk_norm = QkNorm::rmsnorm},
+                      Case{.scheme = Scheme::block_attnres,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 3,
+                           .block_size = 2,
+                           .qk_norm = QkNorm::l2},
+                      Case{.scheme = Scheme::peri,
+                           .pos = PosEncoding::learned,
+                           .causal = true,
+                           .layers = 2,
+                           .mlp = false,
+                           .qk_norm = QkNorm::rmsnorm},
+                      Case{Scheme::hybridnorm, PosEncoding::rope, true, 2},
+                      Case{.scheme = Scheme::hybridnorm,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 3,
+                           .norm = NormKind::rmsnorm,
+                           .placement = "all[0:1]: in"},
+                      Case{.scheme = Scheme::hybridnorm,
+                           .pos = PosEncoding::sinusoidal,
+                           .causal = false,
+                           .layers = 2,
+                           .mlp = false,
+                           .norm = NormKind::dyt}));
 
 }  // namespace
 }  // namespace normlab

@@ -14,8 +14,15 @@
 //
 // The norm kinds with scalar parameters (dyt, derf, scalenorm) are in both suites too, with
 // their scalars, gains and biases moved off their inits first (randomize_scalar_norms).
+//
+// QK-norm (l2 with its per-head scale, rmsnorm with its gain) is in the second suite under
+// pre, post, peri, block_attnres and the unnormalized baseline, with RoPE and without; the
+// scales move to 4 ± 1 and the gains to 1 ± 0.3 first. hybridnorm is a row, so the first suite
+// checks it under every norm kind (its q, k and v norms take the model's kind); the second
+// adds RoPE, four heads, no MLP and HybridNorm* (a pre-norm first layer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -77,6 +84,11 @@ double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T
     // bound.
     const bool scalar = t.size == 1;
     const double h = scalar ? 1e-4 : 1e-5;
+    // A bias of the key norm (hybridnorm under layernorm, dyt, derf) adds ⟨q_i, b⟩ to every
+    // logit of query i, which the softmax ignores: without RoPE (which rotates b by the key's
+    // position) its gradient is exactly 0, and both sides are rounding noise. Checked as zero.
+    const bool zero = t.name.ends_with(".k_norm.bias") && m.config().pos != PosEncoding::rope;
+    double max_a = 0, max_n = 0;
     double diff2 = 0, norm_a = 0, norm_n = 0;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
       const double saved = m.params()[i];
@@ -93,12 +105,15 @@ double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T
         numeric = (loss_at(saved + h) - loss_at(saved - h)) / (2 * h);
       }
       m.params()[i] = saved;
+      max_a = std::max(max_a, std::abs(analytic[i]));
+      max_n = std::max(max_n, std::abs(numeric));
       diff2 += (numeric - analytic[i]) * (numeric - analytic[i]);
       norm_a += analytic[i] * analytic[i];
       norm_n += numeric * numeric;
     }
     const double denom = std::sqrt(norm_a) + std::sqrt(norm_n);
-    const double err = denom > 1e-12 ? std::sqrt(diff2) / denom : std::sqrt(diff2);
+    double err = denom > 1e-12 ? std::sqrt(diff2) / denom : std::sqrt(diff2);
+    if (zero) err = max_a < 1e-12 && max_n < 1e-8 ? 0.0 : 1.0;
     if (err > worst_err) {
       worst_err = err;
       *worst = t.name;
@@ -115,12 +130,28 @@ void randomize_res_params(Model<double>& m, uint64_t seed) {
   for (const TensorSpec& t : m.layout().tensors()) {
     const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
     const bool gain = t.name.ends_with("res_norm.weight");
-    const bool factor = t.name.ends_with("_scale") && t.name.starts_with("layers.");
+    const bool factor = t.name.ends_with("_scale") && t.name.starts_with("layers.") &&
+                        !t.name.ends_with("qk_scale");
     if (!query && !gain && !factor) continue;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
       m.params()[i] = query    ? 0.7 * rng.normal()
                       : factor ? 0.6 + 0.3 * rng.normal()
                                : 1.0 + 0.3 * rng.normal();
+    }
+  }
+}
+
+// QK-norm: the l2 variant's per-head scales s_h (init 10) to 4 ± 1, the rmsnorm gains of q
+// and k (init 1) to 1 ± 0.3, so that no head shares another's value.
+void randomize_qk_norm(Model<double>& m, uint64_t seed) {
+  Rng rng(seed);
+  for (const TensorSpec& t : m.layout().tensors()) {
+    const bool scale = t.name.ends_with(".qk_scale");
+    const bool gain = t.name.ends_with(".q_norm.weight") || t.name.ends_with(".k_norm.weight") ||
+                      t.name.ends_with(".v_norm.weight");
+    if (!scale && !gain) continue;
+    for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
+      m.params()[i] = scale ? 4.0 + rng.normal() : 1.0 + 0.3 * rng.normal();
     }
   }
 }
@@ -483,6 +514,74 @@ std::vector<Variant> variants() {
                    c.placement = parse_placement(p.placement);
                  }});
   }
+  // QK-norm on other schemes (docs/schemes.md): the norms come before RoPE.
+  const struct {
+    const char* name;
+    Scheme scheme;
+    QkNorm qk;
+    PosEncoding pos;
+    NormKind norm;
+    int heads;
+  } qk_cases[] = {
+      {"qk_l2_pre_rope", Scheme::pre, QkNorm::l2, PosEncoding::rope, NormKind::rmsnorm, 2},
+      {"qk_rmsnorm_pre_nopos", Scheme::pre, QkNorm::rmsnorm, PosEncoding::none, NormKind::rmsnorm,
+       2},
+      {"qk_l2_post_learned_layernorm", Scheme::post, QkNorm::l2, PosEncoding::learned,
+       NormKind::layernorm, 2},
+      {"qk_rmsnorm_post_rope_heads4", Scheme::post, QkNorm::rmsnorm, PosEncoding::rope,
+       NormKind::rmsnorm, 4},
+      {"qk_l2_peri_rope_heads1", Scheme::peri, QkNorm::l2, PosEncoding::rope, NormKind::layernorm,
+       1},
+      {"qk_rmsnorm_peri_sinusoidal_dyt", Scheme::peri, QkNorm::rmsnorm, PosEncoding::sinusoidal,
+       NormKind::dyt, 2},
+      {"qk_l2_block_attnres2_rope", Scheme::block_attnres, QkNorm::l2, PosEncoding::rope,
+       NormKind::rmsnorm, 2},
+      {"qk_rmsnorm_block_attnres2_nopos_layernorm", Scheme::block_attnres, QkNorm::rmsnorm,
+       PosEncoding::none, NormKind::layernorm, 4},
+      {"qk_rmsnorm_pre_none_baseline_rope", Scheme::pre, QkNorm::rmsnorm, PosEncoding::rope,
+       NormKind::none, 2},
+      {"qk_l2_rezero_learned", Scheme::rezero, QkNorm::l2, PosEncoding::learned, NormKind::rmsnorm,
+       2},
+  };
+  for (const auto& q : qk_cases) {
+    v.push_back({q.name, [q](C c) {
+                   c.scheme = q.scheme;
+                   c.qk_norm = q.qk;
+                   c.pos = q.pos;
+                   c.norm = q.norm;
+                   c.heads = q.heads;
+                 }});
+  }
+  // HybridNorm with the options the first suite keeps fixed, and HybridNorm* (its first layer
+  // pre-norm, written as a placement).
+  v.push_back({"hybridnorm_rope_rmsnorm", [](C c) {
+                 c.scheme = Scheme::hybridnorm;
+                 c.pos = PosEncoding::rope;
+               }});
+  // Width 16: a layernorm over dh = 2 features is ±1 up to eps, whose curvature the central
+  // differences cannot follow.
+  v.push_back({"hybridnorm_rope_heads4_layernorm_layers3", [](C c) {
+                 c.scheme = Scheme::hybridnorm;
+                 c.pos = PosEncoding::rope;
+                 c.width = 16;
+                 c.heads = 4;
+                 c.layers = 3;
+                 c.norm = NormKind::layernorm;
+               }});
+  // Not scalenorm here: without an MLP the last post-norm feeds the final norm, which would
+  // cancel its scale (a gradient of 0 up to eps).
+  v.push_back({"hybridnorm_nomlp_bidirectional_layernorm", [](C c) {
+                 c.scheme = Scheme::hybridnorm;
+                 c.mlp = false;
+                 c.causal = false;
+                 c.norm = NormKind::layernorm;
+               }});
+  v.push_back({"hybridnorm_star_rope_rmsnorm_layers3", [](C c) {
+                 c.scheme = Scheme::hybridnorm;
+                 c.pos = PosEncoding::rope;
+                 c.layers = 3;
+                 c.placement = parse_placement("all[0:1]: in");
+               }});
   for (int k = 0; k <= 3; ++k) {
     for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
       v.push_back({"layers3_mix" + std::to_string(k) + "_" + to_string(norm), [k, norm](C c) {
@@ -520,9 +619,12 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
       EXPECT_EQ(m.scheme().sublayers[i].norm_in, layer >= c.mix_layers) << "sublayer " << i;
     }
   }
+  EXPECT_EQ(m.scheme().head_norms.any(),
+            c.qk_norm != QkNorm::none || c.scheme == Scheme::hybridnorm);
   m.init(11);
   randomize_res_params(m, 13);
   randomize_scalar_norms(m, 17);
+  randomize_qk_norm(m, 19);
   const Batch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);

@@ -246,6 +246,38 @@ const TwinCase kCases[] = {
      "--scheme post --norm layernorm --attn-norms out:dyt --mlp-norms in:derf+post:scalenorm "
      "--init-std 0.3",
      kMoveScalars},
+    // QK-norm (docs/schemes.md) on several schemes, before RoPE; trained cases move the l2
+    // variant's per-head scales s_h (init 10) and the rmsnorm variant's gains (init 1).
+    {"qk_l2_pre_rope_heads2_trained",
+     "--scheme pre --qk-norm l2 --pos rope --width 16 --heads 2 --init-std 0.3", kMoveScalars},
+    {"qk_rmsnorm_post_layernorm_learned_trained",
+     "--scheme post --norm layernorm --qk-norm rmsnorm --pos learned --max-len 16 "
+     "--init-std 0.3",
+     kMoveScalars},
+    {"qk_rmsnorm_peri_rope_heads4",
+     "--scheme peri --qk-norm rmsnorm --pos rope --width 16 --heads 4 --init-std 0.3"},
+    {"qk_l2_block_attnres2_trained",
+     "--scheme block_attnres --block-size 2 --qk-norm l2 --layers 2 --init-std 0.3", kAttnResSteps},
+    // QK-norm alone, and beta as a factor of the l2 logits (beta · s_h · q̂·k̂); at beta = 1 the
+    // logits reach ±10 there and the second layer's s_h gets a gradient of ~1e-6 out of
+    // cancelling terms, which float32 rounds to 3e-4 of itself.
+    {"qk_l2_pre_none_bidirectional_beta",
+     "--scheme pre --norm none --qk-norm l2 --bidirectional --beta 0.3 --init-std 0.2"},
+    // HybridNorm: q, k and v normed per head with the model's kind, N after the attention's
+    // add; HybridNorm* (a pre-norm first layer) as a placement. The kinds with a bias under
+    // RoPE: without it the key norm's bias shifts each query's logits by one number, which the
+    // softmax ignores, and its gradient is 0 (rounding noise on both sides).
+    {"hybridnorm_rmsnorm_rope_heads2_trained",
+     "--scheme hybridnorm --norm rmsnorm --pos rope --width 16 --heads 2 --init-std 0.3",
+     kMoveScalars},
+    {"hybridnorm_layernorm_rope_layers3_trained",
+     "--scheme hybridnorm --norm layernorm --pos rope --width 16 --heads 2 --layers 3 "
+     "--init-std 0.3",
+     kMoveScalars},
+    {"hybridnorm_derf_rope_trained", "--scheme hybridnorm --norm derf --pos rope --init-std 0.3",
+     kMoveScalars},
+    {"hybridnorm_star_rmsnorm",
+     "--scheme hybridnorm --norm rmsnorm --layers 2 --init-std 0.3 --placement 'all[0:1]: in'"},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {

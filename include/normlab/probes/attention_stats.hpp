@@ -24,7 +24,8 @@ struct AttentionRowStats {
 
 // The geometry of one attention sublayer's packed q|k|v buffer (B, T, 3D), as the model
 // computes it: head h uses columns [h·dh, (h+1)·dh) of q, k and v; logits are
-// scale·⟨q_t, k_j⟩ with scale = beta / sqrt(dh).
+// scale·⟨q_t, k_j⟩ with scale = attention_scale(config) (model.hpp): beta / sqrt(dh), or beta
+// under the l2 QK-norm.
 struct AttentionGeometry {
   int64_t len = 0;  // T
   int width = 0;    // D
