@@ -73,6 +73,14 @@ struct PlacementRule {
   std::optional<NormPlacement> norms;                // sublayers: the three slots
   std::optional<ScaleSpec> residual, branch, input;  // sublayers: the add's factors
   std::optional<bool> on;                            // embed, final: the norm present or not
+
+  // A rule that sets only the three norm slots of `target`'s sublayers (all layers).
+  static PlacementRule norms_of(Target target, const NormPlacement& norms) {
+    PlacementRule rule;
+    rule.target = target;
+    rule.norms = norms;
+    return rule;
+  }
 };
 
 struct Placement {

@@ -288,10 +288,13 @@ void validate(const ModelConfig& c) {
   }
   // The overrides, each with the name the user wrote.
   std::vector<std::pair<std::string, PlacementRule>> overrides;
-  if (!c.attn_norms.automatic) overrides.push_back({"attn_norms", {.norms = c.attn_norms}});
+  if (!c.attn_norms.automatic) {
+    overrides.push_back(
+        {"attn_norms", PlacementRule::norms_of(PlacementRule::Target::attn, c.attn_norms)});
+  }
   if (!c.mlp_norms.automatic) {
     overrides.push_back(
-        {"mlp_norms", {.target = PlacementRule::Target::mlp, .norms = c.mlp_norms}});
+        {"mlp_norms", PlacementRule::norms_of(PlacementRule::Target::mlp, c.mlp_norms)});
   }
   for (const PlacementRule& rule : c.placement.rules) overrides.push_back({"placement", rule});
   for (const auto& [name, rule] : overrides) {

@@ -43,7 +43,7 @@ std::vector<PlacementRule> placement_rules(const SchemeRow& row, const ModelConf
        {std::pair{&c.attn_norms, PlacementRule::Target::attn},
         std::pair{&c.mlp_norms, PlacementRule::Target::mlp}}) {
     if (override_norms->automatic) continue;
-    rules.push_back({.target = target, .norms = *override_norms});
+    rules.push_back(PlacementRule::norms_of(target, *override_norms));
   }
   rules.insert(rules.end(), c.placement.rules.begin(), c.placement.rules.end());
   return rules;

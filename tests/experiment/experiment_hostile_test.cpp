@@ -140,7 +140,7 @@ TEST(HostileCommandLine, SeedsOutsideTheUnsignedRangeAreRefused) {
 }
 
 TEST(HostileCommandLine, EmptyOutIsRefused) {
-  for (const std::vector<std::string> args :
+  for (const std::vector<std::string>& args :
        {std::vector<std::string>{"init", "--scheme", "pre", "--out", ""},
         {"train-steps", "--checkpoint", "x", "--steps", "1", "--out", ""}}) {
     SCOPED_TRACE(args[0]);
@@ -155,7 +155,7 @@ TEST(HostileCommandLine, EmptyOutIsRefused) {
 // A 100 KB argument quoted back by a parse error is cut, so the message stays one short line.
 TEST(HostileCommandLine, LongArgumentsAreCutInMessages) {
   const std::string huge(100000, 'a');
-  for (const std::vector<std::string> args :
+  for (const std::vector<std::string>& args :
        {std::vector<std::string>{"init", "--scheme", huge, "--out", "m"},
         {"train-steps", "--checkpoint", "x", "--out", "y", "--lr", huge}}) {
     SCOPED_TRACE(args[0]);

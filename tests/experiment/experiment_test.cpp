@@ -401,7 +401,9 @@ TEST(ExperimentRun, ParticleBridgeOverEveryRun) {
     ASSERT_EQ(c.size(), 5u) << line;
     EXPECT_EQ(c[0], "pre") << line;
     EXPECT_EQ(std::stoi(c[2]), count) << line;
-    if (count == 0) EXPECT_NEAR(std::stod(c[3]), std::stod(c[4]), 1e-6) << line;
+    if (count == 0) {
+      EXPECT_NEAR(std::stod(c[3]), std::stod(c[4]), 1e-6) << line;
+    }
     ++count;
   }
   EXPECT_EQ(count, 3);  // layers 0, 1, 2
