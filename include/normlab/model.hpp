@@ -74,6 +74,11 @@ template <typename T>
 using SublayerObserver = std::function<void(const SublayerTrace<T>&)>;
 
 template <typename T>
+struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
+template <typename T>
+struct AttentionStrategy;
+
+template <typename T>
 class Model {
  public:
   // Validates the config, lays out the parameters and allocates them and their gradients.
@@ -185,7 +190,19 @@ class Model {
                            const T* rstd, T* d_qkv, int64_t rows);
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
+  // Training: sublayer i's forward over the workspace's buffers, attention with its
+  // probabilities; the output goes to stream i + 1, or under AttnRes to source i + 1.
   void sublayer_forward(int i, int64_t batch, int64_t len);
+  // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
+  // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
+  // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).
+  // Returns z: b.z, or b.y without an output norm.
+  const T* branch_forward(int i, int64_t batch, int64_t len, const T* x, int64_t rows,
+                          const SublayerBuffers<T>& b, const AttentionStrategy<T>& attention) const;
+  // add_forward: out (rows, D) = N_post(a ⊙ x + b ⊙ z), or nGPT's x + α ⊙ (z − x); the sum
+  // goes to b.r first when the sublayer has a post-norm.
+  void add_forward(int i, const T* x, const T* z, const SublayerBuffers<T>& b, T* out,
+                   int64_t rows) const;
   // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the
   // residual path when residual_path (additive modes; AttnRes keeps its block's partial-sum
   // gradient in place instead, see backward()).

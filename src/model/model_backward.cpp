@@ -1,0 +1,280 @@
+// The training backward: from dL/dlogits through the unembedding, the final norm, each
+// sublayer in reverse (its add, output norm, branch and input norm; AttnRes's mixing points)
+// to the embeddings. Each step is the derivative of its forward in sublayer_forward.cpp and
+// model.cpp; the finite-difference tests check them in double.
+//
+// Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
+// width, V vocabulary.
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/kernels/activation.hpp"
+#include "core/kernels/attention.hpp"
+#include "core/kernels/gemm.hpp"
+#include "core/kernels/head_norm.hpp"
+#include "core/kernels/norm.hpp"
+#include "core/kernels/rope.hpp"
+#include "core/parallel.hpp"
+#include "model/buffers.hpp"
+#include "model/residual_add.hpp"
+#include "model/workspace.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+void Model<T>::backward(const T* dlogits) {
+  const ModelConfig& c = config_;
+  Workspace& w = *ws_;
+  if (w.batch == 0) throw std::logic_error("backward() called before forward()");
+  const int64_t N = w.batch * w.len;
+  const int D = c.width;
+  const int64_t V = c.vocab;
+
+  const int64_t R = w.R;
+  // Logit scale (nGPT): logits = raw ⊙ s.
+  const T* d_raw = dlogits;
+  if (scheme_.logit_scale) {
+    const T* s = params_.data() + logit_scale_;
+    T* ds = grads_.data() + logit_scale_;
+    resize(w.d_logits_raw, R * V);
+    for (int64_t n = 0; n < R; ++n) {
+      for (int64_t v = 0; v < V; ++v) {
+        ds[v] += dlogits[n * V + v] * w.logits_raw[n * V + v];
+        w.d_logits_raw[n * V + v] = dlogits[n * V + v] * s[v];
+      }
+    }
+    d_raw = w.d_logits_raw.data();
+  }
+
+  // Unembedding: logits_raw (R, V) = h (R, D) U^T.
+  const T* h_in = w.rows_listed ? w.final_in.data() : w.stream.back().data();
+  const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
+  w.d_final.assign(R * D, T(0));
+  linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
+                  R, D, V, D, V);
+  const T* d_h = w.d_final.data();
+  if (scheme_.final_norm) {
+    w.d_final_in.assign(R * D, T(0));
+    norm_backward(final_norm_.kind, h_in, param_ptr(params_, final_norm_.gain),
+                  param_ptr(params_, final_norm_.scalars), w.final_mean.data(), w.final_rstd.data(),
+                  w.d_final.data(), w.d_final_in.data(), param_ptr(grads_, final_norm_.gain),
+                  param_ptr(grads_, final_norm_.bias), param_ptr(grads_, final_norm_.scalars), R,
+                  D);
+    d_h = w.d_final_in.data();
+  }
+  T* d_cur = w.d_stream_a.data();
+  T* d_next = w.d_stream_b.data();
+  if (!w.rows_listed) {
+    std::copy(d_h, d_h + N * D, d_cur);
+  } else {
+    std::fill(d_cur, d_cur + N * D, T(0));
+    for (int64_t k = 0; k < R; ++k) {
+      std::copy(d_h + k * D, d_h + (k + 1) * D, d_cur + w.out_rows[k] * D);
+    }
+  }
+
+  // d_cur = dL/d(stream entering the final norm). Additively that is the last sublayer's
+  // output. Under AttnRes it is the final mixture, whose backward adds into d_block: one
+  // gradient per block, holding dL/d(the block's latest record). A record that continues a
+  // block is record j + 1 = record j + z_j, so when sublayer j has read its d_out from the
+  // block's buffer the buffer is already dL/d(record j) up to the contributions of mixing
+  // point j, which its backward adds next.
+  if (attnres()) {
+    for (auto& d : w.d_block) std::fill(d.begin(), d.end(), T(0));
+    res_mix_backward_point(num_sublayers(), d_cur, N);
+  }
+  for (int i = num_sublayers() - 1; i >= 0; --i) {
+    if (attnres()) {
+      // dL/dx_i goes to its slot in the group's buffers, kept until the group's first point.
+      T* dx = w.d_group[i % scheme_.res_block].data();
+      sublayer_backward(i, w.batch, w.len, w.d_block[scheme_.res_source_block[i + 1]].data(), dx,
+                        false);
+      res_mix_backward_point(i, dx, N);
+      continue;
+    }
+    sublayer_backward(i, w.batch, w.len, d_cur, d_next, true);
+    std::swap(d_cur, d_next);  // d_cur = dL/dx_i
+  }
+
+  // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
+  // same token may repeat, and the order of the sums must not depend on threads.
+  if (attnres()) d_cur = w.d_block[0].data();
+  const T* de = d_cur;
+  if (scheme_.embed_norm) {
+    std::fill(d_next, d_next + N * D, T(0));
+    norm_backward(embed_norm_.kind, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
+                  param_ptr(params_, embed_norm_.scalars), w.embed_mean.data(), w.embed_rstd.data(),
+                  d_cur, d_next, param_ptr(grads_, embed_norm_.gain),
+                  param_ptr(grads_, embed_norm_.bias), param_ptr(grads_, embed_norm_.scalars), N,
+                  D);
+    de = d_next;
+  }
+  T* dE = grads_.data() + embed_;
+  T* dP = param_ptr(grads_, pos_);
+  for (int64_t n = 0; n < N; ++n) {
+    for (int f = 0; f < w.fields; ++f) {
+      const int32_t tok = w.tokens[n * w.fields + f];
+      if (tok < 0) continue;
+      T* row = dE + static_cast<int64_t>(tok) * D;
+      for (int d = 0; d < D; ++d) row[d] += de[n * D + d];
+    }
+    if (dP != nullptr) {
+      T* prow = dP + (n % w.len) * D;
+      for (int d = 0; d < D; ++d) prow[d] += de[n * D + d];
+    }
+  }
+}
+
+template <typename T>
+void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
+                                 bool residual_path) {
+  const ModelConfig& c = config_;
+  Workspace& w = *ws_;
+  auto& sub = w.subs[i];
+  const SublayerSlots& slots = scheme_.sublayers[i];
+  const SublayerParams& p = sublayers_[i];
+  const int64_t N = batch * len;
+  const int D = c.width;
+  const int64_t M = c.mlp_hidden();
+  const T* x = w.stream[i].data();
+  const T* z = slots.norm_out ? sub.z.data() : sub.y.data();
+
+  // out = N_post(r)
+  const T* dr = d_out;
+  if (slots.norm_post) {
+    std::fill(w.d_r.begin(), w.d_r.end(), T(0));
+    norm_backward(p.norm_post.kind, sub.r.data(), param_ptr(params_, p.norm_post.gain),
+                  param_ptr(params_, p.norm_post.scalars), sub.post_mean.data(),
+                  sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
+                  param_ptr(grads_, p.norm_post.bias), param_ptr(grads_, p.norm_post.scalars), N,
+                  D);
+    dr = w.d_r.data();
+  }
+
+  // r = a ⊙ x + b ⊙ z, or r = x + α ⊙ (z − x).
+  T* dz = w.d_z.data();
+  const Factor<T> fa = factor(slots.residual, params_, p.residual_scale);
+  const Factor<T> fb = factor(slots.branch, params_, p.branch_scale);
+  const T* alpha = param_ptr(params_, p.alpha);
+  if (alpha != nullptr) {
+    T* dalpha = grads_.data() + p.alpha;
+    for (int64_t n = 0; n < N; ++n) {  // sequential: dalpha sums over rows
+      for (int d = 0; d < D; ++d) {
+        const int64_t k = n * D + d;
+        dalpha[d] += dr[k] * (z[k] - x[k]);
+        d_in[k] = (T(1) - alpha[d]) * dr[k];
+        dz[k] = alpha[d] * dr[k];
+      }
+    }
+  } else if (fa.p == nullptr && fb.p == nullptr) {
+    const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) {
+        d_in[k] = ra * dr[k];
+        dz[k] = b * dr[k];
+      }
+    });
+  } else {
+    // Learnable factors: da = Σ x ⊙ dr, db = Σ z ⊙ dr over rows (and features for a
+    // scalar); sequential, so the sums do not depend on the thread count.
+    T* da = p.residual_scale >= 0 ? grads_.data() + p.residual_scale : nullptr;
+    T* db = p.branch_scale >= 0 ? grads_.data() + p.branch_scale : nullptr;
+    for (int64_t n = 0; n < N; ++n) {
+      for (int d = 0; d < D; ++d) {
+        const int64_t k = n * D + d;
+        d_in[k] = residual_path ? fa.at(d) * dr[k] : T(0);
+        dz[k] = fb.at(d) * dr[k];
+        if (da != nullptr) da[d * fa.stride] += x[k] * dr[k];
+        if (db != nullptr) db[d * fb.stride] += z[k] * dr[k];
+      }
+    }
+  }
+
+  // z = N_out(y)
+  T* dy = dz;
+  if (slots.norm_out) {
+    dy = w.d_y.data();
+    std::fill(dy, dy + N * D, T(0));
+    norm_backward(p.norm_out.kind, sub.y.data(), param_ptr(params_, p.norm_out.gain),
+                  param_ptr(params_, p.norm_out.scalars), sub.out_mean.data(), sub.out_rstd.data(),
+                  dz, dy, param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias),
+                  param_ptr(grads_, p.norm_out.scalars), N, D);
+  }
+
+  // y = f(u)
+  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : x;
+  T* du = w.d_u.data();
+  std::fill(du, du + N * D, T(0));
+  if (p.is_attention) {
+    std::fill(w.d_attn_o.begin(), w.d_attn_o.end(), T(0));
+    linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
+                    grads_.data() + p.w_out, N, D, D, D, D);
+    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
+    attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
+    if (c.pos == PosEncoding::rope) {
+      rope_apply(w.d_qkv.data(), batch, len, D, c.heads, c.rope_base, true);
+    }
+    if (scheme_.head_norms.any()) {
+      head_norms_backward(p, sub.qkv_raw.data(),
+                          sub.q_normed.empty() ? nullptr : sub.q_normed.data(),
+                          sub.head_mean.data(), sub.head_rstd.data(), w.d_qkv.data(), N);
+    }
+    linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in, N, D,
+                    3 * D, D, 3 * D);
+  } else {
+    std::fill(w.d_hidden.begin(), w.d_hidden.end(), T(0));
+    linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
+                    grads_.data() + p.w_out, N, M, D, M, D);
+    activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
+                        w.d_hidden_pre.data(), N * M);
+    linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
+                    N, D, M, D, M);
+  }
+
+  // u = s · N_in(x); the gradient adds to the residual path's.
+  if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
+  if (slots.norm_in) {
+    norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
+                  param_ptr(params_, p.norm_in.scalars), sub.in_mean.data(), sub.in_rstd.data(), du,
+                  d_in, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
+                  param_ptr(grads_, p.norm_in.scalars), N, D);
+  } else {
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) d_in[k] += du[k];
+    });
+  }
+}
+
+// The head norms' backward, part by part (head_norm.hpp).
+template <typename T>
+void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const T* q_normed,
+                                   const T* mean, const T* rstd, T* d_qkv, int64_t rows) {
+  const NormParams* norms[3] = {&p.q_norm, &p.k_norm, &p.v_norm};
+  for (int part = 0; part < 3; ++part) {
+    const NormParams& np = *norms[part];
+    if (!np.active) continue;  // d_qkv's part is already the gradient of raw's
+    const HeadNormPart<T> norm{np.kind, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
+                               param_ptr(params_, np.scalars),
+                               part == 0 ? param_ptr(params_, p.qk_scale) : nullptr};
+    const int64_t stats = part * rows * config_.heads;
+    head_norm_backward(norm, {rows, config_.width, config_.heads, part}, raw,
+                       part == 0 ? q_normed : nullptr, mean + stats, rstd + stats,
+                       static_cast<const T*>(d_qkv), d_qkv, param_ptr(grads_, np.gain),
+                       param_ptr(grads_, np.bias), param_ptr(grads_, np.scalars),
+                       part == 0 ? param_ptr(grads_, p.qk_scale) : nullptr);
+  }
+}
+
+// This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template void Model<float>::backward(const float*);
+template void Model<double>::backward(const double*);
+template void Model<float>::sublayer_backward(int, int64_t, int64_t, const float*, float*, bool);
+template void Model<double>::sublayer_backward(int, int64_t, int64_t, const double*, double*, bool);
+template void Model<float>::head_norms_backward(const SublayerParams&, const float*, const float*,
+                                                const float*, const float*, float*, int64_t);
+template void Model<double>::head_norms_backward(const SublayerParams&, const double*,
+                                                 const double*, const double*, const double*,
+                                                 double*, int64_t);
+
+}  // namespace normlab

@@ -1,0 +1,344 @@
+// The model's parameters: their layout (names, shapes, init, decay, unit-norm axes) as the
+// resolved scheme implies it, their initialization and nGPT's weight constraints, and the
+// memory estimate checked before activations are allocated.
+//
+// Letters: V vocabulary, D width, M MLP hidden width, H heads, L layers.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/kernels/attention.hpp"
+#include "core/kernels/norm.hpp"
+#include "model/workspace.hpp"
+#include "normlab/memory_budget.hpp"
+#include "normlab/model.hpp"
+#include "normlab/rng.hpp"
+
+namespace normlab {
+
+namespace {
+
+// The scalar parameters of a norm kind, in the kernels' order (norm.hpp), with their inits:
+// alpha 0.5 for dyt and derf (the papers' default), derf's shift 0, and scalenorm's scale
+// sqrt(D), as in the ScaleNorm paper's code, so that the output has unit RMS at init.
+struct NormScalar {
+  const char* name;
+  double init;
+};
+
+std::vector<NormScalar> norm_scalars(NormKind kind, int64_t D) {
+  switch (kind) {
+    case NormKind::dyt:
+      return {{"alpha", 0.5}};
+    case NormKind::derf:
+      return {{"alpha", 0.5}, {"shift", 0.0}};
+    case NormKind::scalenorm:
+      return {{"scale", std::sqrt(static_cast<double>(D))}};
+    case NormKind::layernorm:
+    case NormKind::rmsnorm:
+    case NormKind::standardize:
+    case NormKind::l2:
+    case NormKind::none:
+      return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+template <typename T>
+Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
+  // Parameters and gradients; workspaces come later, sized by the batch.
+  const double bytes = 2.0 * static_cast<double>(layout_.total()) * sizeof(T);
+  check_fits_in_memory(
+      bytes, fmt::format("the model's {} parameters and their gradients", layout_.total()));
+  params_.assign(layout_.total(), T(0));
+  grads_.assign(layout_.total(), T(0));
+  ws_ = std::make_unique<Workspace>();
+}
+
+template <typename T>
+Model<T>::Model(const ModelConfig& config, LayoutOnly) : config_(config) {
+  validate(config_);
+  scheme_ = resolve_scheme(config_);
+  if (attnres()) {
+    // AttnRes records z (or the partial block sum + z) unscaled and unnormalized; backward()
+    // relies on it (a continuing record passes its gradient on unchanged).
+    for (const SublayerSlots& s : scheme_.sublayers) {
+      if (s.norm_post || s.interpolate || s.residual != ScaleSpec{} || s.branch != ScaleSpec{} ||
+          s.input_scale != 1.0) {
+        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scales");
+      }
+    }
+  }
+  build_layout();
+}
+
+double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t len,
+                                 size_t value_bytes) {
+  // An upper bound of what ensure_workspace allocates and the logits take: per attention
+  // sublayer about 12 (N, D) buffers and the (B, H, T, T) probabilities, per MLP sublayer
+  // 4 (N, M) and 8 (N, D), AttnRes mixtures per source, 4 (N, V) for logits and gradients.
+  const double n = static_cast<double>(batch) * static_cast<double>(len);
+  const double d = c.width, layers = c.layers;
+  const double probs = static_cast<double>(batch) * c.heads * static_cast<double>(len) *
+                       static_cast<double>(attention_probs_stride(len));
+  double values = layers * (12.0 * n * d + probs);
+  // Head norms: the projection before them, q̂, and 6 statistics per row and head.
+  if (c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none) {
+    values += layers * (4.0 * n * d + 6.0 * n * c.heads);
+  }
+  if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
+  if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
+    values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
+  }
+  values += 4.0 * n * c.vocab + 12.0 * n * d;
+  return values * static_cast<double>(value_bytes);
+}
+
+double attention_scale(const ModelConfig& c) {
+  if (c.qk_norm == QkNorm::l2) return c.beta;
+  return c.beta / std::sqrt(static_cast<double>(c.head_dim()));
+}
+
+ParamLayout param_layout_of(const ModelConfig& config) {
+  return Model<float>(config, Model<float>::LayoutOnly{}).layout();
+}
+
+template <typename T>
+NormParams Model<T>::add_norm(const std::string& prefix, bool active, NormKind kind, int64_t size) {
+  NormParams n;
+  n.active = active;
+  n.kind = kind;
+  if (!active) return n;
+  const int64_t D = size > 0 ? size : config_.width;
+  if (norm_has_gain(kind)) {
+    n.gain = layout_.add(
+        {.name = prefix + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
+  }
+  if (norm_has_bias(kind)) {
+    n.bias = layout_.add(
+        {.name = prefix + ".bias", .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
+  }
+  // Scalars: "<prefix>.alpha", ".shift", ".scale", shape (1), consecutive. Like the gains and
+  // biases they do not decay (decay is for matrices).
+  const std::vector<NormScalar> scalars = norm_scalars(kind, D);
+  if (static_cast<int>(scalars.size()) != norm_scalar_count(kind)) {
+    throw std::logic_error("add_norm: the scalars of norm " + to_string(kind) +
+                           " disagree with the kernel's count");
+  }
+  for (const NormScalar& scalar : scalars) {
+    const int64_t offset = layout_.add({.name = prefix + "." + scalar.name,
+                                        .shape = {1},
+                                        .init = InitKind::constant,
+                                        .init_value = scalar.init});
+    if (n.scalars < 0) n.scalars = offset;
+  }
+  return n;
+}
+
+// A learnable factor of the residual add (LayerScale: a vector; ReZero: a scalar), initialized
+// to the placement's value and not decayed; -1 for a constant.
+template <typename T>
+int64_t Model<T>::add_scale(const std::string& name, const ScaleSpec& spec) {
+  if (spec.kind != ScaleKind::vector && spec.kind != ScaleKind::scalar) return -1;
+  const int64_t size = spec.kind == ScaleKind::vector ? config_.width : 1;
+  return layout_.add(
+      {.name = name, .shape = {size}, .init = InitKind::constant, .init_value = spec.value});
+}
+
+// AttnRes: a mixing point's pseudo-query (init 0: uniform weights) and the gain of the RMSNorm
+// on its keys (init 1); neither decays.
+template <typename T>
+void Model<T>::add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p) {
+  const int64_t D = config_.width;
+  p.res_query =
+      layout_.add({.name = query, .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
+  p.res_key_norm.active = true;
+  p.res_key_norm.gain = layout_.add(
+      {.name = norm + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
+}
+
+template <typename T>
+void Model<T>::build_layout() {
+  const ModelConfig& c = config_;
+  const int64_t V = c.vocab, D = c.width, M = c.mlp_hidden();
+  const bool ngpt = scheme_.unit_norm_weights;
+  const UnitNormAxis rows = ngpt ? UnitNormAxis::last : UnitNormAxis::none;
+  const UnitNormAxis cols = ngpt ? UnitNormAxis::first : UnitNormAxis::none;
+  const double std = c.init_std;
+  // GPT-2 scaled init of the projections that write into the residual stream; DeepNorm
+  // replaces it with its own (8L)^(-1/4) on values, outputs and the MLP.
+  const double residual_std =
+      (c.scaled_residual_init && scheme_.gpt2_scaled_init) ? std / std::sqrt(2.0 * c.layers) : std;
+  const double branch = scheme_.branch_init_scale;
+
+  embed_ = layout_.add({.name = "embed.weight",
+                        .shape = {V, D},
+                        .decay = true,
+                        .init_value = std,
+                        .unit_norm = rows});
+  if (c.pos == PosEncoding::learned) {
+    pos_ = layout_.add({.name = "pos.weight",
+                        .shape = {c.max_len, D},
+                        .decay = true,
+                        .init_value = std,
+                        .unit_norm = rows});
+  }
+  embed_norm_ = add_norm("embed_norm", scheme_.embed_norm, c.norm);
+
+  for (int i = 0; i < static_cast<int>(scheme_.sublayers.size()); ++i) {
+    const SublayerSlots& slots = scheme_.sublayers[i];
+    const int layer = i / c.sublayers_per_layer();
+    const bool attention = i % c.sublayers_per_layer() == 0;
+    const std::string prefix = fmt::format("layers.{}.{}", layer, attention ? "attn" : "mlp");
+    SublayerParams p;
+    p.is_attention = attention;
+    if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
+    p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in);
+    if (attention) {
+      p.w_in = layout_.add({.name = prefix + ".q.weight",
+                            .shape = {D, D},
+                            .decay = true,
+                            .init_value = std,
+                            .unit_norm = rows});
+      layout_.add({.name = prefix + ".k.weight",
+                   .shape = {D, D},
+                   .decay = true,
+                   .init_value = std,
+                   .unit_norm = rows});
+      layout_.add({.name = prefix + ".v.weight",
+                   .shape = {D, D},
+                   .decay = true,
+                   .init_value = std * branch,
+                   .unit_norm = rows});
+      p.w_out = layout_.add({.name = prefix + ".o.weight",
+                             .shape = {D, D},
+                             .decay = true,
+                             .init_value = residual_std * branch,
+                             .unit_norm = cols});
+      // Per-head norms over dh features (docs/checkpoint.md), then the l2 QK-norm's s_h (H);
+      // none of them decays.
+      const HeadNorms& hn = scheme_.head_norms;
+      p.q_norm = add_norm(prefix + ".q_norm", hn.q, hn.kind, c.head_dim());
+      p.k_norm = add_norm(prefix + ".k_norm", hn.k, hn.kind, c.head_dim());
+      p.v_norm = add_norm(prefix + ".v_norm", hn.v, hn.kind, c.head_dim());
+      if (hn.learned_scale) {
+        p.qk_scale = layout_.add({.name = prefix + ".qk_scale",
+                                  .shape = {c.heads},
+                                  .init = InitKind::constant,
+                                  .init_value = hn.scale_init});
+      }
+    } else {
+      p.w_in = layout_.add({.name = prefix + ".up.weight",
+                            .shape = {M, D},
+                            .decay = true,
+                            .init_value = std * branch,
+                            .unit_norm = rows});
+      p.w_out = layout_.add({.name = prefix + ".down.weight",
+                             .shape = {D, M},
+                             .decay = true,
+                             .init_value = residual_std * branch,
+                             .unit_norm = cols});
+    }
+    p.norm_out = add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out);
+    p.norm_post = add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post);
+    p.residual_scale = add_scale(prefix + ".residual_scale", slots.residual);
+    p.branch_scale = add_scale(prefix + ".branch_scale", slots.branch);
+    if (slots.interpolate) {
+      p.alpha = layout_.add({.name = prefix + ".alpha",
+                             .shape = {D},
+                             .init = InitKind::constant,
+                             .init_value = c.ngpt_alpha_init});
+    }
+    sublayers_.push_back(p);
+  }
+  if (attnres()) {
+    SublayerParams final_mix;
+    add_res_mix("final_res.query", "final_res.norm", final_mix);
+    final_res_query_ = final_mix.res_query;
+    final_res_norm_ = final_mix.res_key_norm;
+  }
+  final_norm_ = add_norm("final_norm", scheme_.final_norm, c.norm);
+  if (c.tied) {
+    unembed_ = embed_;
+  } else {
+    unembed_ = layout_.add({.name = "unembed.weight",
+                            .shape = {V, D},
+                            .decay = true,
+                            .init_value = std,
+                            .unit_norm = rows});
+  }
+  if (scheme_.logit_scale) {
+    // nGPT's logits are cosines in [-1, 1]; a learnable per-token scale, initialized to
+    // sqrt(D), lets them reach useful magnitudes (normlab choice, docs/schemes.md).
+    logit_scale_ = layout_.add({.name = "logit_scale",
+                                .shape = {V},
+                                .init = InitKind::constant,
+                                .init_value = std::sqrt(static_cast<double>(D))});
+  }
+}
+
+template <typename T>
+void Model<T>::init(uint64_t seed) {
+  Rng rng(seed);
+  for (const TensorSpec& t : layout_.tensors()) {
+    T* p = params_.data() + t.offset;
+    for (int64_t i = 0; i < t.size; ++i) {
+      p[i] = t.init == InitKind::normal ? T(rng.normal() * t.init_value) : T(t.init_value);
+    }
+  }
+  apply_weight_constraints();
+}
+
+template <typename T>
+void Model<T>::apply_weight_constraints() {
+  for (const TensorSpec& t : layout_.tensors()) {
+    if (t.unit_norm == UnitNormAxis::none) continue;
+    T* p = params_.data() + t.offset;
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    if (t.unit_norm == UnitNormAxis::last) {
+      for (int64_t r = 0; r < rows; ++r) {
+        T ss = 0;
+        for (int64_t k = 0; k < cols; ++k) ss += p[r * cols + k] * p[r * cols + k];
+        const T inv = T(1) / std::sqrt(ss + T(1e-20));
+        for (int64_t k = 0; k < cols; ++k) p[r * cols + k] *= inv;
+      }
+    } else {
+      for (int64_t k = 0; k < cols; ++k) {
+        T ss = 0;
+        for (int64_t r = 0; r < rows; ++r) ss += p[r * cols + k] * p[r * cols + k];
+        const T inv = T(1) / std::sqrt(ss + T(1e-20));
+        for (int64_t r = 0; r < rows; ++r) p[r * cols + k] *= inv;
+      }
+    }
+  }
+}
+
+template <typename T>
+void Model<T>::zero_grads() {
+  std::fill(grads_.begin(), grads_.end(), T(0));
+}
+
+// This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template Model<float>::Model(const ModelConfig&);
+template Model<double>::Model(const ModelConfig&);
+template Model<float>::Model(const ModelConfig&, LayoutOnly);
+template Model<double>::Model(const ModelConfig&, LayoutOnly);
+template NormParams Model<float>::add_norm(const std::string&, bool, NormKind, int64_t);
+template NormParams Model<double>::add_norm(const std::string&, bool, NormKind, int64_t);
+template int64_t Model<float>::add_scale(const std::string&, const ScaleSpec&);
+template int64_t Model<double>::add_scale(const std::string&, const ScaleSpec&);
+template void Model<float>::add_res_mix(const std::string&, const std::string&, SublayerParams&);
+template void Model<double>::add_res_mix(const std::string&, const std::string&, SublayerParams&);
+template void Model<float>::build_layout();
+template void Model<double>::build_layout();
+template void Model<float>::init(uint64_t);
+template void Model<double>::init(uint64_t);
+template void Model<float>::apply_weight_constraints();
+template void Model<double>::apply_weight_constraints();
+template void Model<float>::zero_grads();
+template void Model<double>::zero_grads();
+
+}  // namespace normlab

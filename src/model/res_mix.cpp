@@ -1,0 +1,95 @@
+// AttnRes's mixing points (docs/attnres.md): the input of sublayer l is a softmax mixture of
+// the sources written so far (the embedding stream and the sublayers' records), with the
+// pseudo-query and key-norm gain of point l. Forward over the training workspace, and the
+// backward that adds into the blocks' gradients.
+//
+// Letters: N rows, D width, K_l sources of point l, S sublayers.
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/kernels/attnres.hpp"
+#include "model/workspace.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+int64_t Model<T>::res_query_offset(int l) const {
+  if (!attnres()) throw std::logic_error("res_query_offset: the scheme has no AttnRes");
+  return l == num_sublayers() ? final_res_query_ : sublayers_.at(l).res_query;
+}
+
+template <typename T>
+int64_t Model<T>::res_gain_offset(int l) const {
+  if (!attnres()) throw std::logic_error("res_gain_offset: the scheme has no AttnRes");
+  return l == num_sublayers() ? final_res_norm_.gain : sublayers_.at(l).res_key_norm.gain;
+}
+
+template <typename T>
+void Model<T>::res_mix_forward_point(int l, int64_t rows) {
+  Workspace& w = *ws_;
+  const std::vector<int>& ids = scheme_.res_sources[l];
+  const int K = static_cast<int>(ids.size());
+  for (int k = 0; k < K; ++k) {
+    w.mix_src[k] = w.sources[ids[k]];
+    w.mix_rstd[k] = w.source_rstd[ids[k]].data();
+  }
+  res_mix_forward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
+                  params_.data() + res_gain_offset(l), w.stream[l].data(), w.mix_alpha[l].data(),
+                  rows, config_.width);
+}
+
+template <typename T>
+void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
+  Workspace& w = *ws_;
+  const int B = scheme_.res_block;
+  const int first = l / B * B;  // the group's first point
+  w.group_dx[l - first] = dx;
+  auto point = [&](int p) {
+    ResMixPoint<T> pt;
+    pt.alpha = w.mix_alpha[p].data();
+    pt.alpha_stride = static_cast<int64_t>(scheme_.res_sources[p].size());
+    pt.x = w.stream[p].data();
+    pt.dx = w.group_dx[p - first];
+    pt.w = params_.data() + res_query_offset(p);
+    pt.g = params_.data() + res_gain_offset(p);
+    pt.dw = grads_.data() + res_query_offset(p);
+    pt.dg = grads_.data() + res_gain_offset(p);
+    return pt;
+  };
+  // Sources ids[k0 .. k1) of point l (their columns in α), for the given points.
+  auto run = [&](const std::vector<int>& ids, int k0, int k1, const ResMixPoint<T>* pts, int P) {
+    for (int k = k0; k < k1; ++k) {
+      w.mix_src[k - k0] = w.sources[ids[k]];
+      w.mix_rstd[k - k0] = w.source_rstd[ids[k]].data();
+      w.mix_dsrc[k - k0] = w.d_block[scheme_.res_source_block[ids[k]]].data();
+    }
+    res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), w.mix_dsrc.data(), k1 - k0, pts, P, rows,
+                     config_.width);
+  };
+  const std::vector<int>& ids = scheme_.res_sources[l];
+  const int K = static_cast<int>(ids.size()), shared = scheme_.res_shared[l];
+  if (shared < K) {  // the partial sum: needed by the backward of the sublayer before l
+    ResMixPoint<T> pt = point(l);
+    pt.alpha_col = shared;
+    run(ids, shared, K, &pt, 1);
+  }
+  if (l != first) return;
+  // The group's shared sources (finished blocks), read once for all its points.
+  const int last = std::min(first + B - 1, num_sublayers());
+  w.group_points.clear();
+  for (int p = first; p <= last; ++p) w.group_points.push_back(point(p));
+  run(ids, 0, shared, w.group_points.data(), static_cast<int>(w.group_points.size()));
+}
+
+// This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template int64_t Model<float>::res_query_offset(int) const;
+template int64_t Model<double>::res_query_offset(int) const;
+template int64_t Model<float>::res_gain_offset(int) const;
+template int64_t Model<double>::res_gain_offset(int) const;
+template void Model<float>::res_mix_forward_point(int, int64_t);
+template void Model<double>::res_mix_forward_point(int, int64_t);
+template void Model<float>::res_mix_backward_point(int, const float*, int64_t);
+template void Model<double>::res_mix_backward_point(int, const double*, int64_t);
+
+}  // namespace normlab

@@ -1,0 +1,175 @@
+// The forward of one sublayer (docs/schemes.md, "The block"):
+//   u = s · N_in(x),  y = f(u),  z = N_out(y),  out = N_post(a ⊙ x + b ⊙ z)
+// with f attention or the MLP. Training and inference run this same code; they differ in
+// their buffers and in how attention is computed (sublayer_buffers.hpp).
+//
+// Letters: B batch, T length, N = B·T rows, D width, H heads, M MLP hidden width.
+#include <stdexcept>
+
+#include "core/kernels/activation.hpp"
+#include "core/kernels/attention.hpp"
+#include "core/kernels/attention_stream.hpp"
+#include "core/kernels/attnres.hpp"
+#include "core/kernels/gemm.hpp"
+#include "core/kernels/head_norm.hpp"
+#include "core/kernels/norm.hpp"
+#include "core/kernels/rope.hpp"
+#include "model/buffers.hpp"
+#include "model/residual_add.hpp"
+#include "model/sublayer_buffers.hpp"
+#include "model/workspace.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x, int64_t rows,
+                                  const SublayerBuffers<T>& b,
+                                  const AttentionStrategy<T>& attention) const {
+  const ModelConfig& c = config_;
+  const SublayerSlots& slots = scheme_.sublayers[i];
+  const SublayerParams& p = sublayers_[i];
+  const int D = c.width;
+  const int64_t M = c.mlp_hidden();
+
+  const T* u = x;
+  if (slots.norm_in) {
+    norm_forward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
+                 param_ptr(params_, p.norm_in.bias), param_ptr(params_, p.norm_in.scalars), b.u,
+                 b.in_mean, b.in_rstd, rows, D, c.norm_eps);
+    u = b.u;
+  }
+  if (slots.input_scale != 1.0) {
+    scale_rows(u, T(slots.input_scale), b.u, rows * D);
+    u = b.u;
+  }
+
+  int64_t out_rows = rows;
+  if (p.is_attention) {
+    if (rows != batch * len) throw std::logic_error("branch_forward: attention needs every row");
+    // q|k|v = u W^T, then the per-head norms (when the scheme has them), then RoPE.
+    if (scheme_.head_norms.any()) {
+      linear_forward(u, params_.data() + p.w_in, b.qkv_raw, rows, D, 3 * D, D, 3 * D);
+      head_norms_forward(p, b.qkv_raw, b.qkv, b.q_normed, b.head_mean, b.head_rstd, rows);
+    } else {
+      linear_forward(u, params_.data() + p.w_in, b.qkv, rows, D, 3 * D, D, 3 * D);
+    }
+    if (c.pos == PosEncoding::rope) rope_apply(b.qkv, batch, len, D, c.heads, c.rope_base, false);
+    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
+    if (attention.streams) {
+      out_rows = attention.query_count;
+      attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o);
+    } else {
+      attention_forward(shape, b.qkv, b.attn_o, attention.probs);
+    }
+    linear_forward(b.attn_o, params_.data() + p.w_out, b.y, out_rows, D, D, D, D);
+  } else {
+    linear_forward(u, params_.data() + p.w_in, b.hidden_pre, rows, D, M, D, M);
+    activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
+    linear_forward(b.hidden, params_.data() + p.w_out, b.y, rows, M, D, M, D);
+  }
+
+  if (!slots.norm_out) return b.y;
+  norm_forward(p.norm_out.kind, b.y, param_ptr(params_, p.norm_out.gain),
+               param_ptr(params_, p.norm_out.bias), param_ptr(params_, p.norm_out.scalars), b.z,
+               b.out_mean, b.out_rstd, out_rows, D, c.norm_eps);
+  return b.z;
+}
+
+template <typename T>
+void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<T>& b, T* out,
+                           int64_t rows) const {
+  const SublayerSlots& slots = scheme_.sublayers[i];
+  const SublayerParams& p = sublayers_[i];
+  const int D = config_.width;
+  T* r = slots.norm_post ? b.r : out;
+  residual_combine(x, z, param_ptr(params_, p.alpha),
+                   factor(slots.residual, params_, p.residual_scale),
+                   factor(slots.branch, params_, p.branch_scale), r, rows, D);
+  if (slots.norm_post) {
+    norm_forward(p.norm_post.kind, static_cast<const T*>(r), param_ptr(params_, p.norm_post.gain),
+                 param_ptr(params_, p.norm_post.bias), param_ptr(params_, p.norm_post.scalars), out,
+                 b.post_mean, b.post_rstd, rows, D, config_.norm_eps);
+  }
+}
+
+template <typename T>
+void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
+  Workspace& w = *ws_;
+  auto& sub = w.subs[i];
+  const int64_t N = batch * len;
+  const int D = config_.width;
+  const SublayerBuffers<T> buffers{.u = data_or_null(sub.u),
+                                   .in_mean = data_or_null(sub.in_mean),
+                                   .in_rstd = data_or_null(sub.in_rstd),
+                                   .qkv_raw = data_or_null(sub.qkv_raw),
+                                   .qkv = data_or_null(sub.qkv),
+                                   .q_normed = data_or_null(sub.q_normed),
+                                   .head_mean = data_or_null(sub.head_mean),
+                                   .head_rstd = data_or_null(sub.head_rstd),
+                                   .attn_o = data_or_null(sub.attn_o),
+                                   .hidden_pre = data_or_null(sub.hidden_pre),
+                                   .hidden = data_or_null(sub.hidden),
+                                   .y = data_or_null(sub.y),
+                                   .z = data_or_null(sub.z),
+                                   .out_mean = data_or_null(sub.out_mean),
+                                   .out_rstd = data_or_null(sub.out_rstd),
+                                   .r = data_or_null(sub.r),
+                                   .post_mean = data_or_null(sub.post_mean),
+                                   .post_rstd = data_or_null(sub.post_rstd)};
+  const T* x = w.stream[i].data();
+  const T* z = branch_forward(i, batch, len, x, N, buffers,
+                              AttentionStrategy<T>::full(data_or_null(sub.probs)));
+  if (!attnres()) {
+    add_forward(i, x, z, buffers, w.stream[i + 1].data(), N);
+    return;
+  }
+  // AttnRes: no residual add. z is recorded as source i + 1, added to the block's partial sum
+  // (source i) when the sublayer continues a block.
+  const T* record = z;
+  if (scheme_.res_continues[i]) {
+    residual_combine(w.sources[i], z, static_cast<const T*>(nullptr), Factor<T>{}, Factor<T>{},
+                     sub.r.data(), N, D);
+    record = sub.r.data();
+  }
+  w.sources[i + 1] = record;
+  res_rstd(record, w.source_rstd[i + 1].data(), N, D, config_.norm_eps);
+}
+
+// The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).
+template <typename T>
+void Model<T>::head_norms_forward(const SublayerParams& p, const T* raw, T* qkv, T* q_normed,
+                                  T* mean, T* rstd, int64_t rows) const {
+  const NormParams* norms[3] = {&p.q_norm, &p.k_norm, &p.v_norm};
+  for (int part = 0; part < 3; ++part) {
+    const NormParams& np = *norms[part];
+    HeadNormPart<T> norm;
+    if (np.active) {
+      norm = {np.kind, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
+              param_ptr(params_, np.scalars), part == 0 ? param_ptr(params_, p.qk_scale) : nullptr};
+    }
+    const int64_t stats = part * rows * config_.heads;
+    head_norm_forward(norm, {rows, config_.width, config_.heads, part}, raw, qkv,
+                      part == 0 ? q_normed : nullptr, mean + stats, rstd + stats, config_.norm_eps);
+  }
+}
+
+// This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template const float* Model<float>::branch_forward(int, int64_t, int64_t, const float*, int64_t,
+                                                   const SublayerBuffers<float>&,
+                                                   const AttentionStrategy<float>&) const;
+template const double* Model<double>::branch_forward(int, int64_t, int64_t, const double*, int64_t,
+                                                     const SublayerBuffers<double>&,
+                                                     const AttentionStrategy<double>&) const;
+template void Model<float>::add_forward(int, const float*, const float*,
+                                        const SublayerBuffers<float>&, float*, int64_t) const;
+template void Model<double>::add_forward(int, const double*, const double*,
+                                         const SublayerBuffers<double>&, double*, int64_t) const;
+template void Model<float>::sublayer_forward(int, int64_t, int64_t);
+template void Model<double>::sublayer_forward(int, int64_t, int64_t);
+template void Model<float>::head_norms_forward(const SublayerParams&, const float*, float*, float*,
+                                               float*, float*, int64_t) const;
+template void Model<double>::head_norms_forward(const SublayerParams&, const double*, double*,
+                                                double*, double*, double*, int64_t) const;
+
+}  // namespace normlab
