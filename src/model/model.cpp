@@ -234,7 +234,7 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   }
   const int64_t V = c.vocab;
   resize(w.logits_raw, R * V);
-  linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), R, D, V, D, V);
+  linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
   if (!scheme_.logit_scale) return w.logits_raw.data();
   resize(w.logits, R * V);
   const T* s = params_.data() + logit_scale_;

@@ -52,7 +52,7 @@ void Model<T>::backward(const T* dlogits) {
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
   w.d_final.assign(R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
-                  R, D, V, D, V);
+                  {.rows = R, .in = D, .out = V});
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     w.d_final_in.assign(R * D, T(0));
@@ -209,7 +209,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   if (p.is_attention) {
     std::fill(w.d_attn_o.begin(), w.d_attn_o.end(), T(0));
     linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
-                    grads_.data() + p.w_out, N, D, D, D, D);
+                    grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
     if (c.pos == PosEncoding::rope) {
@@ -220,16 +220,16 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                           sub.q_normed.empty() ? nullptr : sub.q_normed.data(),
                           sub.head_mean.data(), sub.head_rstd.data(), w.d_qkv.data(), N);
     }
-    linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in, N, D,
-                    3 * D, D, 3 * D);
+    linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in,
+                    {.rows = N, .in = D, .out = 3 * D});
   } else {
     std::fill(w.d_hidden.begin(), w.d_hidden.end(), T(0));
     linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
-                    grads_.data() + p.w_out, N, M, D, M, D);
+                    grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
                         w.d_hidden_pre.data(), N * M);
     linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
-                    N, D, M, D, M);
+                    {.rows = N, .in = D, .out = M});
   }
 
   // u = s · N_in(x); the gradient adds to the residual path's.

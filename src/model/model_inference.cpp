@@ -213,7 +213,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     norm(final_norm_, h, w.u.data(), cur);
     h = w.u.data();
   }
-  linear_forward(h, params_.data() + unembed_, w.logits.data(), R, D, V, D, V);
+  linear_forward(h, params_.data() + unembed_, w.logits.data(), {.rows = R, .in = D, .out = V});
   if (scheme_.logit_scale) {
     const T* s = params_.data() + logit_scale_;
     for (int64_t k = 0; k < R; ++k) {

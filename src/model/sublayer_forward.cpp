@@ -49,10 +49,10 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     if (rows != batch * len) throw std::logic_error("branch_forward: attention needs every row");
     // q|k|v = u W^T, then the per-head norms (when the scheme has them), then RoPE.
     if (scheme_.head_norms.any()) {
-      linear_forward(u, params_.data() + p.w_in, b.qkv_raw, rows, D, 3 * D, D, 3 * D);
+      linear_forward(u, params_.data() + p.w_in, b.qkv_raw, {.rows = rows, .in = D, .out = 3 * D});
       head_norms_forward(p, b.qkv_raw, b.qkv, b.q_normed, b.head_mean, b.head_rstd, rows);
     } else {
-      linear_forward(u, params_.data() + p.w_in, b.qkv, rows, D, 3 * D, D, 3 * D);
+      linear_forward(u, params_.data() + p.w_in, b.qkv, {.rows = rows, .in = D, .out = 3 * D});
     }
     if (c.pos == PosEncoding::rope) rope_apply(b.qkv, batch, len, D, c.heads, c.rope_base, false);
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
@@ -62,11 +62,11 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     } else {
       attention_forward(shape, b.qkv, b.attn_o, attention.probs);
     }
-    linear_forward(b.attn_o, params_.data() + p.w_out, b.y, out_rows, D, D, D, D);
+    linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});
   } else {
-    linear_forward(u, params_.data() + p.w_in, b.hidden_pre, rows, D, M, D, M);
+    linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
     activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
-    linear_forward(b.hidden, params_.data() + p.w_out, b.y, rows, M, D, M, D);
+    linear_forward(b.hidden, params_.data() + p.w_out, b.y, {.rows = rows, .in = M, .out = D});
   }
 
   if (!slots.norm_out) return b.y;

@@ -8,6 +8,7 @@
 #include "core/kernels/block16.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
@@ -72,14 +73,6 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
   for (int64_t j = 0; j < jp; ++j) s[j] *= inv;
 }
 
-// Per-thread scratch, grown on first use and reused (no allocation in the steady state).
-template <typename T>
-T* scratch(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
-}
-
 }  // namespace
 
 int64_t attention_probs_stride(int64_t len) {
@@ -101,7 +94,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
     const int64_t b = task / s.heads;
     const int h = static_cast<int>(task % s.heads);
     const T* base = qkv + b * Tn * row + h * dh;
-    T* buf = scratch<T>(3 * Tn * dhp + dh * Tp);
+    T* buf = scratch<T>(ScratchUse::attention_head, 3 * Tn * dhp + dh * Tp);
     T* Q = buf;            // (T, dhp)
     T* Kt = Q + Tn * dhp;  // (dh, Tp) keys transposed
     T* V = Kt + dh * Tp;   // (T, dhp)
@@ -142,7 +135,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     const int64_t b = task / s.heads;
     const int h = static_cast<int>(task % s.heads);
     const T* base = qkv + b * Tn * row + h * dh;
-    T* buf = scratch<T>(6 * Tn * dhp + dh * Tp + Tn * Tp);
+    T* buf = scratch<T>(ScratchUse::attention_head, 6 * Tn * dhp + dh * Tp + Tn * Tp);
     T* Q = buf;             // (T, dhp)
     T* K = Q + Tn * dhp;    // (T, dhp)
     T* Vt = K + Tn * dhp;   // (dh, Tp) values transposed

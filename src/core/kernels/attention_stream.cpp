@@ -6,18 +6,12 @@
 
 #include "core/kernels/dot.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
 
 constexpr int64_t kKeyBlock = 256;
-
-template <typename T>
-T* scratch(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
-}
 
 }  // namespace
 
@@ -36,7 +30,7 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
     const T* base = qkv + b * Tn * row + h * dh;
     const T* q = base + i * row;
     const int64_t jend = s.causal ? i + 1 : Tn;
-    T* buf = scratch<T>(kKeyBlock + dh);
+    T* buf = scratch<T>(ScratchUse::attention_stream_block, kKeyBlock + dh);
     T* scores = buf;
     T* acc = buf + kKeyBlock;
     std::fill(acc, acc + dh, T(0));

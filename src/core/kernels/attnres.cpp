@@ -7,17 +7,17 @@
 #include "core/kernels/dot.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
 
-// q = w ⊙ g (D), in a buffer of the calling thread.
+// q = w ⊙ g (D), in a scratch buffer of the calling thread.
 template <typename T>
 const T* query_times_gain(const T* w, const T* g, int D) {
-  thread_local std::vector<T> q;
-  q.resize(D);
+  T* q = scratch<T>(ScratchUse::attnres_query, D);
   for (int d = 0; d < D; ++d) q[d] = w[d] * g[d];
-  return q.data();
+  return q;
 }
 
 }  // namespace
@@ -81,19 +81,17 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
                       const ResMixPoint<T>* points, int P, int64_t N, int D) {
   const int64_t shards = shard_count(N);
   // q_p = w_p ⊙ g_p, and per-shard partial dq_p summed in shard order afterwards.
-  thread_local std::vector<T> qs, partial;
-  qs.resize(static_cast<size_t>(P) * D);
+  T* qs = scratch<T>(ScratchUse::attnres_queries, static_cast<int64_t>(P) * D);
   for (int p = 0; p < P; ++p) {
     for (int d = 0; d < D; ++d) qs[p * D + d] = points[p].w[d] * points[p].g[d];
   }
-  partial.assign(shards * P * D, T(0));
-  const T* q_base = qs.data();
-  T* partial_base = partial.data();
+  T* partial = zeroed_scratch<T>(ScratchUse::attnres_partial, shards * P * D);
+  const T* q_base = qs;
+  T* partial_base = partial;
   const T inv_d = T(1) / T(D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
-    thread_local std::vector<T> cs_buf;  // ⟨dx_p, x_p⟩ of each row, (P, rows)
-    cs_buf.resize(static_cast<size_t>(P) * kRowShard);
-    T* c = cs_buf.data();
+    // ⟨dx_p, x_p⟩ of each row, (P, rows)
+    T* c = scratch<T>(ScratchUse::attnres_row_dots, static_cast<int64_t>(P) * kRowShard);
     for (int p = 0; p < P; ++p) {
       for (int64_t n = n0; n < n1; ++n) {
         c[p * kRowShard + n - n0] = dot_lanes(points[p].dx + n * D, points[p].x + n * D, D);

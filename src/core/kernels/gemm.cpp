@@ -55,38 +55,41 @@ void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T
 }
 
 template <typename T>
-void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
-                    int64_t ldy) {
-  require_contract(M >= 0 && K >= 1 && N >= 1 && ldx >= K && ldy >= N, "linear_forward",
-                   "M >= 0, K >= 1, N >= 1, ldx >= K, ldy >= N");
-  const int64_t y_count = M > 0 ? (M - 1) * ldy + N : 0;
-  require_contract(!ranges_overlap<T>(Y, y_count, X, M > 0 ? (M - 1) * ldx + K : 0) &&
-                       !ranges_overlap<T>(Y, y_count, W, N * K),
-                   "linear_forward", "Y may not alias X or W");
-  if (is_small_linear(K, N)) return small_linear_forward(X, W, Y, M, K, N, ldx, ldy);
-  gemm_sharded<T>(false, true, M, N, K, T(1), X, ldx, W, K, T(0), Y, ldy);
+void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape) {
+  const int64_t R = shape.rows, C = shape.in, OC = shape.out;
+  const int64_t ldx = shape.ldx(), ldy = shape.ldy();
+  require_contract(R >= 0 && C >= 1 && OC >= 1 && ldx >= C && ldy >= OC, "linear_forward",
+                   "rows >= 0, in >= 1, out >= 1, x_stride >= in, y_stride >= out");
+  const int64_t y_count = R > 0 ? (R - 1) * ldy + OC : 0;
+  require_contract(!ranges_overlap<T>(y, y_count, x, R > 0 ? (R - 1) * ldx + C : 0) &&
+                       !ranges_overlap<T>(y, y_count, weight, OC * C),
+                   "linear_forward", "y may not alias x or weight");
+  if (is_small_linear(C, OC)) return small_linear_forward(x, weight, y, shape);
+  gemm_sharded<T>(false, true, R, OC, C, T(1), x, ldx, weight, C, T(0), y, ldy);
 }
 
 template <typename T>
-void linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
-                     int64_t N, int64_t ldx, int64_t ldy) {
-  if (is_small_linear(K, N)) return small_linear_backward(X, W, dY, dX, dW, M, K, N, ldx, ldy);
-  if (dX != nullptr) gemm_sharded<T>(false, false, M, K, N, T(1), dY, ldy, W, K, T(1), dX, ldx);
-  // dW (N, K) = dY^T (N, M) X (M, K): sharded over the N rows of dW, each reduces over all M.
-  gemm_sharded<T>(true, false, N, K, M, T(1), dY, ldy, X, ldx, T(1), dW, K);
+void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
+                     const LinearShape& shape) {
+  const int64_t R = shape.rows, C = shape.in, OC = shape.out;
+  const int64_t ldx = shape.ldx(), ldy = shape.ldy();
+  if (is_small_linear(C, OC)) return small_linear_backward(x, weight, dy, dx, dweight, shape);
+  // dx (R, C) += dy (R, OC) weight (OC, C)
+  if (dx != nullptr)
+    gemm_sharded<T>(false, false, R, C, OC, T(1), dy, ldy, weight, C, T(1), dx, ldx);
+  // dweight (OC, C) += dy^T (OC, R) x (R, C): sharded over the OC rows, each reduces over all R.
+  gemm_sharded<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
 }
 
 template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*,
                                   int64_t, const float*, int64_t, float, float*, int64_t);
 template void gemm_sharded<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*,
                                    int64_t, const double*, int64_t, double, double*, int64_t);
-template void linear_forward<float>(const float*, const float*, float*, int64_t, int64_t, int64_t,
-                                    int64_t, int64_t);
-template void linear_forward<double>(const double*, const double*, double*, int64_t, int64_t,
-                                     int64_t, int64_t, int64_t);
+template void linear_forward<float>(const float*, const float*, float*, const LinearShape&);
+template void linear_forward<double>(const double*, const double*, double*, const LinearShape&);
 template void linear_backward<float>(const float*, const float*, const float*, float*, float*,
-                                     int64_t, int64_t, int64_t, int64_t, int64_t);
+                                     const LinearShape&);
 template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
-                                      int64_t, int64_t, int64_t, int64_t, int64_t);
+                                      const LinearShape&);
 
 }  // namespace normlab

@@ -23,15 +23,27 @@ template <typename T>
 void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
                   int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
 
-// Linear layer, W stored (N, K) as (out, in):
-//   forward:  Y (M, N) = X (M, K) W^T            (overwrites Y)
-//   backward: dX (M, K) += dY (M, N) W            (if dX is not null)
-//             dW (N, K) += dY^T X
+// The shape of a linear layer: R rows of C input features to OC output features. Rows of x
+// and y may be strided (a column block of a wider buffer); 0 means dense (C and OC).
+struct LinearShape {
+  int64_t rows = 0;      // R
+  int64_t in = 0;        // C
+  int64_t out = 0;       // OC
+  int64_t x_stride = 0;  // distance between rows of x (and dx); 0: C
+  int64_t y_stride = 0;  // distance between rows of y (and dy); 0: OC
+  int64_t ldx() const { return x_stride > 0 ? x_stride : in; }
+  int64_t ldy() const { return y_stride > 0 ? y_stride : out; }
+};
+
+// A linear layer without bias, the weight stored (out, in):
+//   x is (R, C), weight is (OC, C), y is (R, OC)
+//   forward:  y = x weight^T                      (overwrites y)
+//   backward: dx += dy weight                     (dx (R, C); skipped when dx is null)
+//             dweight += dy^T x                   (dweight (OC, C))
 template <typename T>
-void linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N, int64_t ldx,
-                    int64_t ldy);
+void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape);
 template <typename T>
-void linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
-                     int64_t N, int64_t ldx, int64_t ldy);
+void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
+                     const LinearShape& shape);
 
 }  // namespace normlab

@@ -5,18 +5,10 @@
 
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
-
-// Per-thread scratch: buffer k of at least n values, grown on first use and reused.
-template <typename T>
-T* scratch(int k, int64_t n) {
-  thread_local std::vector<T> buffers[3];
-  std::vector<T>& b = buffers[k];
-  if (static_cast<int64_t>(b.size()) < n) b.resize(n);
-  return b.data();
-}
 
 // Runs fn(n) for every row n in parallel, in fixed shards.
 template <typename F>
@@ -59,13 +51,13 @@ void head_norm_forward(const HeadNormPart<T>& norm, const HeadNormShape& s, cons
                        T* normed, T* mean, T* rstd, double eps) {
   const int64_t N = s.rows, off = static_cast<int64_t>(s.part) * s.width;
   const int D = s.width, dh = D / s.heads;
-  T* xs = scratch<T>(0, N * D);  // (N·H, dh)
+  T* xs = scratch<T>(ScratchUse::head_norm_gathered, N * D);  // (N·H, dh)
   gather_part(x, off, N, D, xs);
   if (norm.kind == NormKind::none) {
     scatter_part(static_cast<const T*>(xs), static_cast<const T*>(nullptr), off, N, D, s.heads, y);
     return;
   }
-  T* ns = normed != nullptr ? normed : scratch<T>(1, N * D);
+  T* ns = normed != nullptr ? normed : scratch<T>(ScratchUse::head_norm_normed, N * D);
   norm_forward(norm.kind, static_cast<const T*>(xs), norm.gain, norm.bias, norm.scalars, ns, mean,
                rstd, N * s.heads, dh, eps);
   scatter_part(static_cast<const T*>(ns), norm.head_scale, off, N, D, s.heads, y);
@@ -77,7 +69,7 @@ void head_norm_backward(const HeadNormPart<T>& norm, const HeadNormShape& s, con
                         T* dbias, T* dscalars, T* dhead_scale) {
   const int64_t N = s.rows, off = static_cast<int64_t>(s.part) * s.width;
   const int D = s.width, heads = s.heads, dh = D / heads;
-  T* g = scratch<T>(0, N * D);  // dL/dy's part, then dL/dn̂
+  T* g = scratch<T>(ScratchUse::head_norm_gathered, N * D);  // dL/dy's part, then dL/dn̂
   gather_part(dy, off, N, D, g);
   if (norm.kind == NormKind::none) {
     if (dx != dy)
@@ -98,10 +90,9 @@ void head_norm_backward(const HeadNormPart<T>& norm, const HeadNormShape& s, con
       }
     }
   }
-  T* xs = scratch<T>(1, N * D);
+  T* xs = scratch<T>(ScratchUse::head_norm_normed, N * D);
   gather_part(x, off, N, D, xs);
-  T* dxs = scratch<T>(2, N * D);
-  std::fill(dxs, dxs + N * D, T(0));
+  T* dxs = zeroed_scratch<T>(ScratchUse::head_norm_gradient, N * D);
   norm_backward(norm.kind, static_cast<const T*>(xs), norm.gain, norm.scalars, mean, rstd,
                 static_cast<const T*>(g), dxs, dgain, dbias, dscalars, N * heads, dh);
   scatter_part(static_cast<const T*>(dxs), static_cast<const T*>(nullptr), off, N, D, heads, dx);

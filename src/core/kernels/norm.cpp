@@ -12,6 +12,7 @@
 #include "core/kernels/block16.hpp"
 #include "core/kernels/pointwise_norm.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
@@ -131,16 +132,14 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, c
   const T scale = scaled ? scalars[0] : T(1);
   const int64_t shards = shard_count(N);
   // scalenorm: per-shard partial sums of dy ⊙ x̂ over rows and features (dc), in double.
-  thread_local std::vector<double> scale_partial;
-  if (scaled) scale_partial.assign(shards, 0.0);
-  double* scale_base = scale_partial.data();
+  double* scale_base =
+      scaled ? zeroed_scratch<double>(ScratchUse::norm_scale_partial, shards) : nullptr;
   // Per-shard partial parameter gradients, summed in shard order afterwards: Σ dy ⊙ x̂ in
   // [0, D), Σ dy in [Dp, Dp + D), Dp = D rounded up to 16 so both are read in whole blocks.
   const int64_t Dp = pad16(D);
-  thread_local std::vector<T> partial;
   const int64_t width = has_gain ? 2 * Dp : 0;
-  if (width > 0) partial.assign(shards * width, T(0));
-  T* partial_base = partial.data();
+  T* partial_base =
+      width > 0 ? zeroed_scratch<T>(ScratchUse::norm_partial, shards * width) : nullptr;
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* part = width > 0 ? partial_base + s * width : nullptr;
     for (int64_t n = n0; n < n1; ++n) {

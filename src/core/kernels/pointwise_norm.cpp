@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
@@ -51,12 +52,8 @@ void pointwise_norm_backward(NormKind kind, const T* x, const T* gain, const T* 
   // Per-shard partial parameter gradients, summed in shard order afterwards: Σ dy ⊙ f(u) in
   // [0, D) and Σ dy in [D, 2D) of a shard's slice; the scalar sums Σ e ⊙ x and Σ e (over rows
   // and features, so in double) in its two doubles.
-  thread_local std::vector<T> partial;
-  thread_local std::vector<double> partial_scalars;
-  partial.assign(shards * 2 * D, T(0));
-  partial_scalars.assign(shards * 2, 0.0);
-  T* partial_base = partial.data();
-  double* scalar_base = partial_scalars.data();
+  T* partial_base = zeroed_scratch<T>(ScratchUse::pointwise_partial, shards * 2 * D);
+  double* scalar_base = zeroed_scratch<double>(ScratchUse::pointwise_scalar_partial, shards * 2);
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* pg = partial_base + s * 2 * D;
     T* pb = pg + D;

@@ -44,9 +44,11 @@ void rows_times_padded(const T* x, int64_t ldx, int64_t M, int64_t n_in, const T
 
 }  // namespace
 
+// In the kernels below M = R rows, K = C inputs, N = OC outputs, X = x, W = weight, Y = y.
 template <typename T>
-void small_linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N,
-                          int64_t ldx, int64_t ldy) {
+void small_linear_forward(const T* X, const T* W, T* Y, const LinearShape& shape) {
+  const int64_t M = shape.rows, K = shape.in, N = shape.out;
+  const int64_t ldx = shape.ldx(), ldy = shape.ldy();
   // Wt (K, Np) = W^T zero-padded: y_m = Σ_k x_mk Wt[k].
   const int64_t Np = pad16(N);
   std::vector<T> wt(K * Np, T(0));
@@ -57,8 +59,10 @@ void small_linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, in
 }
 
 template <typename T>
-void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
-                           int64_t N, int64_t ldx, int64_t ldy) {
+void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW,
+                           const LinearShape& shape) {
+  const int64_t M = shape.rows, K = shape.in, N = shape.out;
+  const int64_t ldx = shape.ldx(), ldy = shape.ldy();
   const int64_t Kp = pad16(K);
   if (dX != nullptr) {
     // dx_m += Σ_n dy_mn W[n], W (N, K) zero-padded to (N, Kp).
@@ -76,13 +80,12 @@ void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, in
   });
 }
 
-template void small_linear_forward<float>(const float*, const float*, float*, int64_t, int64_t,
-                                          int64_t, int64_t, int64_t);
-template void small_linear_forward<double>(const double*, const double*, double*, int64_t, int64_t,
-                                           int64_t, int64_t, int64_t);
+template void small_linear_forward<float>(const float*, const float*, float*, const LinearShape&);
+template void small_linear_forward<double>(const double*, const double*, double*,
+                                           const LinearShape&);
 template void small_linear_backward<float>(const float*, const float*, const float*, float*, float*,
-                                           int64_t, int64_t, int64_t, int64_t, int64_t);
+                                           const LinearShape&);
 template void small_linear_backward<double>(const double*, const double*, const double*, double*,
-                                            double*, int64_t, int64_t, int64_t, int64_t, int64_t);
+                                            double*, const LinearShape&);
 
 }  // namespace normlab

@@ -7,21 +7,22 @@
 
 #include <cstdint>
 
+#include "core/kernels/gemm.hpp"
+
 namespace normlab {
 
-// Whether the small kernels handle a layer with K inputs and N outputs.
-inline bool is_small_linear(int64_t K, int64_t N) {
-  return K <= 32 && N <= 64;
+// Whether the small kernels handle a layer with C inputs and OC outputs.
+inline bool is_small_linear(int64_t C, int64_t OC) {
+  return C <= 32 && OC <= 64;
 }
 
-// Y (M, N) = X (M, K) W^T, W (N, K).
+// x is (R, C), weight is (OC, C), y is (R, OC): y = x weight^T.
 template <typename T>
-void small_linear_forward(const T* X, const T* W, T* Y, int64_t M, int64_t K, int64_t N,
-                          int64_t ldx, int64_t ldy);
+void small_linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape);
 
-// dX (M, K) += dY (M, N) W (if dX is not null);  dW (N, K) += dY^T X.
+// dx (R, C) += dy (R, OC) weight (if dx is not null);  dweight (OC, C) += dy^T x.
 template <typename T>
-void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW, int64_t M, int64_t K,
-                           int64_t N, int64_t ldx, int64_t ldy);
+void small_linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
+                           const LinearShape& shape);
 
 }  // namespace normlab

@@ -56,16 +56,19 @@ TEST(Contracts, NormForwardRefusesAnAliasedOutput) {
 
 TEST(Contracts, LinearForwardRefusesAnAliasedOutputAndBadStrides) {
   const int64_t M = 4, K = 3, N = 2;
+  const LinearShape shape{.rows = M, .in = K, .out = N};
   std::vector<float> X(M * K, 1.0f), W(N * K, 1.0f), Y(M * N);
-  EXPECT_EQ(violation([&] { linear_forward<float>(X.data(), W.data(), Y.data(), M, K, N, K, N); }),
-            "");
-  EXPECT_EQ(violation([&] { linear_forward<float>(X.data(), W.data(), X.data(), M, K, N, K, N); }),
-            "linear_forward: contract violated: Y may not alias X or W");
-  EXPECT_EQ(violation([&] { linear_forward<float>(X.data(), W.data(), W.data(), 1, K, N, K, N); }),
-            "linear_forward: contract violated: Y may not alias X or W");
+  EXPECT_EQ(violation([&] { linear_forward<float>(X.data(), W.data(), Y.data(), shape); }), "");
+  EXPECT_EQ(violation([&] { linear_forward<float>(X.data(), W.data(), X.data(), shape); }),
+            "linear_forward: contract violated: y may not alias x or weight");
+  EXPECT_EQ(violation([&] {
+              linear_forward<float>(X.data(), W.data(), W.data(), {.rows = 1, .in = K, .out = N});
+            }),
+            "linear_forward: contract violated: y may not alias x or weight");
   EXPECT_NE(violation([&] {
-              linear_forward<float>(X.data(), W.data(), Y.data(), M, K, N, K - 1, N);
-            }).find("ldx >= K"),
+              linear_forward<float>(X.data(), W.data(), Y.data(),
+                                    {.rows = M, .in = K, .out = N, .x_stride = K - 1});
+            }).find("x_stride >= in"),
             std::string::npos);
 }
 

@@ -39,11 +39,12 @@ class Linear : public ::testing::TestWithParam<LinearCase> {};
 TEST_P(Linear, ForwardMatchesTripleLoopAndKeepsPadding) {
   const auto [M, K, N, pad_x, pad_y] = GetParam();
   const int64_t ldx = K + pad_x, ldy = N + pad_y;
+  const LinearShape shape{.rows = M, .in = K, .out = N, .x_stride = ldx, .y_stride = ldy};
   Rng rng(1);
   const std::vector<double> X = random_normal(rng, M * ldx);
   const std::vector<double> W = random_normal(rng, N * K);
   std::vector<double> Y(M * ldy, 123.0);  // sentinel in the padding
-  linear_forward(X.data(), W.data(), Y.data(), M, K, N, ldx, ldy);
+  linear_forward(X.data(), W.data(), Y.data(), shape);
   double worst = 0;
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
@@ -59,13 +60,14 @@ TEST_P(Linear, ForwardMatchesTripleLoopAndKeepsPadding) {
 TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
   const auto [M, K, N, pad_x, pad_y] = GetParam();
   const int64_t ldx = K + pad_x, ldy = N + pad_y;
+  const LinearShape shape{.rows = M, .in = K, .out = N, .x_stride = ldx, .y_stride = ldy};
   Rng rng(2);
   std::vector<double> X = random_normal(rng, M * ldx);
   std::vector<double> W = random_normal(rng, N * K);
   const std::vector<double> w = random_normal(rng, M * ldy);  // dY = w (strided like Y)
   std::vector<double> Y(M * ldy);
   auto loss = [&] {
-    linear_forward(X.data(), W.data(), Y.data(), M, K, N, ldx, ldy);
+    linear_forward(X.data(), W.data(), Y.data(), shape);
     double L = 0;
     for (int64_t m = 0; m < M; ++m) {
       for (int64_t n = 0; n < N; ++n) L += w[m * ldy + n] * Y[m * ldy + n];
@@ -76,7 +78,7 @@ TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
   const std::vector<double> dX0 = random_normal(rng, M * ldx);
   const std::vector<double> dW0 = random_normal(rng, N * K);
   std::vector<double> dX = dX0, dW = dW0;
-  linear_backward(X.data(), W.data(), w.data(), dX.data(), dW.data(), M, K, N, ldx, ldy);
+  linear_backward(X.data(), W.data(), w.data(), dX.data(), dW.data(), shape);
 
   std::vector<double> analytic_x;
   for (int64_t m = 0; m < M; ++m) {
@@ -96,8 +98,8 @@ TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
 
   // dX may be null: only dW is computed, with the same values.
   std::vector<double> dW_only = dW0;
-  linear_backward(X.data(), W.data(), w.data(), static_cast<double*>(nullptr), dW_only.data(), M, K,
-                  N, ldx, ldy);
+  linear_backward(X.data(), W.data(), w.data(), static_cast<double*>(nullptr), dW_only.data(),
+                  shape);
   EXPECT_EQ(dW_only, dW);
 }
 
