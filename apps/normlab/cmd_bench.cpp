@@ -1,4 +1,4 @@
-// `normlab bench train --preset minimal|small [--threads N] [--json]`: training throughput
+// `normlab bench train --preset minimal|small|depth [--threads N] [--json]`: training throughput
 // next to this CPU's single-core SGEMM peak (docs/performance.md). `--scheme`,
 // `--block-size`, `--layers` and `--width` change the preset's model (e.g. the cost of
 // block_attnres against pre at the same size, docs/attnres.md).

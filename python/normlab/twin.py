@@ -910,7 +910,7 @@ BASE_CONFIG = {
     "activation": "gelu", "causal": True, "pos": "none", "max_len": 1024, "rope_base": 10000.0,
     "beta": 1.0, "tied": False, "final_norm": "auto", "embed_norm": "auto", "scheme": "pre",
     "norm": "rmsnorm", "mix_layers": 1, "block_size": 2, "norm_eps": 1e-5, "init_std": 0.02,
-    "scaled_residual_init": True, "ngpt_alpha_init": 0.05,
+    "scaled_residual_init": True, "ngpt_alpha_init": 0.05, **OPTIONAL_CONFIG_FIELDS,
 }
 
 # name: (config overrides, batch B, length T, default measured steps)
@@ -921,6 +921,10 @@ PRESETS = {
     "small": (dict(vocab=64, width=128, heads=4, layers=4, mlp=True, mlp_mult=4,
                    activation="gelu", pos="none", scheme="pre", norm="layernorm", causal=True,
                    tied=False), 32, 64, 30),
+    # The depth study's model (experiments/depth_charlm_L16.toml), V = char_lm's vocabulary.
+    "depth": (dict(vocab=114, width=64, heads=4, layers=16, mlp=True, mlp_mult=4,
+                   activation="gelu", pos="rope", scheme="pre", norm="rmsnorm", causal=True,
+                   tied=False), 16, 64, 20),
 }
 
 

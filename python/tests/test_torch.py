@@ -113,3 +113,15 @@ def test_twin_knows_every_config_field():
     assert {name: typ for name, typ, _ in fields} == {
         name: typ.__name__ for name, typ in twin.CONFIG_FIELDS.items()}
     assert {name for name, _, optional in fields if optional} == set(twin.OPTIONAL_CONFIG_FIELDS)
+
+
+@pytest.mark.parametrize("preset", ["minimal", "small", "depth"])
+def test_bench_presets_train(preset, capsys):
+    # `bench/twin.py --bench` (the twin's side of bench/train_bench.sh) builds every preset
+    # from a config with every field and takes a training step.
+    from normlab import twin
+    assert set(twin.BASE_CONFIG) == set(twin.CONFIG_FIELDS)
+    twin.bench(preset, steps=1, warmup=0, repeats=1, as_json=True, dtype=torch.float32, seed=0)
+    result = __import__("json").loads(capsys.readouterr().out)
+    assert result["preset"] == preset and result["steps"] == 1
+    assert np.isfinite(result["final_loss"]) and result["final_loss"] > 0

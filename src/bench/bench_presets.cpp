@@ -7,7 +7,7 @@
 namespace normlab {
 
 std::vector<std::string> bench_preset_names() {
-  return {"minimal", "small"};
+  return {"minimal", "small", "depth"};
 }
 
 BenchPreset bench_preset(const std::string& name) {
@@ -37,6 +37,19 @@ BenchPreset bench_preset(const std::string& name) {
     c.scheme = Scheme::pre;
     c.norm = NormKind::layernorm;
     p.batch = 32;
+    p.len = 64;
+  } else if (name == "depth") {
+    c.vocab = 114;  // char_lm's vocabulary
+    c.width = 64;
+    c.heads = 4;
+    c.layers = 16;
+    c.mlp = true;
+    c.mlp_mult = 4;
+    c.activation = Activation::gelu;
+    c.pos = PosEncoding::rope;
+    c.scheme = Scheme::pre;
+    c.norm = NormKind::rmsnorm;
+    p.batch = 16;
     p.len = 64;
   } else {
     throw UsageError(fmt::format("unknown preset '{}'; allowed: {}", name,
