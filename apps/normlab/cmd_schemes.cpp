@@ -20,6 +20,8 @@ std::string side_effects(const SchemeRow& row) {
   if (row.embed_norm) parts.push_back("embedding norm");
   if (row.residual_mode == ResidualMode::attnres) parts.push_back("AttnRes mixtures");
   if (row.residual_mode == ResidualMode::block_attnres) parts.push_back("block AttnRes mixtures");
+  if (row.residual_mode == ResidualMode::two_stream)
+    parts.push_back("a second stream y of branch outputs");
   if (row.interpolate) parts.push_back("interpolated update");
   if (row.unit_norm_weights) parts.push_back("unit-norm weights");
   if (!row.weight_decay) parts.push_back("no weight decay");

@@ -48,6 +48,9 @@ struct SublayerParams {
   // by the heads; qk_scale (H) the learnable s_h of the l2 QK-norm.
   NormParams q_norm, k_norm, v_norm;
   int64_t qk_scale = -1;
+  // Two streams (docs/schemes.md, "Two streams"): N_x, applied to x before the sublayer, and
+  // N_y, on y where f reads it (SiameseNorm).
+  NormParams x_norm, y_norm;
 };
 
 // What Model::forward_rows computed in one sublayer, handed to an observer (the probes).
@@ -77,6 +80,10 @@ template <typename T>
 struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
 template <typename T>
 struct AttentionStrategy;
+template <typename T>
+struct TwoStreamBuffers;  // src/model/two_stream.hpp
+template <typename T>
+struct TwoStreamInput;
 
 template <typename T>
 class Model {
@@ -129,10 +136,11 @@ class Model {
   void zero_grads();
 
   // Read-only views of the last forward's activations, for probes and tests.
-  // Residual stream entering sublayer i (i = number of sublayers: the stream after the last).
+  // Residual stream entering sublayer i (i = number of sublayers: the stream after the last);
+  // under two streams the stream x.
   const T* stream(int i) const;
   // Input of sublayer i's function f: the stream after the input norm N_in (B, T, D); the
-  // stream itself when the slot has no input norm.
+  // stream itself when the slot has no input norm (two streams: x̂ or x̂ + N_y(y)).
   const T* branch_input(int i) const;
   // The stream after the final norm (B, T, D) when the scheme has one and the last forward
   // listed no rows; nullptr otherwise.
@@ -206,14 +214,38 @@ class Model {
   // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the
   // residual path when residual_path (additive modes; AttnRes keeps its block's partial-sum
   // gradient in place instead, see backward()).
+  // Two streams add d_z_extra (dL/dy_{i+1}, y_{i+1} = y_i + z) to dL/dz, and write the gradient
+  // of f's input into d_branch_in instead of adding it to d_in when it is not null.
   void sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
-                         bool residual_path);
-  bool attnres() const { return scheme_.residual_mode != ResidualMode::additive; }
+                         bool residual_path, const T* d_z_extra = nullptr,
+                         T* d_branch_in = nullptr);
+  bool attnres() const { return mixes_over_depth(scheme_.residual_mode); }
   // AttnRes: stream[l] = the mixture of point l. Its backward given dx adds into the block
   // gradients: its own source at once, the sources its group shares once the group's first
   // point (the last in backward order) has its dx.
   void res_mix_forward_point(int l, int64_t rows);
   void res_mix_backward_point(int l, const T* dx, int64_t rows);
+  // Two streams (src/model/two_stream.cpp): x is additive, y gathers every branch output.
+  bool two_streams() const { return scheme_.residual_mode == ResidualMode::two_stream; }
+  // Sublayer i's residual input x̂ = N_x(x) (or x) and its branch input v = x̂ + N_y(y) (or x̂),
+  // over `rows` rows of x and y (rows, D), written into b.
+  TwoStreamInput<T> two_stream_input(int i, const T* x, const T* y, const TwoStreamBuffers<T>& b,
+                                     int64_t rows) const;
+  // The streams' output h (rows, D) = N_x(x) (or x) + N_y(y), the merge norms' parameters.
+  void two_stream_merge(const T* x, const T* y, const TwoStreamBuffers<T>& b, T* h,
+                        int64_t rows) const;
+  // Training: sizes the workspace's two-stream buffers for N rows; the buffers of sublayer i
+  // (i = S: the merge's).
+  void size_two_streams(int64_t N);
+  TwoStreamBuffers<T> two_stream_buffers(int i);
+  // Backward of the merge: dh (N, D) becomes in place dL/dx_S; dL/dy_S goes to the workspace.
+  void two_stream_merge_backward(T* dh, T* scratch);
+  // Backward of sublayer i: d_out = dL/dx_{i+1} and the workspace's dL/dy_{i+1} give d_in =
+  // dL/dx_i and, in place, dL/dy_i.
+  void two_stream_sublayer_backward(int i, const T* d_out, T* d_in);
+  // The input sublayer i's residual add and its f read in training: the stream x, or x̂ and v.
+  const T* residual_input(int i) const;
+  const T* branch_source(int i) const;
 
   ModelConfig config_;
   ResolvedScheme scheme_;
@@ -226,8 +258,9 @@ class Model {
   int64_t pos_ = -1;    // (max_len, D), learned positions
   NormParams embed_norm_;
   std::vector<SublayerParams> sublayers_;
-  int64_t final_res_query_ = -1;  // AttnRes: query of the final mixture (D)
-  NormParams final_res_norm_;     // AttnRes: its key RMSNorm (gain, D)
+  int64_t final_res_query_ = -1;            // AttnRes: query of the final mixture (D)
+  NormParams final_res_norm_;               // AttnRes: its key RMSNorm (gain, D)
+  NormParams merge_x_norm_, merge_y_norm_;  // two streams: the norms of the output N(x) + N(y)
   NormParams final_norm_;
   int64_t unembed_ = -1;      // (V, D); equals embed_ when tied
   int64_t logit_scale_ = -1;  // (V), nGPT

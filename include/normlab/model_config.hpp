@@ -38,6 +38,8 @@ enum class Scheme {
   layerscale,
   rezero,
   hybridnorm,
+  resi_dual,
+  siamesenorm,
   custom
 };
 

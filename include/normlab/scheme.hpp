@@ -11,7 +11,8 @@
 // The residual mode decides where x comes from and where out goes: additively, x of sublayer
 // i + 1 is out of sublayer i; under AttnRes (docs/reference.md §4, docs/attnres.md) x is a softmax
 // mixture over recorded sources, and out (with r = z, or the block's partial sum + z) is
-// recorded as a new source.
+// recorded as a new source. Under two streams (docs/schemes.md, "Two streams") x is additive as
+// above and a second stream y gathers every z.
 // resolve_scheme() reads the scheme's row (scheme_table.hpp), applies its placement preset and
 // the config's overrides (placement.hpp) layer by layer, and copies the row's side effects.
 #pragma once
@@ -65,6 +66,7 @@ struct ResolvedScheme {
   bool gpt2_scaled_init = true;    // output projections' init / sqrt(2L) (with the config's
                                    // scaled_residual_init); off under DeepNorm's own rule
   HeadNorms head_norms;            // the config's qk_norm, or the row's own (HybridNorm)
+  TwoStreamRule two_stream = {};   // the second stream (residual_mode two_stream; else all off)
 
   // AttnRes (residual_mode attnres or block_attnres; empty otherwise). Sources: 0 is the
   // embedding stream, j + 1 the record of sublayer j. Mixing points: l < S is the input of

@@ -17,9 +17,25 @@ namespace normlab {
 
 // How the sublayer inputs are formed.
 enum class ResidualMode {
-  additive,      // x of sublayer i+1 is out of sublayer i
-  attnres,       // x of sublayer i is a softmax mixture over all earlier outputs
-  block_attnres  // x of sublayer i is a softmax mixture over block sums
+  additive,       // x of sublayer i+1 is out of sublayer i
+  attnres,        // x of sublayer i is a softmax mixture over all earlier outputs
+  block_attnres,  // x of sublayer i is a softmax mixture over block sums
+  two_stream      // additive, beside a second stream y ← y + z (TwoStreamRule)
+};
+
+// AttnRes and Block AttnRes: the sublayer inputs are mixtures over depth (docs/attnres.md).
+inline bool mixes_over_depth(ResidualMode mode) {
+  return mode == ResidualMode::attnres || mode == ResidualMode::block_attnres;
+}
+
+// The second stream of ResidualMode::two_stream (docs/schemes.md, "Two streams"). y starts as
+// the embedding stream, like x, and gathers every branch output unscaled, y ← y + z; x is
+// updated by the sublayer's slots. Each N below is a norm of the model's kind with its own
+// parameters.
+struct TwoStreamRule {
+  bool renorm_x = false;       // x ← N_x(x) before every sublayer (SiameseNorm)
+  bool input_reads_y = false;  // f reads N_in(x + N_y(y)) (SiameseNorm); else the slots' input
+  bool merge_norm_x = false;   // output N(x) + N(y) (SiameseNorm); else x + N(y) (resiDual)
 };
 
 // The number a scheme takes, written NAME(K): the config field it sets.
@@ -58,6 +74,7 @@ struct SchemeRow {
   bool norm_none_allowed = false;
   bool overrides_allowed = true;  // false: attn_norms, mlp_norms, placement, qk_norm refused
   HeadNormRule head_norms = HeadNormRule::none;  // norms inside attention; qkv refuses qk_norm
+  TwoStreamRule two_stream = {};                 // with residual_mode two_stream
 };
 
 // Every row, in the order of enum Scheme.

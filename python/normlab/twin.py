@@ -237,6 +237,7 @@ class SchemeRow:
     ngpt: bool = False  # interpolation, unit-norm weights, no weight decay, logit scale
     branch_init: Callable[[dict], float] = lambda cfg: 1.0  # init factor of v, o, up, down
     qkv_norm: bool = False  # HybridNorm: q, k and v normalized per head with the model's norm
+    two_stream: str = ""  # key of TWO_STREAMS: a second residual stream (resiDual, SiameseNorm)
 
 
 def fixed(text: str) -> Callable[[dict], str]:
@@ -270,6 +271,10 @@ SCHEMES: Dict[str, SchemeRow] = {
     # HybridNorm: x + attn(x) with per-head norms on q, k, v; then N(y) + mlp(N(y)), which is
     # the attention's post-norm followed by a plain MLP sublayer.
     "hybridnorm": SchemeRow(fixed("attn: post"), qkv_norm=True),
+    # Two residual streams (TWO_STREAMS below, which write their blocks out in full; the slots
+    # here only name the per-sublayer norms of the layout).
+    "resi_dual": SchemeRow(fixed("all: post"), final_default=False, two_stream="resi_dual"),
+    "siamesenorm": SchemeRow(fixed("all: in"), two_stream="siamesenorm"),
     "custom": SchemeRow(fixed(""), final_default=False),
 }
 
@@ -305,6 +310,7 @@ class Resolved:
     logit_scale: bool
     branch_init_scale: float
     head_norms: HeadNorms
+    two_stream: str
 
 
 def resolve_scheme(cfg: dict) -> Resolved:
@@ -364,7 +370,8 @@ def resolve_scheme(cfg: dict) -> Resolved:
                     weight_decay=not row.ngpt,
                     logit_scale=row.ngpt,
                     branch_init_scale=row.branch_init(cfg),
-                    head_norms=resolve_head_norms(cfg, row))
+                    head_norms=resolve_head_norms(cfg, row),
+                    two_stream=row.two_stream)
 
 
 # --------------------------------------------------------------------------------------------
@@ -430,7 +437,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         out.append(Spec("pos.weight", (cfg["max_len"], D), True, "normal", std, rows))
     add_norm("embed_norm", rs.embed_norm)
     per_layer = 2 if cfg["mlp"] else 1
-    attnres = rs.residual_mode != "additive"
+    attnres = rs.residual_mode in ("attnres", "block_attnres")
 
     def add_res_mix(query: str, norm: str) -> None:
         # AttnRes pseudo-query (init 0) and the gain of the RMSNorm on the keys (init 1).
@@ -442,6 +449,9 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         prefix = f"layers.{i // per_layer}.{'attn' if attention else 'mlp'}"
         if attnres:
             add_res_mix(prefix + ".res_query", prefix + ".res_norm")
+        # SiameseNorm: N_x on the stream x before the sublayer, N_y on y where f reads it.
+        add_norm(prefix + ".x_norm", rs.two_stream == "siamesenorm")
+        add_norm(prefix + ".y_norm", rs.two_stream == "siamesenorm")
         add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in)
         if attention:
             out.append(Spec(prefix + ".q.weight", (D, D), True, "normal", std, rows))
@@ -473,6 +483,9 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
                             value=cfg["ngpt_alpha_init"]))
     if attnres:
         add_res_mix("final_res.query", "final_res.norm")
+    if rs.two_stream:  # the output: N(x) + N(y) (SiameseNorm) or x + N(y) (resiDual)
+        add_norm("merge.x_norm", rs.two_stream == "siamesenorm")
+        add_norm("merge.y_norm", True)
     add_norm("final_norm", rs.final_norm)
     if not cfg["tied"]:
         out.append(Spec("unembed.weight", (V, D), True, "normal", std, rows))
@@ -610,6 +623,47 @@ RESIDUAL_MODES: Dict[str, Callable] = {
 
 
 # --------------------------------------------------------------------------------------------
+# Two residual streams, each block written out from its paper: (model, e) -> the stream that
+# enters the final norm, with e the embedding stream (after the embedding norm, if any). F_i is
+# sublayer i's attention or MLP, N a norm of the model's kind with its own parameters.
+# --------------------------------------------------------------------------------------------
+
+
+def resi_dual_streams(model: "Twin", e: torch.Tensor) -> torch.Tensor:
+    """resiDual (arXiv 2304.14802): x_a <- N(x_a + F(x_a)), x_d <- x_d + F(x_a); the output
+    x_a + N(x_d). The dual stream starts as the embedding, as in microsoft/ResiDual
+    (resi_dual/resi_dual.py: res = x * res_input_norm_scale, scale 1)."""
+    xa, xd = e, e
+    for i in range(len(model.rs.sublayers)):
+        prefix = model.prefix(i)
+        z = model.branch(i, xa)
+        xa = model._norm(prefix + ".norm_post", xa + z)
+        xd = xd + z
+    return xa + model._norm("merge.y_norm", xd)
+
+
+def siamesenorm_streams(model: "Twin", e: torch.Tensor) -> torch.Tensor:
+    """SiameseNorm (arXiv 2602.08064; Qwen-Applications/SiameseNorm, deit-model-siamesenorm.py):
+    both streams start as the embedding; per sublayer of layer l, x <- N_post(x),
+    z = F(N_in(x + N_pre(y))), x <- x + z / sqrt(2(l+1)), y <- y + z; the output N(x) + N(y)."""
+    x, y = e, e
+    for i in range(len(model.rs.sublayers)):
+        prefix = model.prefix(i)
+        layer = i // model.per_layer
+        x = model._norm(prefix + ".x_norm", x)
+        z = model.branch(i, model._norm(prefix + ".norm_in", x + model._norm(prefix + ".y_norm", y)))
+        x = x + z / math.sqrt(2.0 * (layer + 1))
+        y = y + z
+    return model._norm("merge.x_norm", x) + model._norm("merge.y_norm", y)
+
+
+TWO_STREAMS: Dict[str, Callable] = {
+    "resi_dual": resi_dual_streams,
+    "siamesenorm": siamesenorm_streams,
+}
+
+
+# --------------------------------------------------------------------------------------------
 # The model.
 # --------------------------------------------------------------------------------------------
 
@@ -619,7 +673,7 @@ class Twin(torch.nn.Module):
         super().__init__()
         self.cfg = cfg
         self.rs = resolve_scheme(cfg)
-        if self.rs.residual_mode not in RESIDUAL_MODES:
+        if self.rs.residual_mode not in RESIDUAL_MODES and not self.rs.two_stream:
             raise TwinError(f"residual mode '{self.rs.residual_mode}' is not in the twin")
         self.layout = build_layout(cfg, self.rs)
         self.dtype = dtype
@@ -759,6 +813,14 @@ class Twin(torch.nn.Module):
         """A factor of the add: its constant, or the learnable tensor (D) or (1)."""
         return spec[1] if spec[0] == "constant" else self.p[name]
 
+    def prefix(self, i: int) -> str:
+        return f"layers.{i // self.per_layer}.{'attn' if i % self.per_layer == 0 else 'mlp'}"
+
+    def branch(self, i: int, u: torch.Tensor) -> torch.Tensor:
+        """F_i(u): sublayer i's attention or MLP, no norm."""
+        return self.attention(self.prefix(i), u) if i % self.per_layer == 0 else \
+            self.mlp(self.prefix(i), u)
+
     def sublayer(self, i: int, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """The slot update of include/normlab/scheme.hpp; returns (out, branch output z)."""
         slots = self.rs.sublayers[i]
@@ -796,15 +858,18 @@ class Twin(torch.nn.Module):
             h = h + self._table("sinusoid", T)[0]
         if self.rs.embed_norm:
             h = self._norm("embed_norm", h)
-        make_input = RESIDUAL_MODES[self.rs.residual_mode]
-        outputs: List[torch.Tensor] = []
-        branches: List[torch.Tensor] = []
-        for i in range(len(self.rs.sublayers)):
-            x = make_input(self, i, h, outputs, branches)
-            out, z = self.sublayer(i, x)
-            outputs.append(out)
-            branches.append(z)
-        h = make_input(self, len(self.rs.sublayers), h, outputs, branches)
+        if self.rs.two_stream:
+            h = TWO_STREAMS[self.rs.two_stream](self, h)
+        else:
+            make_input = RESIDUAL_MODES[self.rs.residual_mode]
+            outputs: List[torch.Tensor] = []
+            branches: List[torch.Tensor] = []
+            for i in range(len(self.rs.sublayers)):
+                x = make_input(self, i, h, outputs, branches)
+                out, z = self.sublayer(i, x)
+                outputs.append(out)
+                branches.append(z)
+            h = make_input(self, len(self.rs.sublayers), h, outputs, branches)
         if self.rs.final_norm:
             h = self._norm("final_norm", h)
         unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]

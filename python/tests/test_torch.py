@@ -14,6 +14,7 @@ SCHEMES = [
     dict(scheme="block_attnres", block_size=2), dict(scheme="sandwich"),
     dict(scheme="pre_and_post"), dict(scheme="reordered"), dict(scheme="layernorm_scaling"),
     dict(scheme="layerscale"), dict(scheme="rezero"), dict(scheme="hybridnorm"),
+    dict(scheme="resi_dual"), dict(scheme="siamesenorm"),
     dict(scheme="custom", placement="all: in, branch=scalar(0.7); attn[1:]: out; final: on"),
 ]
 

@@ -20,6 +20,7 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/sinusoid.hpp"
+#include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/memory_budget.hpp"
@@ -106,6 +107,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     for (auto& d : w.d_group) resize(d, N * D);
     w.group_dx.assign(w.d_group.size(), nullptr);
   }
+  if (two_streams()) size_two_streams(N);
   for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     resize(*v, N * D);
   }
@@ -197,6 +199,7 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     w.sources[0] = embedded;
     res_rstd(embedded, w.source_rstd[0].data(), N, D, c.norm_eps);
   }
+  if (two_streams()) std::copy(embedded, embedded + N * D, w.y_stream[0].data());  // y_0 = x_0
 
   // Each sublayer's input: additively the previous output (already in place), under AttnRes
   // the mixture of its point; and the final stream likewise.
@@ -206,8 +209,14 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   }
   if (attnres()) res_mix_forward_point(num_sublayers(), N);
 
-  // Only the listed rows continue to the final norm and the unembedding.
+  // Only the listed rows continue to the final norm and the unembedding; two streams merge
+  // first.
   const T* h = w.stream.back().data();
+  if (two_streams()) {
+    const TwoStreamBuffers<T> merge = two_stream_buffers(num_sublayers());
+    two_stream_merge(h, w.y_stream.back().data(), merge, merge.v, N);
+    h = merge.v;
+  }
   w.rows_listed = rows != nullptr;
   w.R = rows != nullptr ? static_cast<int64_t>(rows->size()) : N;
   const int64_t R = w.R;
@@ -257,8 +266,7 @@ const T* Model<T>::branch_output(int i) const {
 template <typename T>
 const T* Model<T>::branch_input(int i) const {
   const SublayerSlots& slots = scheme_.sublayers.at(i);
-  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data()
-                                                   : ws_->stream.at(i).data();
+  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data() : branch_source(i);
 }
 
 template <typename T>

@@ -1,7 +1,7 @@
 // The training backward: from dL/dlogits through the unembedding, the final norm, each
-// sublayer in reverse (its add, output norm, branch and input norm; AttnRes's mixing points)
-// to the embeddings. Each step is the derivative of its forward in sublayer_forward.cpp and
-// model.cpp; the finite-difference tests check them in double.
+// sublayer in reverse (its add, output norm, branch and input norm; AttnRes's mixing points;
+// the second stream, two_stream.cpp) to the embeddings. Each step is the derivative of its forward
+// in sublayer_forward.cpp and model.cpp; the finite-difference tests check them in double.
 //
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
 // width, V vocabulary.
@@ -48,7 +48,9 @@ void Model<T>::backward(const T* dlogits) {
   }
 
   // Unembedding: logits_raw (R, V) = h (R, D) U^T.
-  const T* h_in = w.rows_listed ? w.final_in.data() : w.stream.back().data();
+  const T* h_in = w.rows_listed   ? w.final_in.data()
+                  : two_streams() ? w.two.back().v.data()
+                                  : w.stream.back().data();
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
   w.d_final.assign(R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
@@ -84,6 +86,8 @@ void Model<T>::backward(const T* dlogits) {
     for (auto& d : w.d_block) std::fill(d.begin(), d.end(), T(0));
     res_mix_backward_point(num_sublayers(), d_cur, N);
   }
+  // Two streams: d_cur becomes dL/dx_S, and w.d_y_stream holds dL/dy_S.
+  if (two_streams()) two_stream_merge_backward(d_cur, d_next);
   for (int i = num_sublayers() - 1; i >= 0; --i) {
     if (attnres()) {
       // dL/dx_i goes to its slot in the group's buffers, kept until the group's first point.
@@ -93,8 +97,18 @@ void Model<T>::backward(const T* dlogits) {
       res_mix_backward_point(i, dx, N);
       continue;
     }
-    sublayer_backward(i, w.batch, w.len, d_cur, d_next, true);
+    if (two_streams()) {
+      two_stream_sublayer_backward(i, d_cur, d_next);
+    } else {
+      sublayer_backward(i, w.batch, w.len, d_cur, d_next, true);
+    }
     std::swap(d_cur, d_next);  // d_cur = dL/dx_i
+  }
+  if (two_streams()) {  // x_0 = y_0 = the embedding stream
+    const T* dy = w.d_y_stream.data();
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) d_cur[k] += dy[k];
+    });
   }
 
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
@@ -128,7 +142,7 @@ void Model<T>::backward(const T* dlogits) {
 
 template <typename T>
 void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
-                                 bool residual_path) {
+                                 bool residual_path, const T* d_z_extra, T* d_branch_in) {
   const ModelConfig& c = config_;
   Workspace& w = *ws_;
   auto& sub = w.subs[i];
@@ -137,8 +151,10 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   const int64_t N = batch * len;
   const int D = c.width;
   const int64_t M = c.mlp_hidden();
-  const T* x = w.stream[i].data();
+  const T* x = residual_input(i);  // the add's x (two streams: x̂)
+  const T* v = branch_source(i);   // f's input before N_in (two streams: v)
   const T* z = slots.norm_out ? sub.z.data() : sub.y.data();
+  T* d_v = d_branch_in != nullptr ? d_branch_in : d_in;
 
   // out = N_post(r)
   const T* dr = d_out;
@@ -191,6 +207,12 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     }
   }
 
+  if (d_z_extra != nullptr) {  // two streams: z also enters y
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += d_z_extra[k];
+    });
+  }
+
   // z = N_out(y)
   T* dy = dz;
   if (slots.norm_out) {
@@ -203,7 +225,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   }
 
   // y = f(u)
-  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : x;
+  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : v;
   T* du = w.d_u.data();
   std::fill(du, du + N * D, T(0));
   if (p.is_attention) {
@@ -232,16 +254,16 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                     {.rows = N, .in = D, .out = M});
   }
 
-  // u = s · N_in(x); the gradient adds to the residual path's.
+  // u = s · N_in(v); the gradient adds to the residual path's (or goes to d_branch_in).
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
-    norm_backward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
+    norm_backward(p.norm_in.kind, v, param_ptr(params_, p.norm_in.gain),
                   param_ptr(params_, p.norm_in.scalars), sub.in_mean.data(), sub.in_rstd.data(), du,
-                  d_in, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
+                  d_v, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
                   param_ptr(grads_, p.norm_in.scalars), N, D);
   } else {
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
-      for (int64_t k = n0 * D; k < n1 * D; ++k) d_in[k] += du[k];
+      for (int64_t k = n0 * D; k < n1 * D; ++k) d_v[k] += du[k];
     });
   }
 }
@@ -269,8 +291,10 @@ void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).
 template void Model<float>::backward(const float*);
 template void Model<double>::backward(const double*);
-template void Model<float>::sublayer_backward(int, int64_t, int64_t, const float*, float*, bool);
-template void Model<double>::sublayer_backward(int, int64_t, int64_t, const double*, double*, bool);
+template void Model<float>::sublayer_backward(int, int64_t, int64_t, const float*, float*, bool,
+                                              const float*, float*);
+template void Model<double>::sublayer_backward(int, int64_t, int64_t, const double*, double*, bool,
+                                               const double*, double*);
 template void Model<float>::head_norms_backward(const SublayerParams&, const float*, const float*,
                                                 const float*, const float*, float*, int64_t);
 template void Model<double>::head_norms_backward(const SublayerParams&, const double*,

@@ -324,7 +324,7 @@ void validate(const ModelConfig& c) {
                             : std::to_string(rule.end_layer),
                         c.layers, c.layers - 1));
   }
-  if (row.residual_mode != ResidualMode::additive) {
+  if (mixes_over_depth(row.residual_mode)) {
     for (const SublayerSlots& slots : resolve_scheme(c).sublayers) {
       require(!slots.norm_post,
               "AttnRes records each sublayer's output unnormalized, so there is no 'post' "

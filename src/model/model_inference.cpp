@@ -14,6 +14,7 @@
 #include "model/residual_add.hpp"
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"
+#include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
 
@@ -97,6 +98,22 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                     params_.data() + res_gain_offset(l), w.h.data(), w.alpha.data(), rows_n, D);
   };
 
+  // Two streams (two_stream.cpp): y beside the stream h, and the norms of the streams, whose
+  // statistics share mean and rstd (nothing is kept).
+  const bool two = two_streams();
+  const TwoStreamRule& rule = scheme_.two_stream;
+  TwoStreamBuffers<T> two_buffers;
+  if (two) {
+    for (auto* v : {&w.y_stream, &w.xhat, &w.yhat, &w.v, &w.merged}) grow(*v, N * D);
+    two_buffers = {.xhat = w.xhat.data(),
+                   .x_mean = w.mean.data(),
+                   .x_rstd = w.rstd.data(),
+                   .yhat = w.yhat.data(),
+                   .y_mean = w.mean.data(),
+                   .y_rstd = w.rstd.data(),
+                   .v = w.v.data()};
+  }
+
   T* embedded = res ? w.block[0].data() : w.h.data();
   if (scheme_.embed_norm) {
     embed(tokens, batch, len, fields, sinusoid, w.embed_raw.data());
@@ -105,6 +122,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     embed(tokens, batch, len, fields, sinusoid, embedded);
   }
   if (res) res_rstd(embedded, w.block_rstd[0].data(), N, D, c.norm_eps);
+  if (two) std::copy(embedded, embedded + N * D, w.y_stream.data());  // y_0 = x_0
 
   int last_attention = 0;
   for (int i = 0; i < num_sublayers(); ++i) {
@@ -147,10 +165,12 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                                      .post_mean = w.mean.data(),
                                      .post_rstd = w.rstd.data()};
     const T* x = w.h.data();
+    TwoStreamInput<T> in{x, x};  // the add's residual input and f's input
+    if (two) in = two_stream_input(i, x, w.y_stream.data(), two_buffers, cur);
     // Attention streams over keys for every row, and for the listed rows only in the last
     // attention sublayer; from there on the stream has R rows.
     const T* z = branch_forward(
-        i, batch, len, x, cur, buffers,
+        i, batch, len, in.v, cur, buffers,
         AttentionStrategy<T>::streaming(last ? rows.data() : w.all_rows.data(), out_rows));
     if (last) {
       // The residual input of the kept rows only.
@@ -158,6 +178,18 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
         std::copy(x + rows[k] * D, x + (rows[k] + 1) * D, w.x_rows.data() + k * D);
       }
       x = w.x_rows.data();
+      in.xhat = x;
+      if (two) {
+        // y and x̂ keep the kept rows, in place (rows ascend: row rows[k] ≥ k is read before
+        // it could be overwritten).
+        for (T* buffer : {w.y_stream.data(), rule.renorm_x ? w.xhat.data() : nullptr}) {
+          if (buffer == nullptr) continue;
+          for (int64_t k = 0; k < R; ++k) {
+            std::copy(buffer + rows[k] * D, buffer + (rows[k] + 1) * D, buffer + k * D);
+          }
+        }
+        if (rule.renorm_x) in.xhat = w.xhat.data();
+      }
     }
     if (last && res) {
       // AttnRes: the sources written so far keep only the kept rows, in place (rows are
@@ -184,8 +216,12 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       res_rstd(static_cast<const T*>(record), w.block_rstd[b].data(), out_rows, D, c.norm_eps);
       out = record;
     } else {
-      add_forward(i, x, z, buffers, w.h_next.data(), out_rows);
+      add_forward(i, in.xhat, z, buffers, w.h_next.data(), out_rows);
       out = w.h_next.data();
+    }
+    if (two) {  // y ← y + z, in place
+      residual_combine(static_cast<const T*>(w.y_stream.data()), z, static_cast<const T*>(nullptr),
+                       Factor<T>{}, Factor<T>{}, w.y_stream.data(), out_rows, D);
     }
     if (observer) {
       SublayerTrace<T> t;
@@ -209,6 +245,10 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
 
   if (res) mix(S, cur);
   const T* h = w.h.data();
+  if (two) {
+    two_stream_merge(h, w.y_stream.data(), two_buffers, w.merged.data(), cur);
+    h = w.merged.data();
+  }
   if (scheme_.final_norm) {
     norm(final_norm_, h, w.u.data(), cur);
     h = w.u.data();

@@ -93,6 +93,10 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
   if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
     values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
   }
+  // Two streams: y, x̂, N_y(y) and v per sublayer, and three gradients.
+  if (scheme_row(c.scheme).residual_mode == ResidualMode::two_stream) {
+    values += (layers * c.sublayers_per_layer() + 1) * (4.0 * n * d + 4.0 * n) + 3.0 * n * d;
+  }
   values += 4.0 * n * c.vocab + 12.0 * n * d;
   return values * static_cast<double>(value_bytes);
 }
@@ -196,6 +200,8 @@ void Model<T>::build_layout() {
     SublayerParams p;
     p.is_attention = attention;
     if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
+    p.x_norm = add_norm(prefix + ".x_norm", scheme_.two_stream.renorm_x, c.norm);
+    p.y_norm = add_norm(prefix + ".y_norm", scheme_.two_stream.input_reads_y, c.norm);
     p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in);
     if (attention) {
       p.w_in = layout_.add({.name = prefix + ".q.weight",
@@ -259,6 +265,10 @@ void Model<T>::build_layout() {
     add_res_mix("final_res.query", "final_res.norm", final_mix);
     final_res_query_ = final_mix.res_query;
     final_res_norm_ = final_mix.res_key_norm;
+  }
+  if (two_streams()) {  // the output N_x(x) (or x) + N_y(y)
+    merge_x_norm_ = add_norm("merge.x_norm", scheme_.two_stream.merge_norm_x, c.norm);
+    merge_y_norm_ = add_norm("merge.y_norm", true, c.norm);
   }
   final_norm_ = add_norm("final_norm", scheme_.final_norm, c.norm);
   if (c.tied) {

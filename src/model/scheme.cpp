@@ -124,9 +124,10 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
     if (rule.target == PlacementRule::Target::embed) embed_default = *rule.on;
   }
   r.residual_mode = row.residual_mode;
-  if (r.residual_mode != ResidualMode::additive) {
+  if (mixes_over_depth(r.residual_mode)) {
     resolve_attnres(r, r.residual_mode == ResidualMode::attnres ? 1 : c.block_size);
   }
+  if (r.residual_mode == ResidualMode::two_stream) r.two_stream = row.two_stream;
   r.unit_norm_weights = row.unit_norm_weights;
   r.weight_decay = row.weight_decay;
   r.logit_scale = row.logit_scale;

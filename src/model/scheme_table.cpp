@@ -38,6 +38,16 @@ std::string deepnorm_placement(const ModelConfig& c) {
   return fmt::format("all: post, residual={:.17g}", std::pow(2.0 * c.layers, 0.25));
 }
 
+// SiameseNorm: f reads N_in(x + N(y)); x gains z / c_l with c_l = sqrt(2(l+1)), l the layer
+// (both sublayers of a layer share it). The shortest form gives each double back exactly.
+std::string siamesenorm_placement(const ModelConfig& c) {
+  std::string text = "all: in";
+  for (int l = 0; l < c.layers; ++l) {
+    text += fmt::format("; all[{}:{}]: branch={}", l, l + 1, 1.0 / std::sqrt(2.0 * (l + 1)));
+  }
+  return text;
+}
+
 const std::array kRows = {
     SchemeRow{.scheme = Scheme::pre,
               .name = "pre",
@@ -134,6 +144,26 @@ const std::array kRows = {
                        "mlp(h)",
               .placement = fixed<kHybridNorm>,
               .head_norms = HeadNormRule::qkv},
+    // resiDual (arXiv 2304.14802; microsoft/ResiDual): a post-norm stream x and a dual stream y
+    // of the raw branch outputs, y starting as the embedding; output x + N(y).
+    SchemeRow{.scheme = Scheme::resi_dual,
+              .name = "resi_dual",
+              .block = "x = N(x + f(x)), y = y + f(x); output x + N(y)",
+              .placement = fixed<kPost>,
+              .final_norm = false,
+              .residual_mode = ResidualMode::two_stream,
+              .overrides_allowed = false,
+              .two_stream = {.renorm_x = false, .input_reads_y = false, .merge_norm_x = false}},
+    // SiameseNorm (arXiv 2602.08064; Qwen-Applications/SiameseNorm): x ← N(x);
+    // z = f(N_in(x + N(y))); x = x + z / sqrt(2(l+1)), y = y + z; output N_final(N(x) + N(y)).
+    SchemeRow{.scheme = Scheme::siamesenorm,
+              .name = "siamesenorm",
+              .block = "x = N(x), z = f(N(x + N(y))), x = x + z / sqrt(2(l + 1)), y = y + z; "
+                       "output N(N(x) + N(y))",
+              .placement = siamesenorm_placement,
+              .residual_mode = ResidualMode::two_stream,
+              .overrides_allowed = false,
+              .two_stream = {.renorm_x = true, .input_reads_y = true, .merge_norm_x = true}},
     SchemeRow{.scheme = Scheme::custom,
               .name = "custom",
               .block = "nothing but the model's `placement`; no final or embedding norm unless "

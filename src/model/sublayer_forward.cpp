@@ -1,7 +1,8 @@
 // The forward of one sublayer (docs/schemes.md, "The block"):
 //   u = s · N_in(x),  y = f(u),  z = N_out(y),  out = N_post(a ⊙ x + b ⊙ z)
-// with f attention or the MLP. Training and inference run this same code; they differ in
-// their buffers and in how attention is computed (sublayer_buffers.hpp).
+// with f attention or the MLP (two streams: f reads v and the add x̂, two_stream.cpp). Training and
+// inference run this same code; they differ in their buffers and in how attention is computed
+// (sublayer_buffers.hpp).
 //
 // Letters: B batch, T length, N = B·T rows, D width, H heads, M MLP hidden width.
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "model/buffers.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
+#include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
 
@@ -118,10 +120,17 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                                    .post_mean = data_or_null(sub.post_mean),
                                    .post_rstd = data_or_null(sub.post_rstd)};
   const T* x = w.stream[i].data();
-  const T* z = branch_forward(i, batch, len, x, N, buffers,
+  TwoStreamInput<T> in{x, x};  // the add's residual input and f's input
+  if (two_streams()) in = two_stream_input(i, x, w.y_stream[i].data(), two_stream_buffers(i), N);
+  const T* z = branch_forward(i, batch, len, in.v, N, buffers,
                               AttentionStrategy<T>::full(data_or_null(sub.probs)));
   if (!attnres()) {
-    add_forward(i, x, z, buffers, w.stream[i + 1].data(), N);
+    add_forward(i, in.xhat, z, buffers, w.stream[i + 1].data(), N);
+    if (two_streams()) {  // y ← y + z
+      residual_combine(static_cast<const T*>(w.y_stream[i].data()), z,
+                       static_cast<const T*>(nullptr), Factor<T>{}, Factor<T>{},
+                       w.y_stream[i + 1].data(), N, D);
+    }
     return;
   }
   // AttnRes: no residual add. z is recorded as source i + 1, added to the block's partial sum

@@ -58,6 +58,17 @@ struct Model<T>::Workspace {
   std::vector<std::vector<T>> d_group;  // min(res_block, S + 1) × (N, D): dx of a group's points
   std::vector<const T*> group_dx;       // the dx of each point of the current group
 
+  // Two streams (two_stream.hpp): y entering each sublayer, and per sublayer (the last: the
+  // merge, whose v is the output h) the norms of the streams; empty where the rule has none.
+  struct TwoStream {
+    std::vector<T> xhat, x_mean, x_rstd;  // (N, D) N_x(x), (N)
+    std::vector<T> yhat, y_mean, y_rstd;  // (N, D) N_y(y), (N)
+    std::vector<T> v;                     // (N, D) x̂ + N_y(y); the merge: h
+  };
+  std::vector<std::vector<T>> y_stream;    // S + 1 buffers (N, D)
+  std::vector<TwoStream> two;              // S + 1
+  std::vector<T> d_y_stream, d_v, d_xhat;  // (N, D) dL/dy (running), dL/dv, dL/dx̂
+
   // Backward scratch.
   std::vector<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
   std::vector<T> d_qkv;                                                 // (N, 3D)
@@ -86,6 +97,9 @@ struct Model<T>::EvalWorkspace {
   std::vector<std::vector<T>> block, block_rstd;  // res_blocks × (N, D), (N)
   std::vector<T> alpha;                           // (N, S + 1) mixture weights, scratch
   std::vector<const T*> mix_src, mix_rstd;        // K_l pointers
+  // Two streams: y_stream (N, D), R rows after the last attention, like h; the norms of the streams
+  // (their statistics go to mean, rstd) and the branch input; the merged output.
+  std::vector<T> y_stream, xhat, yhat, v, merged;  // (N, D)
 };
 
 }  // namespace normlab

@@ -67,7 +67,7 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max
   r.sublayers = S;
   const int64_t per_chunk =
       std::clamp<int64_t>(max_memory / (depth_bytes_per_token(c, T) * T), 1, B);
-  const bool attnres = model.scheme().residual_mode != ResidualMode::additive;
+  const bool attnres = mixes_over_depth(model.scheme().residual_mode);
   r.block_size = attnres ? model.scheme().res_block : block_size > 0 ? block_size : c.block_size;
   for (int first = 0, n = 1; first < S; first += r.block_size, ++n) {
     r.blocks.push_back({n, first, std::min(first + r.block_size, S) - 1, 0.0});

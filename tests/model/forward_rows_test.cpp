@@ -2,6 +2,7 @@
 // logits, for every scheme, positional encoding and attention mask. AttnRes cases move their
 // pseudo-queries away from zero first (at zero every mixture is a plain mean), and vary the
 // block size so that the rows kept after the last attention cut through a block's partial sum.
+// The two-stream schemes cut their second stream there too.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,9 +24,10 @@ struct Case {
   int block_size = 2;  // block_attnres
   bool mlp = true;
   std::optional<NormKind> norm = std::nullopt;  // unset: layernorm (l2 for ngpt)
-  const char* attn_norms = "auto";  // placement override of the attention sublayers
-  const char* placement = "";       // the model's placement rules (docs/schemes.md)
+  const char* attn_norms = "auto";              // placement override of the attention sublayers
+  const char* placement = "";                   // the model's placement rules (docs/schemes.md)
   QkNorm qk_norm = QkNorm::none;
+  double float_bound = 2e-4;  // the float path's bound (below)
 };
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
@@ -84,10 +86,13 @@ class ForwardRows : public ::testing::TestWithParam<Case> {};
 // In double the two paths agree to rounding (~1e-13): they compute the same function. In
 // float, streaming attention rounds differently from the materialized one; the differences
 // grow through depth (up to 1.2e-4 in the 3-layer block_attnres(4) rope case, 5e-5 in the
-// additive ones), hence the float bound of 2e-4.
+// additive ones), hence the float bound of 2e-4. The two-stream cases with RoPE measured
+// 2.3e-4 (resi_dual, 2 layers) and 3.0e-4 (siamesenorm, 3 layers), with y carrying every
+// branch output's rounding to the output unnormalized until N(y); their float bound is 5e-4.
+// Double, which decides whether the two paths compute the same function, stays at 1e-10.
 TEST_P(ForwardRows, MatchesTrainingForward) {
   EXPECT_LT(worst_difference<double>(GetParam()), 1e-10) << "double";
-  EXPECT_LT(worst_difference<float>(GetParam()), 2e-4) << "float";
+  EXPECT_LT(worst_difference<float>(GetParam()), GetParam().float_bound) << "float";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -109,6 +114,30 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
                       Case{Scheme::rezero, PosEncoding::learned, true, 2},
                       Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
+                      // Two streams: y (and SiameseNorm's x̂) cut to the listed rows at the last
+                      // attention, with an MLP after it and without.
+                      Case{.scheme = Scheme::resi_dual,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 2,
+                           .float_bound = 5e-4},
+                      Case{Scheme::resi_dual, PosEncoding::learned, false, 2, 2, false},
+                      Case{.scheme = Scheme::siamesenorm,
+                           .pos = PosEncoding::rope,
+                           .causal = true,
+                           .layers = 3,
+                           .float_bound = 5e-4},
+                      Case{.scheme = Scheme::siamesenorm,
+                           .pos = PosEncoding::sinusoidal,
+                           .causal = false,
+                           .layers = 2,
+                           .mlp = false,
+                           .norm = NormKind::rmsnorm},
+                      Case{.scheme = Scheme::siamesenorm,
+                           .pos = PosEncoding::none,
+                           .causal = true,
+                           .layers = 2,
+                           .norm = NormKind::derf},
                       Case{.scheme = Scheme::custom,
                            .pos = PosEncoding::rope,
                            .causal = true,

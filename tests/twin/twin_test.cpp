@@ -278,6 +278,37 @@ const TwinCase kCases[] = {
      kMoveScalars},
     {"hybridnorm_star_rmsnorm",
      "--scheme hybridnorm --norm rmsnorm --layers 2 --init-std 0.3 --placement 'all[0:1]: in'"},
+    // The two-stream schemes under the norm kinds they allow; the twin writes their blocks out
+    // from the papers (TWO_STREAMS), not from normlab's slots. "trained": the gains, biases and
+    // scalars of their many norms moved off their inits. No siamesenorm case with scalenorm: its
+    // first attention reads N_in(N_x(e) + N_y(e)), where N_y's scale acts only through eps (a
+    // gradient of ~1e-11, float32 rounding noise on normlab's side); the finite differences
+    // check siamesenorm/scalenorm in double (docs/twin.md).
+    {"resi_dual_layernorm", "--scheme resi_dual --norm layernorm --layers 2 --init-std 0.3"},
+    {"resi_dual_rmsnorm_rope_heads2_trained",
+     "--scheme resi_dual --norm rmsnorm --pos rope --width 16 --heads 2 --init-std 0.3",
+     kMoveScalars},
+    {"resi_dual_standardize_learned_layers3",
+     "--scheme resi_dual --norm standardize --pos learned --max-len 16 --layers 3 "
+     "--init-std 0.3"},
+    {"resi_dual_l2_tied", "--scheme resi_dual --norm l2 --tied --init-std 0.3"},
+    {"resi_dual_dyt_trained", "--scheme resi_dual --norm dyt --init-std 0.3", kMoveScalars},
+    {"resi_dual_derf_nomlp_trained", "--scheme resi_dual --norm derf --no-mlp --init-std 0.3",
+     kMoveScalars},
+    {"resi_dual_scalenorm_finalnorm_trained",
+     "--scheme resi_dual --norm scalenorm --final-norm --init-std 0.3", kMoveScalars},
+    {"siamesenorm_layernorm_trained", "--scheme siamesenorm --norm layernorm --init-std 0.3",
+     kMoveScalars},
+    {"siamesenorm_rmsnorm_rope_heads2_layers3",
+     "--scheme siamesenorm --norm rmsnorm --pos rope --width 16 --heads 2 --layers 3 "
+     "--init-std 0.3"},
+    {"siamesenorm_standardize_embednorm",
+     "--scheme siamesenorm --norm standardize --embed-norm --init-std 0.3"},
+    {"siamesenorm_l2_tied_small_init", "--scheme siamesenorm --norm l2 --tied --init-std 0.005"},
+    {"siamesenorm_dyt_sinusoidal_trained",
+     "--scheme siamesenorm --norm dyt --pos sinusoidal --init-std 0.3", kMoveScalars},
+    {"siamesenorm_derf_nomlp_trained",
+     "--scheme siamesenorm --norm derf --no-mlp --layers 3 --init-std 0.3", kMoveScalars},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {

@@ -1,0 +1,204 @@
+// Two residual streams (docs/schemes.md, "Two streams"; ResidualMode::two_stream). x is the
+// stream the sublayer slots update; y starts as the embedding stream too and gathers every
+// branch output z unscaled. Per sublayer, with the scheme's TwoStreamRule:
+//   x̂ = N_x(x)                   (renorm_x; else x̂ = x)
+//   v = x̂ + N_y(y)               (input_reads_y; else v = x̂)
+//   z = N_out(f(s · N_in(v)))     the sublayer's branch (sublayer_forward.cpp)
+//   x ← N_post(a ⊙ x̂ + b ⊙ z),   y ← y + z
+// and the output before the final norm is h = N_x(x) + N_y(y) (merge_norm_x) or x + N_y(y).
+// resiDual (arXiv 2304.14802) is post's slots with no rule flag; SiameseNorm (arXiv
+// 2602.08064) is pre's slots with b = 1/sqrt(2(l+1)) and every flag.
+// The forward pieces serve training and inference; the backward pieces the training pass.
+//
+// Letters: N = B·T rows, D width, S sublayers.
+#include "model/two_stream.hpp"
+
+#include <algorithm>
+
+#include "core/kernels/norm.hpp"
+#include "model/buffers.hpp"
+#include "model/residual_add.hpp"
+#include "model/sublayer_buffers.hpp"
+#include "model/workspace.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+TwoStreamInput<T> Model<T>::two_stream_input(int i, const T* x, const T* y,
+                                             const TwoStreamBuffers<T>& b, int64_t rows) const {
+  const TwoStreamRule& rule = scheme_.two_stream;
+  const SublayerParams& p = sublayers_[i];
+  const int D = config_.width;
+  TwoStreamInput<T> in{x, x};
+  if (rule.renorm_x) {
+    norm_forward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
+                 param_ptr(params_, p.x_norm.bias), param_ptr(params_, p.x_norm.scalars), b.xhat,
+                 b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    in.xhat = in.v = b.xhat;
+  }
+  if (rule.input_reads_y) {
+    norm_forward(p.y_norm.kind, y, param_ptr(params_, p.y_norm.gain),
+                 param_ptr(params_, p.y_norm.bias), param_ptr(params_, p.y_norm.scalars), b.yhat,
+                 b.y_mean, b.y_rstd, rows, D, config_.norm_eps);
+    residual_combine(in.xhat, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr),
+                     Factor<T>{}, Factor<T>{}, b.v, rows, D);
+    in.v = b.v;
+  }
+  return in;
+}
+
+template <typename T>
+void Model<T>::two_stream_merge(const T* x, const T* y, const TwoStreamBuffers<T>& b, T* h,
+                                int64_t rows) const {
+  const int D = config_.width;
+  const T* xs = x;
+  if (scheme_.two_stream.merge_norm_x) {
+    norm_forward(merge_x_norm_.kind, x, param_ptr(params_, merge_x_norm_.gain),
+                 param_ptr(params_, merge_x_norm_.bias), param_ptr(params_, merge_x_norm_.scalars),
+                 b.xhat, b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    xs = b.xhat;
+  }
+  norm_forward(merge_y_norm_.kind, y, param_ptr(params_, merge_y_norm_.gain),
+               param_ptr(params_, merge_y_norm_.bias), param_ptr(params_, merge_y_norm_.scalars),
+               b.yhat, b.y_mean, b.y_rstd, rows, D, config_.norm_eps);
+  residual_combine(xs, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr), Factor<T>{},
+                   Factor<T>{}, h, rows, D);
+}
+
+template <typename T>
+void Model<T>::size_two_streams(int64_t N) {
+  Workspace& w = *ws_;
+  const TwoStreamRule& rule = scheme_.two_stream;
+  const int S = num_sublayers();
+  const int64_t D = config_.width;
+  w.y_stream.resize(S + 1);
+  for (auto& y : w.y_stream) resize(y, N * D);
+  w.two.resize(S + 1);
+  for (int i = 0; i <= S; ++i) {
+    auto& s = w.two[i];
+    const bool merge = i == S;
+    if (merge ? rule.merge_norm_x : rule.renorm_x) {
+      resize(s.xhat, N * D);
+      resize(s.x_mean, N);
+      resize(s.x_rstd, N);
+    }
+    if (merge || rule.input_reads_y) {
+      resize(s.yhat, N * D);
+      resize(s.y_mean, N);
+      resize(s.y_rstd, N);
+      resize(s.v, N * D);
+    }
+  }
+  for (auto* v : {&w.d_y_stream, &w.d_v, &w.d_xhat}) resize(*v, N * D);
+}
+
+template <typename T>
+TwoStreamBuffers<T> Model<T>::two_stream_buffers(int i) {
+  auto& s = ws_->two.at(i);
+  return {.xhat = data_or_null(s.xhat),
+          .x_mean = data_or_null(s.x_mean),
+          .x_rstd = data_or_null(s.x_rstd),
+          .yhat = data_or_null(s.yhat),
+          .y_mean = data_or_null(s.y_mean),
+          .y_rstd = data_or_null(s.y_rstd),
+          .v = data_or_null(s.v)};
+}
+
+template <typename T>
+const T* Model<T>::residual_input(int i) const {
+  return scheme_.two_stream.renorm_x ? ws_->two.at(i).xhat.data() : ws_->stream.at(i).data();
+}
+
+template <typename T>
+const T* Model<T>::branch_source(int i) const {
+  return scheme_.two_stream.input_reads_y ? ws_->two.at(i).v.data() : residual_input(i);
+}
+
+template <typename T>
+void Model<T>::two_stream_merge_backward(T* dh, T* scratch) {
+  Workspace& w = *ws_;
+  const int S = num_sublayers();
+  const int64_t N = w.batch * w.len;
+  const int D = config_.width;
+  const auto& m = w.two[S];
+  // h = x' + N_y(y_S): dL/dy_S = N_y'(dh).
+  std::fill(w.d_y_stream.begin(), w.d_y_stream.end(), T(0));
+  norm_backward(merge_y_norm_.kind, w.y_stream[S].data(), param_ptr(params_, merge_y_norm_.gain),
+                param_ptr(params_, merge_y_norm_.scalars), m.y_mean.data(), m.y_rstd.data(), dh,
+                w.d_y_stream.data(), param_ptr(grads_, merge_y_norm_.gain),
+                param_ptr(grads_, merge_y_norm_.bias), param_ptr(grads_, merge_y_norm_.scalars), N,
+                D);
+  if (!scheme_.two_stream.merge_norm_x) return;  // x' = x_S: dL/dx_S = dh
+  std::fill(scratch, scratch + N * D, T(0));
+  norm_backward(merge_x_norm_.kind, w.stream[S].data(), param_ptr(params_, merge_x_norm_.gain),
+                param_ptr(params_, merge_x_norm_.scalars), m.x_mean.data(), m.x_rstd.data(), dh,
+                scratch, param_ptr(grads_, merge_x_norm_.gain),
+                param_ptr(grads_, merge_x_norm_.bias), param_ptr(grads_, merge_x_norm_.scalars), N,
+                D);
+  std::copy(scratch, scratch + N * D, dh);
+}
+
+template <typename T>
+void Model<T>::two_stream_sublayer_backward(int i, const T* d_out, T* d_in) {
+  Workspace& w = *ws_;
+  const TwoStreamRule& rule = scheme_.two_stream;
+  const SublayerParams& p = sublayers_[i];
+  const auto& s = w.two[i];
+  const int64_t N = w.batch * w.len;
+  const int D = config_.width;
+  // dL/dx̂: d_in itself when x̂ = x.
+  T* d_xhat = rule.renorm_x ? w.d_xhat.data() : d_in;
+  T* d_v = nullptr;
+  if (rule.input_reads_y) {
+    d_v = w.d_v.data();
+    std::fill(d_v, d_v + N * D, T(0));
+  }
+  // y_{i+1} = y_i + z: dL/dz gains dL/dy_{i+1}, and dL/dy_i starts as dL/dy_{i+1} (as it is).
+  sublayer_backward(i, w.batch, w.len, d_out, d_xhat, true, w.d_y_stream.data(), d_v);
+  if (rule.input_reads_y) {
+    // v = x̂ + N_y(y_i).
+    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+      for (int64_t k = n0 * D; k < n1 * D; ++k) d_xhat[k] += d_v[k];
+    });
+    norm_backward(p.y_norm.kind, w.y_stream[i].data(), param_ptr(params_, p.y_norm.gain),
+                  param_ptr(params_, p.y_norm.scalars), s.y_mean.data(), s.y_rstd.data(), d_v,
+                  w.d_y_stream.data(), param_ptr(grads_, p.y_norm.gain),
+                  param_ptr(grads_, p.y_norm.bias), param_ptr(grads_, p.y_norm.scalars), N, D);
+  }
+  if (rule.renorm_x) {
+    // x̂ = N_x(x_i).
+    std::fill(d_in, d_in + N * D, T(0));
+    norm_backward(p.x_norm.kind, w.stream[i].data(), param_ptr(params_, p.x_norm.gain),
+                  param_ptr(params_, p.x_norm.scalars), s.x_mean.data(), s.x_rstd.data(), d_xhat,
+                  d_in, param_ptr(grads_, p.x_norm.gain), param_ptr(grads_, p.x_norm.bias),
+                  param_ptr(grads_, p.x_norm.scalars), N, D);
+  }
+}
+
+// This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template TwoStreamInput<float> Model<float>::two_stream_input(int, const float*, const float*,
+                                                              const TwoStreamBuffers<float>&,
+                                                              int64_t) const;
+template TwoStreamInput<double> Model<double>::two_stream_input(int, const double*, const double*,
+                                                                const TwoStreamBuffers<double>&,
+                                                                int64_t) const;
+template void Model<float>::two_stream_merge(const float*, const float*,
+                                             const TwoStreamBuffers<float>&, float*, int64_t) const;
+template void Model<double>::two_stream_merge(const double*, const double*,
+                                              const TwoStreamBuffers<double>&, double*,
+                                              int64_t) const;
+template void Model<float>::size_two_streams(int64_t);
+template void Model<double>::size_two_streams(int64_t);
+template TwoStreamBuffers<float> Model<float>::two_stream_buffers(int);
+template TwoStreamBuffers<double> Model<double>::two_stream_buffers(int);
+template const float* Model<float>::residual_input(int) const;
+template const double* Model<double>::residual_input(int) const;
+template const float* Model<float>::branch_source(int) const;
+template const double* Model<double>::branch_source(int) const;
+template void Model<float>::two_stream_merge_backward(float*, float*);
+template void Model<double>::two_stream_merge_backward(double*, double*);
+template void Model<float>::two_stream_sublayer_backward(int, const float*, float*);
+template void Model<double>::two_stream_sublayer_backward(int, const double*, double*);
+
+}  // namespace normlab
