@@ -12,7 +12,8 @@
 //   probes(run_hash, probe, format, content)                   PK(run_hash, probe)
 //
 // A run's rows are replaced in one transaction (record_run), so recording a run again, after
-// a resume or a kill at any moment, never duplicates or loses a row.
+// a resume or a kill at any moment, never duplicates or loses a row. A run folder holds one
+// run: recording a run removes the rows of another run recorded earlier for the same folder.
 #pragma once
 
 #include <cmath>
@@ -79,8 +80,9 @@ class ResultsStore {
   // new provenance.
   int64_t begin_experiment(const ExperimentRecord& e);
   void finish_experiment(int64_t id, const std::string& finished_at);
-  // Replaces the run's rows in one transaction. Timings already stored are kept when the new
-  // record has none.
+  // Replaces the run's rows in one transaction, and removes those of any other run recorded
+  // for the same run_dir (a folder trained again with another config). Timings already stored
+  // are kept when the new record has none.
   void record_run(int64_t experiment_id, const RunRows& rows);
   // Copies every experiment, run and row of another store (a Slurm shard's) into this one, in
   // one transaction; a run already here is replaced whole, so merging twice changes nothing.

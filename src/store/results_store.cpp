@@ -108,6 +108,19 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
   };
   db_->exec("BEGIN IMMEDIATE");
   try {
+    // A run folder holds one run: an earlier run recorded for the same folder under another
+    // hash (the folder was removed and trained again with another config) is gone from disk,
+    // so its rows go too, and means over the store never mix the two.
+    for (const char* table : {"results", "curves", "probes"}) {
+      SqliteStatement clear(
+          *db_, fmt::format("DELETE FROM {} WHERE run_hash IN (SELECT hash FROM runs WHERE "
+                            "run_dir = ? AND hash != ?)",
+                            table)
+                    .c_str());
+      clear.text(1, r.run_dir).text(2, r.hash).run();
+    }
+    SqliteStatement superseded(*db_, "DELETE FROM runs WHERE run_dir = ? AND hash != ?");
+    superseded.text(1, r.run_dir).text(2, r.hash).run();
     SqliteStatement run(*db_,
                         "INSERT INTO runs(hash, experiment_id, variant, scheme, norm, seed, "
                         "values_json, status, run_dir, started_at, finished_at, seconds) "

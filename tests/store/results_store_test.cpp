@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "normlab/csv_writer.hpp"
@@ -57,7 +58,9 @@ TEST(ResultsStore, RecordingARunAgainReplacesItsRows) {
     run.run.seconds = 12.5;
     run.run.started_at = "2026-11-23T00:00:01Z";
     store.record_run(id, run);
-    store.record_run(id, sample_run("h2", 2));
+    RunRows other = sample_run("h2", 2);
+    other.run.run_dir = "runs/pre__seed2";
+    store.record_run(id, other);
     // Again, after a resume: fewer results now, and no timings in the new record.
     store.record_run(id, sample_run("h1", 1));
     EXPECT_EQ(store.begin_experiment(sample_experiment()), id);  // same (name, config hash)
@@ -74,6 +77,30 @@ TEST(ResultsStore, RecordingARunAgainReplacesItsRows) {
   EXPECT_EQ(query_results_store(db, "PRAGMA journal_mode").rows[0][0], "wal");
   // NaN is stored as NULL, read back as an empty cell.
   EXPECT_EQ(query_results_store(db, "SELECT train_loss FROM curves WHERE step = 0").rows[0][0], "");
+}
+
+// A folder removed and trained again with another config (another run hash): the store keeps
+// only the run the folder holds now, so means over the store do not mix the two.
+TEST(ResultsStore, ARunFolderTrainedAgainReplacesTheEarlierRun) {
+  TempDir tmp;
+  const auto db = tmp / "results.sqlite";
+  {
+    ResultsStore store(db);
+    const int64_t id = store.begin_experiment(sample_experiment());
+    store.record_run(id, sample_run("old", 3));
+    RunRows other = sample_run("neighbour", 2);
+    other.run.run_dir = "runs/pre__seed2";
+    store.record_run(id, other);
+    store.record_run(id, sample_run("new", 1));  // same folder as "old"
+  }
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE hash = 'old'"), 0);
+  for (const char* table : {"results", "curves", "probes"}) {
+    EXPECT_EQ(count(db, fmt::format("SELECT COUNT(*) FROM {} WHERE run_hash = 'old'", table)), 0)
+        << table;
+  }
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results WHERE run_hash = 'new'"), 1);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results WHERE run_hash = 'neighbour'"), 2);
 }
 
 TEST(ResultsStore, QueriesCannotWrite) {
