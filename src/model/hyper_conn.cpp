@@ -410,9 +410,7 @@ void Model<T>::hyper_weights_backward(int i, const T* d_mix, T* dH_in) {
   const int64_t K = int64_t{n} * D;
   const T g_pre = params_[hp.gate_pre], g_post = params_[hp.gate_post],
           g_res = params_[hp.gate_res];
-  const T* b_pre = params_.data() + hp.b_pre;
-  const T* b_post = params_.data() + hp.b_post;
-  const T* b_res = params_.data() + hp.b_res;
+  const T* b_res = params_.data() + hp.b_res;  // the backward needs only the res biases
   const T* mixes = buf.mix.data();
   // The gradients of the pre-activations H̃ (pre | res | post) per row, in parallel.
   for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {

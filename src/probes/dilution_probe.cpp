@@ -118,7 +118,15 @@ DilutionResult run_dilution_probe(Model<float>& model, const Task& task, Dilutio
   const TensorSpec* u_spec = model.layout().find(c.tied ? "embed.weight" : "unembed.weight");
   const TensorSpec* scale_spec = model.layout().find("logit_scale");
   const float* U = model.params().data() + u_spec->offset;
-  const float* scale = scale_spec != nullptr ? model.params().data() + scale_spec->offset : nullptr;
+  // nGPT's s_z as the model uses it: the stored values times their factor (ngpt_scales).
+  std::vector<float> scale_used;
+  if (scale_spec != nullptr) {
+    const float* stored = model.params().data() + scale_spec->offset;
+    const double f = ngpt_scales(c).s_z.factor;
+    scale_used.resize(V);
+    for (int j = 0; j < V; ++j) scale_used[j] = static_cast<float>(stored[j] * f);
+  }
+  const float* scale = scale_spec != nullptr ? scale_used.data() : nullptr;
 
   std::vector<DilutionSite> sites = {DilutionSite::logits, DilutionSite::branch};
   if (normed) sites.push_back(DilutionSite::branch_normed);

@@ -107,15 +107,7 @@ std::string dispersion_csv(const DispersionResult& r) {
 }
 
 nlohmann::json dispersion_json(const DispersionResult& r) {
-  nlohmann::json lengths = nlohmann::json::array();
-  for (const SweepLength& l : r.lengths) {
-    lengths.push_back({{"length", l.length},
-                       {"seq_len", l.seq_len},
-                       {"sequences", l.sequences},
-                       {"rows", l.rows},
-                       {"forward_calls", l.calls},
-                       {"seconds", l.seconds}});
-  }
+  const nlohmann::json lengths = sweep_lengths_json(r.lengths);
   nlohmann::json rows = nlohmann::json::array();
   for (const DispersionRow& row : r.rows) {
     rows.push_back({{"length", row.length},

@@ -103,4 +103,17 @@ std::vector<SweepLength> run_length_sweep(Model<float>& model, const ProbeInput&
   return out;
 }
 
+nlohmann::json sweep_lengths_json(const std::vector<SweepLength>& lengths) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SweepLength& l : lengths) {
+    out.push_back({{"length", l.length},
+                   {"seq_len", l.seq_len},
+                   {"sequences", l.sequences},
+                   {"rows", l.rows},
+                   {"forward_calls", l.calls},
+                   {"seconds", l.seconds}});
+  }
+  return out;
+}
+
 }  // namespace normlab

@@ -268,15 +268,7 @@ std::string variance_hist_csv(const VarianceResult& r) {
 }
 
 nlohmann::json variance_json(const VarianceResult& r) {
-  nlohmann::json lengths = nlohmann::json::array();
-  for (const SweepLength& l : r.lengths) {
-    lengths.push_back({{"length", l.length},
-                       {"seq_len", l.seq_len},
-                       {"sequences", l.sequences},
-                       {"rows", l.rows},
-                       {"forward_calls", l.calls},
-                       {"seconds", l.seconds}});
-  }
+  const nlohmann::json lengths = sweep_lengths_json(r.lengths);
   nlohmann::json rows = nlohmann::json::array();
   for (const VarianceRow& row : r.rows) {
     nlohmann::json j = summary_json(row.stats);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "normlab/errors.hpp"
+#include "tasks/query_answer_task.hpp"
 #include "tasks/task_list.hpp"
 #include "tasks/task_util.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 constexpr int32_t kQuery = 0;
 
-class ArgmaxRetrieval final : public Task {
+class ArgmaxRetrieval final : public QueryAnswerTask {
  public:
   ArgmaxRetrieval(int scores, int values) : scores_(scores), values_(values) {}
 
@@ -49,14 +50,6 @@ class ArgmaxRetrieval final : public Task {
     batch.token(row0 + n, 1) = kNoToken;
     batch.set_one_hot(row0 + n, answer);
   }
-
-  void score(const Batch& batch, int64_t b, const float* logits,
-             MetricAccumulator& metrics) const override {
-    const int32_t answer = batch.target(b * batch.len + batch.len - 1).most_likely();
-    metrics.add_proportion("accuracy", task_util::argmax(logits, batch.vocab) == answer);
-  }
-
-  std::vector<std::string> metric_names() const override { return {"accuracy"}; }
 
  private:
   int scores_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "normlab/errors.hpp"
+#include "tasks/query_answer_task.hpp"
 #include "tasks/task_list.hpp"
 #include "tasks/task_util.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 constexpr int32_t kQuery = 0;
 
-class DictLookup final : public Task {
+class DictLookup final : public QueryAnswerTask {
  public:
   DictLookup(int keys, int values) : keys_(keys), values_(values) {}
 
@@ -46,14 +47,6 @@ class DictLookup final : public Task {
     batch.token(row0 + n, 1) = static_cast<int32_t>(1 + keys[asked]);
     batch.set_one_hot(row0 + n, answer);
   }
-
-  void score(const Batch& batch, int64_t b, const float* logits,
-             MetricAccumulator& metrics) const override {
-    const int32_t answer = batch.target(b * batch.len + batch.len - 1).most_likely();
-    metrics.add_proportion("accuracy", task_util::argmax(logits, batch.vocab) == answer);
-  }
-
-  std::vector<std::string> metric_names() const override { return {"accuracy"}; }
 
  private:
   int keys_;

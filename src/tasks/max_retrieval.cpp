@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "normlab/errors.hpp"
+#include "tasks/query_answer_task.hpp"
 #include "tasks/task_list.hpp"
 #include "tasks/task_util.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 constexpr int32_t kQuery = 0;
 
-class MaxRetrieval final : public Task {
+class MaxRetrieval final : public QueryAnswerTask {
  public:
   explicit MaxRetrieval(int v) : v_(v) {}
 
@@ -37,14 +38,6 @@ class MaxRetrieval final : public Task {
     batch.token(row0 + n) = kQuery;
     batch.set_one_hot(row0 + n, best);
   }
-
-  void score(const Batch& batch, int64_t b, const float* logits,
-             MetricAccumulator& metrics) const override {
-    const int32_t answer = batch.target(b * batch.len + batch.len - 1).most_likely();
-    metrics.add_proportion("accuracy", task_util::argmax(logits, batch.vocab) == answer);
-  }
-
-  std::vector<std::string> metric_names() const override { return {"accuracy"}; }
 
  private:
   int v_;

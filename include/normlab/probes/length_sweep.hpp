@@ -13,6 +13,8 @@
 #include <functional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "normlab/batch.hpp"
 #include "normlab/model.hpp"
 #include "normlab/probes/probe_input.hpp"
@@ -47,6 +49,10 @@ struct SweepLength {
   int64_t calls = 0;      // forward calls (sequences per call bounded by max_memory)
   double seconds = 0;
 };
+
+// The "lengths" array of a probe's JSON: one object per length with the fields above
+// (`calls` as "forward_calls").
+nlohmann::json sweep_lengths_json(const std::vector<SweepLength>& lengths);
 
 // Bytes of forward_rows activations and batch buffers per row of a call.
 int64_t sweep_bytes_per_row(const ModelConfig& config, int fields);
