@@ -28,6 +28,9 @@ std::string side_effects(const SchemeRow& row) {
   if (row.unit_norm_weights) parts.push_back("unit-norm weights");
   if (!row.weight_decay) parts.push_back("no weight decay");
   if (row.logit_scale) parts.push_back("logit scale");
+  if (row.sphere_qk) parts.push_back("q, k normalized per head after RoPE, times s_qk");
+  if (row.mlp_scale) parts.push_back("MLP pre-activation times s_uv");
+  if (row.revision > 1) parts.push_back(fmt::format("revision {}", row.revision));
   if (row.init == InitRule::deepnorm) parts.push_back("DeepNorm init");
   if (row.head_norms == HeadNormRule::qkv) parts.push_back("q, k, v normalized per head");
   if (row.default_norm != NormKind::rmsnorm) {

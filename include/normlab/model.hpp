@@ -56,7 +56,9 @@ struct SublayerParams {
   NormParams norm_in, norm_out, norm_post;
   int64_t w_in = -1;            // attention: q|k|v (3D, D); MLP: up (M, D)
   int64_t w_out = -1;           // attention: o (D, D);      MLP: down (D, M)
-  int64_t alpha = -1;           // nGPT interpolation step (D)
+  int64_t alpha = -1;           // nGPT interpolation step (D), stored (ngpt_scales)
+  int64_t s_qk = -1;            // nGPT: attention's q/k scale (D), stored (ngpt_scales)
+  int64_t s_uv = -1;            // nGPT: MLP's pre-activation scale (M), stored (ngpt_scales)
   int64_t residual_scale = -1;  // learnable factor on x in the add (D, or 1); -1: constant
   int64_t branch_scale = -1;    // learnable factor on z in the add (D, or 1); -1: constant
   int64_t res_query = -1;       // AttnRes pseudo-query w of this sublayer's input mixture (D)
@@ -67,6 +69,7 @@ struct SublayerParams {
   int64_t qk_scale = -1;
   // Two streams (docs/schemes.md, "Two streams"): N_x, applied to x before the sublayer, and
   // N_y, on y where f reads it (SiameseNorm).
+  // nGPT's interpolation reads N_x(x) as well (an l2 norm has no parameters).
   NormParams x_norm, y_norm;
   HyperParams hc;  // hyper-connections: the weights that mix the streams around this sublayer
 };
@@ -320,8 +323,24 @@ class Model {
 ParamLayout param_layout_of(const ModelConfig& config);
 
 // The factor of the attention logits on ⟨q, k⟩ of the packed qkv buffer: beta / sqrt(dh), or
-// beta under the l2 QK-norm, whose learnable scale s_h is already in q.
+// beta under the l2 QK-norm, whose learnable scale s_h is already in q, or beta · sqrt(dh)
+// under nGPT (the reference's softmax scale; s_qk is already in q and k).
 double attention_scale(const ModelConfig& config);
+
+// nGPT's learnable scales as the reference (NVIDIA/ngpt) parametrizes them: the optimizer
+// sees a stored value p, initialized to `init`, and the model uses p · factor (alpha:
+// |p| · factor), so that Adam's step on the used value is the learning rate times `factor`.
+// With base = 1/sqrt(D): alpha init base, factor ngpt_alpha_init / base (0.05 at init);
+// s_qk init base, factor 1/base (1); s_uv init 1, factor sqrt(D) (sqrt(D)); s_z init base,
+// factor 1/base (1).
+struct NgptScale {
+  double init = 1.0;
+  double factor = 1.0;
+};
+struct NgptScales {
+  NgptScale alpha, s_qk, s_uv, s_z;
+};
+NgptScales ngpt_scales(const ModelConfig& config);
 
 // An upper bound of the bytes a forward and backward pass over `batch` sequences of `len`
 // tokens allocate (workspaces and logits) with values of `value_bytes` bytes; checked before

@@ -25,14 +25,14 @@ enum class UnitNormAxis {
 };
 
 struct TensorSpec {
-  std::string name;            // checkpoint name, e.g. "layers.0.attn.q.weight"
-  std::vector<int64_t> shape;  // row-major
-  int64_t offset = 0;          // first element in the flat buffer
-  int64_t size = 0;            // number of elements
-  bool decay = false;          // AdamW weight decay applies (matrices, not gains/biases)
+  std::string name{};            // checkpoint name, e.g. "layers.0.attn.q.weight"
+  std::vector<int64_t> shape{};  // row-major
+  int64_t offset = 0;            // first element in the flat buffer
+  int64_t size = 0;              // number of elements
+  bool decay = false;            // AdamW weight decay applies (matrices, not gains/biases)
   InitKind init = InitKind::normal;
-  double init_value = 0.0;          // std (normal) or value (constant)
-  std::vector<double> init_values;  // InitKind::values: one per element
+  double init_value = 0.0;            // std (normal) or value (constant)
+  std::vector<double> init_values{};  // InitKind::values: one per element
   UnitNormAxis unit_norm = UnitNormAxis::none;
 };
 

@@ -6,7 +6,7 @@
 //   z   = norm_out ? N_out(y) : y
 //   r   = a ⊙ x + b ⊙ z                                   // additive update; a, b: residual,
 //                                                         // branch (constants or learnable)
-//   r   = x + alpha ⊙ (z − x)                            // interpolate (nGPT), alpha learnable (D)
+//   r   = x̂ + |alpha| ⊙ (z − x̂), x̂ = N_x(x)              // interpolate (nGPT), alpha learnable (D)
 //   out = norm_post ? N_post(r) : r
 // The residual mode decides where x comes from and where out goes: additively, x of sublayer
 // i + 1 is out of sublayer i; under AttnRes (docs/reference.md §4, docs/attnres.md) x is a softmax
@@ -33,7 +33,7 @@ struct SublayerSlots {
   ScaleSpec residual;        // multiplies x (deepnorm: (2L)^(1/4))
   ScaleSpec branch;          // multiplies z (sqrt_scaling: 1/sqrt(l+1); layerscale, rezero)
   double input_scale = 1.0;  // multiplies f's input (layernorm_scaling: 1/sqrt(l+1))
-  bool interpolate = false;  // nGPT: r = x + alpha ⊙ (z − x)
+  bool interpolate = false;  // nGPT: r = N_x(x) + |alpha| ⊙ (z − N_x(x)), N_x of kind_post
   // The kind of each norm: the model's `norm`, unless a placement names one.
   NormKind kind_in = NormKind::rmsnorm;
   NormKind kind_out = NormKind::rmsnorm;
@@ -62,6 +62,8 @@ struct ResolvedScheme {
   bool unit_norm_weights = false;  // nGPT: embeddings and weight rows renormalized every step
   bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
   bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
+  bool sphere_qk = false;          // nGPT: q, k ← s_qk ⊙ q/‖q‖ per head after RoPE
+  bool mlp_scale = false;          // nGPT: the MLP's pre-activation ⊙ s_uv
   double branch_init_scale = 1.0;  // DeepNorm: value, output and MLP init times (8L)^(-1/4)
   bool gpt2_scaled_init = true;    // output projections' init / sqrt(2L) (with the config's
                                    // scaled_residual_init); off under DeepNorm's own rule

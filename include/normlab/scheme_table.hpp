@@ -64,10 +64,15 @@ struct SchemeRow {
   bool final_norm = true;   // a norm before the unembedding unless final_norm says otherwise
   bool embed_norm = false;  // a norm on the embeddings unless embed_norm says otherwise
   ResidualMode residual_mode = ResidualMode::additive;
-  bool interpolate = false;        // nGPT: r = x + alpha ⊙ (z − x), alpha learnable (D)
+  // nGPT: r = N(x) + |alpha| ⊙ (z − N(x)), alpha learnable (D), N the model's norm.
+  bool interpolate = false;
   bool unit_norm_weights = false;  // nGPT: embeddings and weight rows renormalized every step
   bool weight_decay = true;        // false: no weight decay on any parameter (nGPT)
-  bool logit_scale = false;        // nGPT: learnable per-token scale on the logits
+  bool logit_scale = false;        // nGPT: learnable per-token scale s_z on the logits (V)
+  // nGPT: after RoPE, q and k of each head ← s_qk ⊙ q/‖q‖ (l2 over dh, whatever the model's
+  // norm), s_qk learnable (D) and shared by q and k; attention logits beta · sqrt(dh) · q·k.
+  bool sphere_qk = false;
+  bool mlp_scale = false;  // nGPT: the MLP's pre-activation ⊙ s_uv, learnable (M)
   InitRule init = InitRule::gpt2;
   NormKind default_norm = NormKind::rmsnorm;  // the norm kind when none is named
   // norm = none: pre drops its norms (the unnormalized baseline); rows whose placement has
@@ -76,6 +81,14 @@ struct SchemeRow {
   bool overrides_allowed = true;  // false: attn_norms, mlp_norms, placement, qk_norm refused
   HeadNormRule head_norms = HeadNormRule::none;  // norms inside attention; qkv refuses qk_norm
   TwoStreamRule two_stream = {};                 // with residual_mode two_stream
+  // The definition's revision: raised when a scheme's computation changes, so that its models'
+  // configs (and the results and checkpoints keyed by them) differ from the old ones. Written
+  // to the model config JSON as scheme_revision when above 1; a config or checkpoint of
+  // another revision is refused (model_config_from_json).
+  int revision = 1;
+  // What models of the revisions before `revision` lack, for the message that refuses them
+  // (" (before ...)"), or empty.
+  const char* earlier_revisions_lack = "";
 };
 
 // Every row, in the order of enum Scheme.

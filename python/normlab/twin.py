@@ -110,6 +110,7 @@ CONFIG_FIELDS = {
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
     "mlp_norms": str, "placement": str, "qk_norm": str, "streams": int, "sinkhorn": bool,
 }
+SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
                           "qk_norm": "none", "streams": 4, "sinkhorn": False}
@@ -132,7 +133,17 @@ def parse_config(meta: Dict[str, str], where: str) -> dict:
         if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
             raise TwinError(f"{where}: model config field '{key}' is {value!r}, expected {typ.__name__}")
         cfg[key] = value
-    unknown = set(raw) - set(CONFIG_FIELDS)
+    # The scheme's revision (scheme_table.hpp, SchemeRow::revision): beside the fields, written
+    # only when above 1; a model of another revision computes something else.
+    revision = raw.get(SCHEME_REVISION_KEY, 1)
+    if not isinstance(revision, int) or isinstance(revision, bool):
+        raise TwinError(f"{where}: model config field '{SCHEME_REVISION_KEY}' is {revision!r}, "
+                        "expected int")
+    row = SCHEMES.get(cfg["scheme"])
+    if row is not None and revision != row.revision:
+        raise TwinError(f"{where}: the model was made with {cfg['scheme']} revision {revision}; "
+                        f"the twin implements revision {row.revision}; retrain it")
+    unknown = set(raw) - set(CONFIG_FIELDS) - {SCHEME_REVISION_KEY}
     if unknown:
         # A newer normlab: fields the twin does not know may change the model. Refuse.
         raise TwinError(f"{where}: model config has fields the twin does not know: {sorted(unknown)}")
@@ -145,8 +156,8 @@ def parse_config(meta: Dict[str, str], where: str) -> dict:
 
 # --------------------------------------------------------------------------------------------
 # Schemes: the table of src/model/scheme.cpp. One row per scheme; each sublayer's slots say
-#   u = N_in(x);  y = f(u);  z = N_out(y);  r = a*x + b*z  (or nGPT r = x + alpha*(z - x));
-#   out = N_post(r)
+#   u = N_in(x);  y = f(u);  z = N_out(y);  r = a*x + b*z
+#   (or nGPT r = xh + |alpha|*(z - xh), xh = N_x(x));  out = N_post(r)
 # --------------------------------------------------------------------------------------------
 
 
@@ -234,11 +245,14 @@ class SchemeRow:
     final_default: bool = True  # final norm unless the config says on/off
     embed_default: bool = False  # embedding norm unless the config says on/off
     residual_mode: str = "additive"  # key of RESIDUAL_MODES
-    ngpt: bool = False  # interpolation, unit-norm weights, no weight decay, logit scale
+    # nGPT: interpolation, unit-norm weights, no weight decay, s_z on the logits, q/k on the unit
+    # sphere with s_qk after RoPE, s_uv on the MLP's pre-activation (ngpt_scales below)
+    ngpt: bool = False
     branch_init: Callable[[dict], float] = lambda cfg: 1.0  # init factor of v, o, up, down
     qkv_norm: bool = False  # HybridNorm: q, k and v normalized per head with the model's norm
     two_stream: str = ""  # key of TWO_STREAMS: a second residual stream (resiDual, SiameseNorm)
     hyper: bool = False  # n residual streams mixed by learned weights (hyper_streams below)
+    revision: int = 1  # the row's revision, scheme_revision in the config when above 1
 
 
 def fixed(text: str) -> Callable[[dict], str]:
@@ -254,7 +268,7 @@ SCHEMES: Dict[str, SchemeRow] = {
     # The vanishing-variance placement: only the attention output is normalized.
     "post_attn": SchemeRow(fixed("attn: out")),
     "mix": SchemeRow(lambda c: f"all: in; all[0:{c['mix_layers']}]: post"),
-    "ngpt": SchemeRow(fixed("all: out+post"), final_default=False, ngpt=True),
+    "ngpt": SchemeRow(fixed("all: out+post"), final_default=False, ngpt=True, revision=2),
     "sqrt_scaling": SchemeRow(fixed("all: in, branch=1/sqrt(l+1)")),
     "deepnorm": SchemeRow(lambda c: f"all: post, residual={(2.0 * c['layers']) ** 0.25!r}",
                           final_default=False,
@@ -299,7 +313,8 @@ def resolve_head_norms(cfg: dict, row: SchemeRow) -> HeadNorms:
     if cfg["qk_norm"] == "none":
         return HeadNorms()
     if row.ngpt:
-        raise TwinError("qk_norm with scheme ngpt is refused by normlab")
+        raise TwinError("qk_norm with scheme ngpt is refused by normlab (it normalizes q and k "
+                        "itself)")
     return HeadNorms(("q", "k"), cfg["qk_norm"], learned_scale=cfg["qk_norm"] == "l2")
 
 
@@ -316,6 +331,7 @@ class Resolved:
     head_norms: HeadNorms
     two_stream: str
     hyper: bool
+    ngpt: bool = False  # nGPT's s_qk (q, k on the unit sphere after RoPE) and s_uv
 
 
 def resolve_scheme(cfg: dict) -> Resolved:
@@ -377,7 +393,8 @@ def resolve_scheme(cfg: dict) -> Resolved:
                     branch_init_scale=row.branch_init(cfg),
                     head_norms=resolve_head_norms(cfg, row),
                     two_stream=row.two_stream,
-                    hyper=row.hyper)
+                    hyper=row.hyper,
+                    ngpt=row.ngpt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -415,6 +432,16 @@ def norm_scalars(kind: str, D: int) -> List[Tuple[str, float]]:
     if kind == "scalenorm":
         return [("scale", math.sqrt(D))]
     return []
+
+
+def ngpt_scales(cfg: dict) -> Dict[str, Tuple[float, float]]:
+    """nGPT's learnable scales as (stored init, factor): the model uses stored * factor
+    (alpha: |stored| * factor), as in the reference (NVIDIA/ngpt). base = 1/sqrt(D); in use at
+    init: alpha = ngpt_alpha_init, s_qk = 1, s_uv = sqrt(D), s_z = 1."""
+    root = math.sqrt(cfg["width"])
+    base = 1.0 / root
+    return {"alpha": (base, cfg["ngpt_alpha_init"] / base), "s_qk": (base, 1.0 / base),
+            "s_uv": (1.0, root), "s_z": (base, 1.0 / base)}
 
 
 def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
@@ -486,8 +513,10 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         prefix = f"layers.{i // per_layer}.{'attn' if attention else 'mlp'}"
         if attnres:
             add_res_mix(prefix + ".res_query", prefix + ".res_norm")
-        # SiameseNorm: N_x on the stream x before the sublayer, N_y on y where f reads it.
-        add_norm(prefix + ".x_norm", rs.two_stream == "siamesenorm")
+        # SiameseNorm: N_x on the stream x before the sublayer, N_y on y where f reads it;
+        # nGPT's N_x(x) in the interpolation is of the post slot's kind.
+        add_norm(prefix + ".x_norm", rs.two_stream == "siamesenorm" or slots.interpolate,
+                 slots.kind_post if slots.interpolate else "")
         add_norm(prefix + ".y_norm", rs.two_stream == "siamesenorm")
         if rs.hyper:
             add_hyper(prefix + ".hc", i)
@@ -506,10 +535,16 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             if hn.learned_scale:
                 out.append(Spec(prefix + ".qk_scale", (cfg["heads"],), init="constant",
                                 value=hn.scale_init))
+            if rs.ngpt:
+                out.append(Spec(prefix + ".s_qk", (D,), init="constant",
+                                value=ngpt_scales(cfg)["s_qk"][0]))
         else:
             out.append(Spec(prefix + ".up.weight", (M, D), True, "normal", std * branch, rows))
             out.append(Spec(prefix + ".down.weight", (D, M), True, "normal",
                             residual_std * branch, cols))
+            if rs.ngpt:
+                out.append(Spec(prefix + ".s_uv", (M,), init="constant",
+                                value=ngpt_scales(cfg)["s_uv"][0]))
         add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out)
         add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post)
         for name, (kind, value) in (("residual_scale", slots.residual),
@@ -519,7 +554,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
                                 init="constant", value=value))
         if slots.interpolate:
             out.append(Spec(prefix + ".alpha", (D,), init="constant",
-                            value=cfg["ngpt_alpha_init"]))
+                            value=ngpt_scales(cfg)["alpha"][0]))
     if attnres:
         add_res_mix("final_res.query", "final_res.norm")
     if rs.two_stream:  # the output: N(x) + N(y) (SiameseNorm) or x + N(y) (resiDual)
@@ -529,7 +564,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     if not cfg["tied"]:
         out.append(Spec("unembed.weight", (V, D), True, "normal", std, rows))
     if rs.logit_scale:
-        out.append(Spec("logit_scale", (V,), init="constant", value=math.sqrt(D)))
+        out.append(Spec("logit_scale", (V,), init="constant", value=ngpt_scales(cfg)["s_z"][0]))
     return out
 
 
@@ -894,6 +929,14 @@ class Twin(torch.nn.Module):
         if c["pos"] == "rope":
             cos, sin = self._table("rope", T)
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if self.rs.ngpt:
+            # nGPT: each head of q and k to the unit sphere (l2 over dh, eps inside the root),
+            # times s_qk (D viewed (H, dh)), after RoPE; logits beta * sqrt(dh) * q.k.
+            _, f = ngpt_scales(c)["s_qk"]
+            s_qk = (self.p[prefix + ".s_qk"] * f).reshape(1, H, 1, dh)
+            q = s_qk * normalize("l2", q, None, None, c["norm_eps"])
+            k = s_qk * normalize("l2", k, None, None, c["norm_eps"])
+            scale = c["beta"] * math.sqrt(dh)
         scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
         if c["causal"]:
             scores = scores.masked_fill(self._table("mask", T)[0], float("-inf"))
@@ -904,6 +947,8 @@ class Twin(torch.nn.Module):
     def mlp(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
         """y = W_down act(W_up u); GELU is the exact erf form."""
         h = u @ self.p[prefix + ".up.weight"].t()  # (B, T, M)
+        if self.rs.ngpt:  # nGPT: the pre-activation times s_uv
+            h = h * (self.p[prefix + ".s_uv"] * ngpt_scales(self.cfg)["s_uv"][1])
         h = F.gelu(h) if self.cfg["activation"] == "gelu" else F.relu(h)
         return h @ self.p[prefix + ".down.weight"].t()
 
@@ -929,8 +974,10 @@ class Twin(torch.nn.Module):
             u = slots.input_scale * u  # layernorm_scaling: N(x) / sqrt(l + 1)
         y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
         z = self._norm(prefix + ".norm_out", y, slots.kind_out) if slots.norm_out else y
-        if slots.interpolate:
-            r = x + self.p[prefix + ".alpha"] * (z - x)  # nGPT
+        if slots.interpolate:  # nGPT: N_x(x) + |alpha| (z - N_x(x))
+            xh = self._norm(prefix + ".x_norm", x, slots.kind_post)
+            alpha = self.p[prefix + ".alpha"].abs() * ngpt_scales(self.cfg)["alpha"][1]
+            r = xh + alpha * (z - xh)
         else:
             r = self._factor(prefix + ".residual_scale", slots.residual) * x + \
                 self._factor(prefix + ".branch_scale", slots.branch) * z
@@ -974,8 +1021,8 @@ class Twin(torch.nn.Module):
             h = self._norm("final_norm", h)
         unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]
         logits = h @ unembed.t()  # (B, T, V)
-        if self.rs.logit_scale:
-            logits = logits * self.p["logit_scale"]
+        if self.rs.logit_scale:  # nGPT's s_z
+            logits = logits * (self.p["logit_scale"] * ngpt_scales(c)["s_z"][1])
         return logits
 
 

@@ -71,11 +71,16 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
         resize(sub.head_rstd, 3 * N * c.heads);
         if (scheme_.head_norms.learned_scale) resize(sub.q_normed, N * D);
       }
+      if (scheme_.sphere_qk) {  // nGPT: q|k|v after RoPE, the 1/|q| and 1/|k| per head
+        resize(sub.qkv_raw, N * 3 * D);
+        resize(sub.head_rstd, 2 * N * c.heads);
+      }
       resize(sub.probs, batch * c.heads * len * attention_probs_stride(len));
       resize(sub.attn_o, N * D);
     } else {
       resize(sub.hidden_pre, N * M);
       resize(sub.hidden, N * M);
+      if (scheme_.mlp_scale) resize(sub.hidden_raw, N * M);
     }
     resize(sub.y, N * D);
     if (slots.norm_out) {
@@ -89,6 +94,11 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       resize(sub.post_rstd, N);
     }
     if (attnres() && scheme_.res_continues[i]) resize(sub.r, N * D);  // the partial block sum
+    if (slots.interpolate) {                                          // nGPT's N_x(x)
+      resize(sub.xhat, N * D);
+      resize(sub.x_mean, N);
+      resize(sub.x_rstd, N);
+    }
   }
   if (attnres()) {
     resize(w.source0, N * D);
@@ -113,6 +123,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     resize(*v, N * D);
   }
+  if (scheme_.sublayers.front().interpolate) resize(w.d_xhat, N * D);
   resize(w.d_qkv, N * 3 * D);
   if (c.mlp) {
     resize(w.d_hidden, N * M);
@@ -258,9 +269,11 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
   if (!scheme_.logit_scale) return w.logits_raw.data();
   resize(w.logits, R * V);
+  // nGPT's s_z, stored (ngpt_scales).
   const T* s = params_.data() + logit_scale_;
+  const T f = T(ngpt_scales(c).s_z.factor);
   for (int64_t n = 0; n < R; ++n) {
-    for (int64_t v = 0; v < V; ++v) w.logits[n * V + v] = w.logits_raw[n * V + v] * s[v];
+    for (int64_t v = 0; v < V; ++v) w.logits[n * V + v] = w.logits_raw[n * V + v] * (s[v] * f);
   }
   return w.logits.data();
 }

@@ -6,6 +6,7 @@
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
 // width, V vocabulary.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/kernels/activation.hpp"
@@ -16,6 +17,7 @@
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
+#include "model/ngpt.hpp"
 #include "model/residual_add.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
@@ -32,16 +34,17 @@ void Model<T>::backward(const T* dlogits) {
   const int64_t V = c.vocab;
 
   const int64_t R = w.R;
-  // Logit scale (nGPT): logits = raw ⊙ s.
+  // Logit scale (nGPT): logits = raw ⊙ (s f), s stored (ngpt_scales).
   const T* d_raw = dlogits;
   if (scheme_.logit_scale) {
     const T* s = params_.data() + logit_scale_;
+    const T f = T(ngpt_scales(c).s_z.factor);
     T* ds = grads_.data() + logit_scale_;
     resize(w.d_logits_raw, R * V);
     for (int64_t n = 0; n < R; ++n) {
       for (int64_t v = 0; v < V; ++v) {
-        ds[v] += dlogits[n * V + v] * w.logits_raw[n * V + v];
-        w.d_logits_raw[n * V + v] = dlogits[n * V + v] * s[v];
+        ds[v] += f * dlogits[n * V + v] * w.logits_raw[n * V + v];
+        w.d_logits_raw[n * V + v] = dlogits[n * V + v] * (s[v] * f);
       }
     }
     d_raw = w.d_logits_raw.data();
@@ -196,21 +199,32 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     dr = w.d_r.data();
   }
 
-  // r = a ⊙ x + b ⊙ z, or r = x + α ⊙ (z − x).
+  // r = a ⊙ x + b ⊙ z, or nGPT's r = x̂ + |α| f ⊙ (z − x̂), x̂ = N_x(x).
   T* dz = w.d_z.data();
   const Factor<T> fa = factor(slots.residual, params_, p.residual_scale);
   const Factor<T> fb = factor(slots.branch, params_, p.branch_scale);
   const T* alpha = param_ptr(params_, p.alpha);
   if (alpha != nullptr) {
+    const T f = T(ngpt_scales(c).alpha.factor);
+    const T* xhat = sub.xhat.data();
+    T* dxhat = w.d_xhat.data();
     T* dalpha = grads_.data() + p.alpha;
     for (int64_t n = 0; n < N; ++n) {  // sequential: dalpha sums over rows
       for (int d = 0; d < D; ++d) {
         const int64_t k = n * D + d;
-        dalpha[d] += dr[k] * (z[k] - x[k]);
-        d_in[k] = (T(1) - alpha[d]) * dr[k];
-        dz[k] = alpha[d] * dr[k];
+        const T a = std::abs(alpha[d]) * f;
+        // d|α|/dα = sign(α), 0 at 0 (as torch.abs).
+        const T sign = T(alpha[d] > T(0)) - T(alpha[d] < T(0));
+        dalpha[d] += sign * f * dr[k] * (z[k] - xhat[k]);
+        dxhat[k] = (T(1) - a) * dr[k];
+        dz[k] = a * dr[k];
       }
     }
+    std::fill(d_in, d_in + N * D, T(0));
+    norm_backward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
+                  param_ptr(params_, p.x_norm.scalars), sub.x_mean.data(), sub.x_rstd.data(),
+                  static_cast<const T*>(dxhat), d_in, param_ptr(grads_, p.x_norm.gain),
+                  param_ptr(grads_, p.x_norm.bias), param_ptr(grads_, p.x_norm.scalars), N, D);
   } else if (fa.p == nullptr && fb.p == nullptr) {
     const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
@@ -262,6 +276,11 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
+    if (scheme_.sphere_qk) {  // nGPT: q, k = s_qk f ⊙ q/|q| after RoPE
+      sphere_qk_backward(sub.qkv_raw.data(), params_.data() + p.s_qk, T(ngpt_scales(c).s_qk.factor),
+                         sub.head_rstd.data(), w.d_qkv.data(), grads_.data() + p.s_qk, N, D,
+                         c.heads);
+    }
     if (c.pos == PosEncoding::rope) {
       rope_apply(w.d_qkv.data(), batch, len, D, c.heads, c.rope_base, true);
     }
@@ -278,6 +297,11 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
                         w.d_hidden_pre.data(), N * M);
+    if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
+      column_scale_backward(sub.hidden_raw.data(), params_.data() + p.s_uv,
+                            T(ngpt_scales(c).s_uv.factor), w.d_hidden_pre.data(),
+                            grads_.data() + p.s_uv, N, M);
+    }
     linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = M});
   }

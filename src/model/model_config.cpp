@@ -202,6 +202,8 @@ std::string scheme_label(const ModelConfig& c) {
 
 namespace {
 
+constexpr char kSchemeRevisionKey[] = "scheme_revision";
+
 // Writes each field under its name: numbers and booleans as themselves, words as text. A
 // field marked omit_default is left out at its default (ModelConfig{}'s value).
 struct JsonWriter {
@@ -383,8 +385,13 @@ void validate(const ModelConfig& c) {
   require(c.mlp || c.mlp_norms.automatic,
           fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));
   // QK-norm adds per-head norms inside attention; a row that places its own (HybridNorm's
-  // q/k/v norms) or takes no overrides (nGPT) keeps its attention as it is.
+  // q/k/v norms, nGPT's q/k) or takes no other overrides keeps its attention as it is.
   if (c.qk_norm != QkNorm::none) {
+    require(!row.sphere_qk,
+            fmt::format("qk_norm = {} cannot change scheme {}: it normalizes q and k itself (each "
+                        "head to the unit sphere after RoPE, times its learnable s_qk); allowed "
+                        "with {}: qk_norm = none",
+                        to_string(c.qk_norm), row.name, row.name));
     require(row.head_norms == HeadNormRule::none,
             fmt::format("qk_norm = {} cannot change scheme {}: it normalizes q, k and v itself "
                         "(with the model's norm); allowed with {}: qk_norm = none",
@@ -399,6 +406,11 @@ void validate(const ModelConfig& c) {
 nlohmann::json to_json(const ModelConfig& c) {
   nlohmann::json j = nlohmann::json::object();
   visit_model_fields(c, JsonWriter{j});
+  // The scheme row's revision (scheme_table.hpp), beside the fields: the code's, not a
+  // choice, so no field of its own (model_fields.hpp). Only above 1, so that the configs of
+  // schemes never revised stay as they were.
+  const int revision = scheme_row(c.scheme).revision;
+  if (revision > 1) j[kSchemeRevisionKey] = revision;
   return j;
 }
 
@@ -409,6 +421,18 @@ ModelConfig model_config_from_json(const nlohmann::json& j) {
     visit_model_fields(c, JsonReader{j, f});
   } catch (const UsageError& e) {
     throw InputError(fmt::format("model config: {}", printable(e.what(), 300)));
+  }
+  // A model of another revision of its scheme computes something else: refused before its
+  // layout is compared with any tensors.
+  const SchemeRow& row = scheme_row(c.scheme);
+  const int64_t revision =
+      f.has(kSchemeRevisionKey) ? f.integer(kSchemeRevisionKey, IntRange{1, 1 << 20}) : 1;
+  if (revision != row.revision) {
+    throw InputError(fmt::format(
+        "model config: this model was made with {} revision {}{}; this normlab implements "
+        "revision {}; retrain it",
+        row.name, revision, revision < row.revision ? row.earlier_revisions_lack : "",
+        row.revision));
   }
   try {
     validate(c);

@@ -44,12 +44,13 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   grow(w.mean, N);
   grow(w.rstd, N);
   grow(w.qkv, N * 3 * D);
-  const bool head_norms = scheme_.head_norms.any();
+  const bool head_norms = scheme_.head_norms.any() || scheme_.sphere_qk;
   if (head_norms) {
     grow(w.qkv_raw, N * 3 * D);
     grow(w.head_mean, 3 * N * c.heads);
     grow(w.head_rstd, 3 * N * c.heads);
   }
+  if (scheme_.sublayers.front().interpolate) grow(w.xhat, N * D);  // nGPT's N_x(x)
   if (scheme_.embed_norm) grow(w.embed_raw, N * D);
   grow(w.logits, R * V);
   grow(w.x_rows, R * D);
@@ -197,7 +198,10 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                                      .out_rstd = w.rstd.data(),
                                      .r = data_or_null(w.r),
                                      .post_mean = w.mean.data(),
-                                     .post_rstd = w.rstd.data()};
+                                     .post_rstd = w.rstd.data(),
+                                     .xhat = data_or_null(w.xhat),
+                                     .x_mean = w.mean.data(),
+                                     .x_rstd = w.rstd.data()};
     if (hy) {  // w.h = h = Σ_s A_m[s] H_s, the branch's input
       hyper_weights(i, w.hyper_H.data(), hyper_b, cur);
       hyper_input(w.hyper_H.data(), hyper_b.mix, w.h.data(), cur);
@@ -310,8 +314,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   linear_forward(h, params_.data() + unembed_, w.logits.data(), {.rows = R, .in = D, .out = V});
   if (scheme_.logit_scale) {
     const T* s = params_.data() + logit_scale_;
+    const T f = T(ngpt_scales(c).s_z.factor);
     for (int64_t k = 0; k < R; ++k) {
-      for (int64_t v = 0; v < V; ++v) w.logits[k * V + v] *= s[v];
+      for (int64_t v = 0; v < V; ++v) w.logits[k * V + v] *= s[v] * f;
     }
   }
   return w.logits.data();

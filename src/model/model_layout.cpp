@@ -90,6 +90,12 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
     values += layers * (4.0 * n * d + 6.0 * n * c.heads);
   }
   if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
+  // nGPT: q|k|v after RoPE and before the q/k norms, their statistics, N_x(x) per sublayer,
+  // and the MLP's pre-activation before s_uv.
+  if (scheme_row(c.scheme).sphere_qk) {
+    values += layers * (3.0 * n * d + 2.0 * n * c.heads + 2.0 * (n * d + n));
+    if (c.mlp) values += layers * n * c.mlp_hidden();
+  }
   if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
     values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
   }
@@ -111,7 +117,16 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
 
 double attention_scale(const ModelConfig& c) {
   if (c.qk_norm == QkNorm::l2) return c.beta;
+  if (scheme_row(c.scheme).sphere_qk) return c.beta * std::sqrt(static_cast<double>(c.head_dim()));
   return c.beta / std::sqrt(static_cast<double>(c.head_dim()));
+}
+
+NgptScales ngpt_scales(const ModelConfig& c) {
+  const double root = std::sqrt(static_cast<double>(c.width)), base = 1.0 / root;
+  return {.alpha = {.init = base, .factor = c.ngpt_alpha_init / base},
+          .s_qk = {.init = base, .factor = 1.0 / base},
+          .s_uv = {.init = 1.0, .factor = root},
+          .s_z = {.init = base, .factor = 1.0 / base}};
 }
 
 ParamLayout param_layout_of(const ModelConfig& config) {
@@ -208,7 +223,10 @@ void Model<T>::build_layout() {
     SublayerParams p;
     p.is_attention = attention;
     if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
-    p.x_norm = add_norm(prefix + ".x_norm", scheme_.two_stream.renorm_x, c.norm);
+    // N_x: the two streams' renorm, or the N(x) of nGPT's interpolation (of the post slot's
+    // kind; l2 has no parameters).
+    p.x_norm = add_norm(prefix + ".x_norm", scheme_.two_stream.renorm_x || slots.interpolate,
+                        slots.interpolate ? slots.kind_post : c.norm);
     p.y_norm = add_norm(prefix + ".y_norm", scheme_.two_stream.input_reads_y, c.norm);
     if (hyper()) add_hyper(prefix + ".hc", i, p.hc);
     p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in);
@@ -245,6 +263,12 @@ void Model<T>::build_layout() {
                                   .init = InitKind::constant,
                                   .init_value = hn.scale_init});
       }
+      if (scheme_.sphere_qk) {  // nGPT's s_qk, stored (ngpt_scales)
+        p.s_qk = layout_.add({.name = prefix + ".s_qk",
+                              .shape = {D},
+                              .init = InitKind::constant,
+                              .init_value = ngpt_scales(c).s_qk.init});
+      }
     } else {
       p.w_in = layout_.add({.name = prefix + ".up.weight",
                             .shape = {M, D},
@@ -256,6 +280,12 @@ void Model<T>::build_layout() {
                              .decay = true,
                              .init_value = residual_std * branch,
                              .unit_norm = cols});
+      if (scheme_.mlp_scale) {  // nGPT's s_uv, stored (ngpt_scales)
+        p.s_uv = layout_.add({.name = prefix + ".s_uv",
+                              .shape = {M},
+                              .init = InitKind::constant,
+                              .init_value = ngpt_scales(c).s_uv.init});
+      }
     }
     p.norm_out = add_norm(prefix + ".norm_out", slots.norm_out, slots.kind_out);
     p.norm_post = add_norm(prefix + ".norm_post", slots.norm_post, slots.kind_post);
@@ -265,7 +295,7 @@ void Model<T>::build_layout() {
       p.alpha = layout_.add({.name = prefix + ".alpha",
                              .shape = {D},
                              .init = InitKind::constant,
-                             .init_value = c.ngpt_alpha_init});
+                             .init_value = ngpt_scales(c).alpha.init});
     }
     sublayers_.push_back(p);
   }
@@ -290,12 +320,12 @@ void Model<T>::build_layout() {
                             .unit_norm = rows});
   }
   if (scheme_.logit_scale) {
-    // nGPT's logits are cosines in [-1, 1]; a learnable per-token scale, initialized to
-    // sqrt(D), lets them reach useful magnitudes (normlab choice, docs/schemes.md).
+    // nGPT's logits are cosines in [-1, 1], times a learnable per-token s_z (the reference's:
+    // 1 at init; stored as ngpt_scales says).
     logit_scale_ = layout_.add({.name = "logit_scale",
                                 .shape = {V},
                                 .init = InitKind::constant,
-                                .init_value = std::sqrt(static_cast<double>(D))});
+                                .init_value = ngpt_scales(c).s_z.init});
   }
 }
 

@@ -1,8 +1,10 @@
 // The residual add of a sublayer and its factors (docs/schemes.md, "The block"):
-//   r = a ⊙ x + b ⊙ z,   or nGPT's interpolation r = x + α ⊙ (z − x),
-// with x the stream entering the sublayer and z its branch output, rows × D each.
+//   r = a ⊙ x + b ⊙ z,   or nGPT's interpolation r = x + |α| f ⊙ (z − x),
+// with x the stream entering the sublayer (nGPT: its N_x(x)) and z its branch output, rows × D
+// each; α the stored parameter and f its factor (ngpt_scales, model.hpp).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -34,11 +36,12 @@ void scale_rows(const T* in, T s, T* out, int64_t n) {
   for (int64_t k = 0; k < n; ++k) out[k] = s * in[k];
 }
 
-// x, z, r: (rows, D); alpha: (D) or null. r = fa ⊙ x + fb ⊙ z, or x + α ⊙ (z − x) when alpha
-// is given. r may be x (AttnRes adds a record to its block's partial sum in place).
+// x, z, r: (rows, D); alpha: (D) or null. r = fa ⊙ x + fb ⊙ z, or x + |α| f ⊙ (z − x) when
+// alpha is given, f = alpha_factor. r may be x (AttnRes adds a record to its block's partial sum
+// in place).
 template <typename T>
 void residual_combine(const T* x, const T* z, const T* alpha, Factor<T> fa, Factor<T> fb, T* r,
-                      int64_t rows, int D) {
+                      int64_t rows, int D, T alpha_factor = T(1)) {
   for_row_shards(rows, [&](int64_t, int64_t n0, int64_t n1) {
     if (alpha == nullptr && fa.p == nullptr && fb.p == nullptr) {
       const T a = fa.constant, b = fb.constant;
@@ -57,7 +60,7 @@ void residual_combine(const T* x, const T* z, const T* alpha, Factor<T> fa, Fact
     for (int64_t n = n0; n < n1; ++n) {
       for (int d = 0; d < D; ++d) {
         const int64_t k = n * D + d;
-        r[k] = x[k] + alpha[d] * (z[k] - x[k]);
+        r[k] = x[k] + std::abs(alpha[d]) * alpha_factor * (z[k] - x[k]);
       }
     }
   });

@@ -131,6 +131,8 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
   r.unit_norm_weights = row.unit_norm_weights;
   r.weight_decay = row.weight_decay;
   r.logit_scale = row.logit_scale;
+  r.sphere_qk = row.sphere_qk;
+  r.mlp_scale = row.mlp_scale && c.mlp;
   if (row.init == InitRule::deepnorm) {
     r.branch_init_scale = std::pow(8.0 * c.layers, -0.25);
     r.gpt2_scaled_init = false;

@@ -16,15 +16,18 @@ template <typename T>
 struct SublayerBuffers {
   T* u = nullptr;                                // (N, D) s · N_in(x)
   T *in_mean = nullptr, *in_rstd = nullptr;      // (N) N_in's statistics
-  T* qkv_raw = nullptr;                          // (N, 3D) before the head norms
+  T* qkv_raw = nullptr;                          // (N, 3D) before the head norms (nGPT: after
+                                                 // RoPE, before the q/k norms)
   T* qkv = nullptr;                              // (N, 3D) after the head norms and RoPE
   T* q_normed = nullptr;                         // (N, D) q̂ before s_h (l2 QK-norm)
   T *head_mean = nullptr, *head_rstd = nullptr;  // (3, N·H) the head norms' statistics
   T* attn_o = nullptr;                           // (R, D) heads concatenated
+  T* hidden_raw = nullptr;                       // (N, M) nGPT: before s_uv; null: in place
   T *hidden_pre = nullptr, *hidden = nullptr;    // (N, M) MLP before/after activation
   T* y = nullptr;                                // (R, D) f(u)
   T *z = nullptr, *out_mean = nullptr, *out_rstd = nullptr;    // (R, D) N_out(y), (R)
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
+  T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
 };
 
 // How attention is computed. Full: every query row, the probabilities (B, H, T, Tp) kept for

@@ -1,5 +1,6 @@
 // The forward of one sublayer (docs/schemes.md, "The block"):
 //   u = s · N_in(x),  y = f(u),  z = N_out(y),  out = N_post(a ⊙ x + b ⊙ z)
+// (nGPT: out = N_post(x̂ + |α| ⊙ (z − x̂)), x̂ = N_x(x), and its scales inside f, ngpt.hpp)
 // with f attention or the MLP (two streams: f reads v and the add x̂, two_stream.cpp). Training and
 // inference run this same code; they differ in their buffers and in how attention is computed
 // (sublayer_buffers.hpp).
@@ -17,6 +18,7 @@
 #include "core/kernels/rope.hpp"
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
+#include "model/ngpt.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/two_stream.hpp"
@@ -50,14 +52,25 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
   int64_t out_rows = rows;
   if (p.is_attention) {
     if (rows != batch * len) throw std::logic_error("branch_forward: attention needs every row");
-    // q|k|v = u W^T, then the per-head norms (when the scheme has them), then RoPE.
-    if (scheme_.head_norms.any()) {
+    // q|k|v = u W^T, then the per-head norms (when the scheme has them), then RoPE; nGPT
+    // normalizes q and k after RoPE and scales them by s_qk.
+    if (scheme_.sphere_qk) {
+      linear_forward(u, params_.data() + p.w_in, b.qkv_raw, {.rows = rows, .in = D, .out = 3 * D});
+      if (c.pos == PosEncoding::rope) {
+        rope_apply(b.qkv_raw, batch, len, D, c.heads, c.rope_base, false);
+      }
+      sphere_qk_forward(static_cast<const T*>(b.qkv_raw), params_.data() + p.s_qk,
+                        T(ngpt_scales(c).s_qk.factor), b.qkv, b.head_rstd, rows, D, c.heads,
+                        c.norm_eps);
+    } else if (scheme_.head_norms.any()) {
       linear_forward(u, params_.data() + p.w_in, b.qkv_raw, {.rows = rows, .in = D, .out = 3 * D});
       head_norms_forward(p, b.qkv_raw, b.qkv, b.q_normed, b.head_mean, b.head_rstd, rows);
     } else {
       linear_forward(u, params_.data() + p.w_in, b.qkv, {.rows = rows, .in = D, .out = 3 * D});
     }
-    if (c.pos == PosEncoding::rope) rope_apply(b.qkv, batch, len, D, c.heads, c.rope_base, false);
+    if (c.pos == PosEncoding::rope && !scheme_.sphere_qk) {
+      rope_apply(b.qkv, batch, len, D, c.heads, c.rope_base, false);
+    }
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     if (attention.streams) {
       out_rows = attention.query_count;
@@ -67,7 +80,14 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     }
     linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});
   } else {
-    linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
+    if (scheme_.mlp_scale) {  // nGPT: the pre-activation times s_uv (in place without a buffer)
+      T* raw = b.hidden_raw != nullptr ? b.hidden_raw : b.hidden_pre;
+      linear_forward(u, params_.data() + p.w_in, raw, {.rows = rows, .in = D, .out = M});
+      column_scale_forward(static_cast<const T*>(raw), params_.data() + p.s_uv,
+                           T(ngpt_scales(c).s_uv.factor), b.hidden_pre, rows, M);
+    } else {
+      linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
+    }
     activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
     linear_forward(b.hidden, params_.data() + p.w_out, b.y, {.rows = rows, .in = M, .out = D});
   }
@@ -86,9 +106,16 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
   const SublayerParams& p = sublayers_[i];
   const int D = config_.width;
   T* r = slots.norm_post ? b.r : out;
+  if (slots.interpolate) {  // nGPT: r = N_x(x) + |α| f ⊙ (z − N_x(x))
+    norm_forward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
+                 param_ptr(params_, p.x_norm.bias), param_ptr(params_, p.x_norm.scalars), b.xhat,
+                 b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    x = b.xhat;
+  }
   residual_combine(x, z, param_ptr(params_, p.alpha),
                    factor(slots.residual, params_, p.residual_scale),
-                   factor(slots.branch, params_, p.branch_scale), r, rows, D);
+                   factor(slots.branch, params_, p.branch_scale), r, rows, D,
+                   T(ngpt_scales(config_).alpha.factor));
   if (slots.norm_post) {
     norm_forward(p.norm_post.kind, static_cast<const T*>(r), param_ptr(params_, p.norm_post.gain),
                  param_ptr(params_, p.norm_post.bias), param_ptr(params_, p.norm_post.scalars), out,
@@ -111,6 +138,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                                    .head_mean = data_or_null(sub.head_mean),
                                    .head_rstd = data_or_null(sub.head_rstd),
                                    .attn_o = data_or_null(sub.attn_o),
+                                   .hidden_raw = data_or_null(sub.hidden_raw),
                                    .hidden_pre = data_or_null(sub.hidden_pre),
                                    .hidden = data_or_null(sub.hidden),
                                    .y = data_or_null(sub.y),
@@ -119,7 +147,10 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                                    .out_rstd = data_or_null(sub.out_rstd),
                                    .r = data_or_null(sub.r),
                                    .post_mean = data_or_null(sub.post_mean),
-                                   .post_rstd = data_or_null(sub.post_rstd)};
+                                   .post_rstd = data_or_null(sub.post_rstd),
+                                   .xhat = data_or_null(sub.xhat),
+                                   .x_mean = data_or_null(sub.x_mean),
+                                   .x_rstd = data_or_null(sub.x_rstd)};
   if (hyper()) {
     // Hyper-connections (hyper_conn.cpp): stream i holds the branch input h = Σ A_m[s] H_s;
     // the sublayer's slots give z = f(N_in(h)), and the streams take the place of the add.

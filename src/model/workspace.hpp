@@ -31,9 +31,11 @@ struct Model<T>::Workspace {
     std::vector<T> probs;                    // (B, H, T, Tp), Tp = T rounded up to 16
     std::vector<T> attn_o;                   // (N, D) heads concatenated
     std::vector<T> hidden_pre, hidden;       // (N, M) MLP before/after activation
+    std::vector<T> hidden_raw;               // (N, M) nGPT: the MLP's pre-activation before s_uv
     std::vector<T> y;                        // (N, D) f(u)
     std::vector<T> z, out_mean, out_rstd;    // (N, D) N_out(y)
     std::vector<T> r, post_mean, post_rstd;  // (N, D) residual sum before N_post
+    std::vector<T> xhat, x_mean, x_rstd;     // (N, D) nGPT: N_x(x) of the interpolation, (N)
   };
   std::vector<Sub> subs;
   // Logits are computed for R rows: all N, or the rows a caller listed (the scored ones).

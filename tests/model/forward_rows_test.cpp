@@ -110,6 +110,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
                       Case{Scheme::post_attn, PosEncoding::learned, true, 1},
                       Case{Scheme::ngpt, PosEncoding::none, false, 2},
+                      // nGPT's q/k normalization after RoPE; N(x) of learned positions.
+                      Case{Scheme::ngpt, PosEncoding::rope, true, 3},
+                      Case{Scheme::ngpt, PosEncoding::learned, true, 2},
                       Case{Scheme::deepnorm, PosEncoding::none, true, 3},
                       Case{Scheme::mix, PosEncoding::rope, false, 2},
                       Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2},

@@ -101,7 +101,9 @@ TEST(HyperConnections, TensorsInLayoutOrder) {
           "layers.0.attn.hc.b_pre", "layers.0.attn.hc.b_post", "layers.0.attn.hc.b_res"}));
   EXPECT_EQ(mhc.layout().find("layers.0.attn.hc.phi_res")->shape, (std::vector<int64_t>{24, 9}));
   for (const TensorSpec& t : mhc.layout().tensors()) {
-    if (t.name.find(".hc.") != std::string::npos) EXPECT_FALSE(t.decay) << t.name;
+    if (t.name.find(".hc.") != std::string::npos) {
+      EXPECT_FALSE(t.decay) << t.name;
+    }
   }
 }
 
@@ -220,7 +222,9 @@ TEST(HyperConnections, WeightsOfTheForward) {
           EXPECT_NEAR(from, 1.0, 1e-9) << "sublayer " << i << " row " << r;
         }
       }
-      if (sinkhorn) EXPECT_GT(spread, 0.05) << "sublayer " << i;
+      if (sinkhorn) {
+        EXPECT_GT(spread, 0.05) << "sublayer " << i;
+      }
     }
     if (sinkhorn) continue;
     // HC, sublayer 0: every stream is the embedding e, so H̄_s = rmsnorm(e) (gain 1) for each s.

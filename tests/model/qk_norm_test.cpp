@@ -148,8 +148,9 @@ TEST(QkNorm, RefusalsSayWhatIsAllowed) {
   c = small_config(Scheme::ngpt, QkNorm::rmsnorm);
   c.norm = NormKind::l2;
   EXPECT_EQ(validation_error(c),
-            "qk_norm = rmsnorm cannot change scheme ngpt, which takes no overrides; allowed "
-            "with ngpt: qk_norm = none");
+            "qk_norm = rmsnorm cannot change scheme ngpt: it normalizes q and k itself (each "
+            "head to the unit sphere after RoPE, times its learnable s_qk); allowed with ngpt: "
+            "qk_norm = none");
   // Allowed everywhere else, AttnRes and the unnormalized baseline included.
   for (Scheme s : {Scheme::pre, Scheme::post, Scheme::block_attnres, Scheme::rezero}) {
     EXPECT_EQ(validation_error(small_config(s, QkNorm::l2)), "") << to_string(s);

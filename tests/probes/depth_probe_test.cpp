@@ -33,12 +33,15 @@ double sublayer_grad_sq(const Model<float>& m, int i) {
     if (n.gain >= 0) s += sq(g, n.gain, D);
     if (n.bias >= 0) s += sq(g, n.bias, D);
   };
+  norm(p.x_norm);  // nGPT's N(x) (no tensors under l2)
   norm(p.norm_in);
   norm(p.norm_out);
   norm(p.norm_post);
   s += sq(g, p.w_in, p.is_attention ? 3 * D * D : M * D);
   s += sq(g, p.w_out, p.is_attention ? D * D : D * M);
   if (p.alpha >= 0) s += sq(g, p.alpha, D);
+  if (p.s_qk >= 0) s += sq(g, p.s_qk, D);  // nGPT's scales
+  if (p.s_uv >= 0) s += sq(g, p.s_uv, M);
   return s;
 }
 

@@ -253,7 +253,17 @@ const TwinCase kCases[] = {
      kMoveScalars},
     {"post_dyt_finalnorm_trained", "--scheme post --norm dyt --final-norm --init-std 0.3",
      kMoveScalars},
-    {"ngpt_scalenorm_trained", "--scheme ngpt --norm scalenorm --init-std 0.3", kMoveScalars},
+    // Not ngpt with scalenorm: the next layer's attention normalizes q and k, its output norm
+    // cancels the value path's scale and the interpolation reads N(h), so an MLP post-norm's
+    // scale acts only through eps (a gradient of ~1e-10 of the others in double, float32
+    // rounding noise on normlab's side); the finite differences check ngpt/scalenorm in double.
+    {"ngpt_dyt_trained", "--scheme ngpt --norm dyt --init-std 0.3", kMoveScalars},
+    // nGPT's scales (alpha, s_qk, s_uv, s_z) after steps; q/k normalized after RoPE; N(x) of
+    // an embedding plus learned positions.
+    {"ngpt_l2_rope_heads4_trained",
+     "--scheme ngpt --norm l2 --pos rope --width 16 --heads 4 --init-std 0.3", kMoveScalars},
+    {"ngpt_l2_learned_heads2_trained",
+     "--scheme ngpt --norm l2 --pos learned --max-len 16 --heads 2 --init-std 0.3", kMoveScalars},
     {"block_attnres2_derf_trained",
      "--scheme block_attnres --block-size 2 --norm derf --layers 2 --init-std 0.3", kAttnResSteps},
     {"placement_post_attn_out_dyt_mlp_derf_scalenorm",
