@@ -97,9 +97,9 @@ class ForwardRows : public ::testing::TestWithParam<Case> {};
 // additive ones), hence the float bound of 2e-4. The two-stream cases with RoPE measured
 // 2.3e-4 (resi_dual, 2 layers) and 3.0e-4 (siamesenorm, 3 layers), with y carrying every
 // branch output's rounding to the output unnormalized until N(y); their float bound is 5e-4,
-// and 1.5e-3 for resi_dual with RoPE, whose rounding depends on OpenBLAS's kernels: 2.3e-4
-// with its Haswell and Zen kernels, 5.2e-4 with Sandybridge's, 8.4e-4 with SkylakeX's (the
-// AVX-512 kernels it picks on an AMD EPYC with AVX-512; OPENBLAS_CORETYPE selects them).
+// and 1.5e-3 for resi_dual with RoPE, whose rounding depends on OpenBLAS's kernels: below
+// 5e-4 with its Haswell and Zen kernels, 5.2e-4 with Sandybridge's, 8.4e-4 with SkylakeX's
+// (the AVX-512 kernels it picks on an AMD EPYC with AVX-512; OPENBLAS_CORETYPE selects them).
 // Double, which decides whether the two paths compute the same function, stays at 1e-10.
 TEST_P(ForwardRows, MatchesTrainingForward) {
   EXPECT_LT(worst_difference<double>(GetParam()), 1e-10) << "double";
