@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,21 @@ struct Case {
   int streams = 4;            // hyper_connections
   bool sinkhorn = false;
 };
+
+// gtest prints a case with this (its default prints the struct's bytes, padding included, so
+// the names changed from run to run).
+void PrintTo(const Case& k, std::ostream* os) {
+  *os << to_string(k.scheme) << ", " << to_string(k.pos) << (k.causal ? ", causal" : "")
+      << ", layers " << k.layers << (k.mlp ? "" : ", no MLP");
+  if (k.scheme == Scheme::block_attnres) *os << ", block " << k.block_size;
+  if (k.scheme == Scheme::hyper_connections) {
+    *os << ", streams " << k.streams << (k.sinkhorn ? ", sinkhorn" : "");
+  }
+  if (k.norm) *os << ", norm " << to_string(*k.norm);
+  if (std::string(k.attn_norms) != "auto") *os << ", attn_norms " << k.attn_norms;
+  if (*k.placement != '\0') *os << ", placement " << k.placement;
+  if (k.qk_norm != QkNorm::none) *os << ", qk_norm " << to_string(k.qk_norm);
+}
 
 // Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
 // model in precision T.
