@@ -47,7 +47,8 @@ class AdamW {
   int64_t t_ = 0;
 };
 
-// Global L2 norm of a gradient buffer, accumulated in double in index order.
+// Global L2 norm of a gradient buffer, accumulated in double: in index order within fixed
+// blocks of values (in parallel), the blocks' sums then added in block order.
 double global_norm(const std::vector<float>& g);
 
 }  // namespace normlab

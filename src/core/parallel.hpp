@@ -41,4 +41,13 @@ void for_row_shards(int64_t rows, F&& fn) {
   });
 }
 
+// Sets p[0, n) to zero, in fixed blocks in parallel.
+template <typename T>
+void parallel_zero(T* p, int64_t n) {
+  constexpr int64_t kBlock = 16384;
+  parallel_for(shard_count(n, kBlock), [&](int64_t b) {
+    std::fill(p + b * kBlock, p + std::min(n, (b + 1) * kBlock), T(0));
+  });
+}
+
 }  // namespace normlab

@@ -73,7 +73,7 @@ void Model<T>::backward(const T* dlogits) {
   if (!w.rows_listed) {
     std::copy(d_h, d_h + N * D, d_cur);
   } else {
-    std::fill(d_cur, d_cur + N * D, T(0));
+    parallel_zero(d_cur, N * D);
     for (int64_t k = 0; k < R; ++k) {
       std::copy(d_h + k * D, d_h + (k + 1) * D, d_cur + w.out_rows[k] * D);
     }
@@ -147,7 +147,7 @@ void Model<T>::backward(const T* dlogits) {
   if (attnres()) d_cur = w.d_block[0].data();
   const T* de = d_cur;
   if (scheme_.embed_norm) {
-    std::fill(d_next, d_next + N * D, T(0));
+    parallel_zero(d_next, N * D);
     norm_backward(embed_norm_.kind, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
                   param_ptr(params_, embed_norm_.scalars), w.embed_mean.data(), w.embed_rstd.data(),
                   d_cur, d_next, param_ptr(grads_, embed_norm_.gain),
@@ -220,7 +220,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
         dz[k] = a * dr[k];
       }
     }
-    std::fill(d_in, d_in + N * D, T(0));
+    parallel_zero(d_in, N * D);
     norm_backward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
                   param_ptr(params_, p.x_norm.scalars), sub.x_mean.data(), sub.x_rstd.data(),
                   static_cast<const T*>(dxhat), d_in, param_ptr(grads_, p.x_norm.gain),
@@ -259,7 +259,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   T* dy = dz;
   if (slots.norm_out) {
     dy = w.d_y.data();
-    std::fill(dy, dy + N * D, T(0));
+    parallel_zero(dy, N * D);
     norm_backward(p.norm_out.kind, sub.y.data(), param_ptr(params_, p.norm_out.gain),
                   param_ptr(params_, p.norm_out.scalars), sub.out_mean.data(), sub.out_rstd.data(),
                   dz, dy, param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias),
@@ -269,9 +269,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   // y = f(u)
   const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : v;
   T* du = w.d_u.data();
-  std::fill(du, du + N * D, T(0));
+  parallel_zero(du, N * D);
   if (p.is_attention) {
-    std::fill(w.d_attn_o.begin(), w.d_attn_o.end(), T(0));
+    parallel_zero(w.d_attn_o.data(), static_cast<int64_t>(w.d_attn_o.size()));
     linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
@@ -292,7 +292,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = 3 * D});
   } else {
-    std::fill(w.d_hidden.begin(), w.d_hidden.end(), T(0));
+    parallel_zero(w.d_hidden.data(), static_cast<int64_t>(w.d_hidden.size()));
     linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),

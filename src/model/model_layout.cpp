@@ -10,6 +10,7 @@
 
 #include "core/kernels/attention.hpp"
 #include "core/kernels/norm.hpp"
+#include "core/parallel.hpp"
 #include "model/workspace.hpp"
 #include "normlab/memory_budget.hpp"
 #include "normlab/model.hpp"
@@ -418,7 +419,7 @@ void Model<T>::apply_weight_constraints() {
 
 template <typename T>
 void Model<T>::zero_grads() {
-  std::fill(grads_.begin(), grads_.end(), T(0));
+  parallel_zero(grads_.data(), static_cast<int64_t>(grads_.size()));
 }
 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).

@@ -1,6 +1,9 @@
 #include "normlab/adamw.hpp"
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/parallel.hpp"
 
 namespace normlab {
 
@@ -18,9 +21,25 @@ AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& config, bool allow_we
   }
 }
 
+namespace {
+// Elements per task of the optimizer's loops. Fixed, so the norm's partial sums, and with them
+// every bit, do not depend on the thread count.
+constexpr int64_t kBlock = 16384;
+}  // namespace
+
 double global_norm(const std::vector<float>& g) {
+  const int64_t n = static_cast<int64_t>(g.size());
+  const int64_t blocks = shard_count(n, kBlock);
+  std::vector<double> partial(blocks, 0.0);
+  parallel_for(blocks, [&](int64_t b) {
+    double ss = 0;
+    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      ss += static_cast<double>(g[i]) * g[i];
+    }
+    partial[b] = ss;
+  });
   double ss = 0;
-  for (float x : g) ss += static_cast<double>(x) * x;
+  for (double p : partial) ss += p;
   return std::sqrt(ss);
 }
 
@@ -45,13 +64,15 @@ double AdamW::step(std::vector<float>& params, const std::vector<float>& grads, 
   float* m = m_.data();
   float* v = v_.data();
   const float* wd = decay_.data();
-  for (int64_t i = 0; i < n; ++i) {
-    const float gi = g[i] * clip;
-    p[i] *= 1.0f - lr_f * wd[i];
-    m[i] = b1 * m[i] + (1.0f - b1) * gi;
-    v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-    p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
-  }
+  parallel_for(shard_count(n, kBlock), [&](int64_t b) {
+    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      const float gi = g[i] * clip;
+      p[i] *= 1.0f - lr_f * wd[i];
+      m[i] = b1 * m[i] + (1.0f - b1) * gi;
+      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+    }
+  });
   return norm;
 }
 

@@ -33,6 +33,10 @@ struct SchemeCase {
   Scheme scheme;
   NormKind norm;
   PosEncoding pos;
+  // 16 keeps every linear layer on the small kernels (small_linear.hpp); 64 puts them all on
+  // OpenBLAS, whose weight gradients are summed per row shard (gemm.hpp).
+  int width = 16;
+  int heads = 2;
 };
 
 RunRecord run(const SchemeCase& sc, int threads) {
@@ -40,8 +44,8 @@ RunRecord run(const SchemeCase& sc, int threads) {
   set_num_threads(threads);
   ModelConfig c;
   c.vocab = 24;
-  c.width = 16;
-  c.heads = 2;
+  c.width = sc.width;
+  c.heads = sc.heads;
   c.layers = 2;
   c.mlp_mult = 2;
   c.scheme = sc.scheme;
@@ -125,13 +129,16 @@ std::vector<SchemeCase> cases() {
       {Scheme::pre, NormKind::none, PosEncoding::learned},
       {Scheme::attnres, NormKind::rmsnorm, PosEncoding::rope},
       {Scheme::block_attnres, NormKind::layernorm, PosEncoding::learned},
+      {Scheme::pre, NormKind::rmsnorm, PosEncoding::rope, 64, 4},
+      {Scheme::block_attnres, NormKind::rmsnorm, PosEncoding::none, 64, 4},
   };
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchemes, Determinism, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<SchemeCase>& info) {
                            return to_string(info.param.scheme) + "_" + to_string(info.param.norm) +
-                                  "_" + to_string(info.param.pos);
+                                  "_" + to_string(info.param.pos) + "_width" +
+                                  std::to_string(info.param.width);
                          });
 
 }  // namespace

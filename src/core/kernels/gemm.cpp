@@ -7,6 +7,7 @@
 #include "core/contracts.hpp"
 #include "core/kernels/small_linear.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 
@@ -68,17 +69,55 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
   gemm_sharded<T>(false, true, R, OC, C, T(1), x, ldx, weight, C, T(0), y, ldy);
 }
 
+// Bytes of partial weight gradients held at once by linear_backward: its row shards are
+// processed in groups whose partials fit. The group size does not change any bit (the partials
+// are added in shard order either way), only how many shards run side by side.
+constexpr int64_t kWeightPartialBytes = int64_t(32) << 20;
+
 template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
                      const LinearShape& shape) {
   const int64_t R = shape.rows, C = shape.in, OC = shape.out;
   const int64_t ldx = shape.ldx(), ldy = shape.ldy();
   if (is_small_linear(C, OC)) return small_linear_backward(x, weight, dy, dx, dweight, shape);
-  // dx (R, C) += dy (R, OC) weight (OC, C)
-  if (dx != nullptr)
-    gemm_sharded<T>(false, false, R, C, OC, T(1), dy, ldy, weight, C, T(1), dx, ldx);
-  // dweight (OC, C) += dy^T (OC, R) x (R, C): sharded over the OC rows, each reduces over all R.
-  gemm_sharded<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
+  const int64_t shards = shard_count(R);
+  // dx (R, C) += dy (R, OC) weight (OC, C), row shard by row shard.
+  const auto dx_rows = [&](int64_t n0, int64_t n1) {
+    if (dx == nullptr) return;
+    gemm<T>(false, false, n1 - n0, C, OC, T(1), dy + n0 * ldy, ldy, weight, C, T(1), dx + n0 * ldx,
+            ldx);
+  };
+  if (shards <= 1) {
+    dx_rows(0, R);
+    gemm<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
+    return;
+  }
+  // dweight (OC, C) += Σ_s dy_s^T (OC, R_s) x_s (R_s, C): one partial product per row shard s,
+  // computed in parallel (each packs only its own rows, so no operand is packed twice), then
+  // added to dweight in shard order. Sharding the output rows of dweight instead leaves one
+  // task for OC ≤ 256 and repacks all of x for every task.
+  const int64_t size = OC * C;
+  const int64_t group =
+      std::clamp<int64_t>(kWeightPartialBytes / (size * int64_t(sizeof(T))), 1, shards);
+  T* partial = scratch<T>(ScratchUse::linear_weight_partial, group * size);  // (group, OC, C)
+  for (int64_t g0 = 0; g0 < shards; g0 += group) {
+    const int64_t g1 = std::min(shards, g0 + group);
+    parallel_for(g1 - g0, [&](int64_t i) {
+      const int64_t n0 = (g0 + i) * kRowShard, n1 = std::min(R, n0 + kRowShard);
+      dx_rows(n0, n1);
+      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx, T(0),
+              partial + i * size, C);
+    });
+    // Elementwise, in fixed blocks: dweight += partial_g0 + ... in shard order.
+    constexpr int64_t kBlock = 4096;
+    parallel_for(shard_count(size, kBlock), [&](int64_t b) {
+      const int64_t e1 = std::min(size, (b + 1) * kBlock);
+      for (int64_t s = 0; s < g1 - g0; ++s) {
+        const T* p = partial + s * size;
+        for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
+      }
+    });
+  }
 }
 
 template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*,

@@ -40,6 +40,8 @@ struct LinearShape {
 //   forward:  y = x weight^T                      (overwrites y)
 //   backward: dx += dy weight                     (dx (R, C); skipped when dx is null)
 //             dweight += dy^T x                   (dweight (OC, C))
+// The backward runs per row shard of kRowShard rows in parallel; dweight's sum over the rows
+// is formed per shard and the shards' sums are added in shard order.
 template <typename T>
 void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape);
 template <typename T>

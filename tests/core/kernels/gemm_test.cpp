@@ -9,6 +9,8 @@
 //     beyond their limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -116,9 +118,43 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
                                            LinearCase{6, 32, 64, 0, 0},
                                            LinearCase{kRowShard + 5, 7, 19, 3, 0},
                                            // OpenBLAS just beyond the small kernels' limits.
-                                           LinearCase{6, 33, 17, 1, 0},
-                                           LinearCase{5, 17, 65, 0, 2}),
+                                           LinearCase{6, 33, 17, 1, 0}, LinearCase{5, 17, 65, 0, 2},
+                                           // OpenBLAS over two row shards: dX per shard, dW
+                                           // summed per shard; padded strides.
+                                           LinearCase{kRowShard + 44, 33, 17, 2, 1}),
                          case_name);
+
+// dW summed per row shard (gemm.hpp) over more shards than fit in its partial-sum budget, so
+// that the shards run in several groups: the result is one product over all rows, to rounding,
+// and the same with one and two threads, bit for bit.
+TEST(LinearBackward, WeightGradientOverShardGroupsIsOneProduct) {
+  const int64_t M = 5 * kRowShard + 7, K = 1024, N = 1024;  // (N, K) doubles: 8 MB a shard
+  const LinearShape shape{.rows = M, .in = K, .out = N};
+  Rng rng(3);
+  const std::vector<double> X = random_normal(rng, M * K);
+  const std::vector<double> W = random_normal(rng, N * K);
+  const std::vector<double> dY = random_normal(rng, M * N);
+  const std::vector<double> dW0 = random_normal(rng, N * K);
+  std::vector<double> reference = dW0;  // dW0 + dY^T X in one product
+  gemm<double>(true, false, N, K, M, 1.0, dY.data(), N, X.data(), K, 1.0, reference.data(), K);
+
+  const int saved = num_threads();
+  std::vector<double> by_threads[2];
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    by_threads[threads - 1] = dW0;
+    linear_backward(X.data(), W.data(), dY.data(), static_cast<double*>(nullptr),
+                    by_threads[threads - 1].data(), shape);
+  }
+  set_num_threads(saved);
+  EXPECT_EQ(by_threads[0], by_threads[1]);
+  double worst = 0;
+  for (int64_t i = 0; i < N * K; ++i) {
+    worst =
+        std::max(worst, std::abs(by_threads[0][i] - reference[i]) / (1 + std::abs(reference[i])));
+  }
+  EXPECT_LT(worst, 1e-12);
+}
 
 }  // namespace
 }  // namespace normlab
