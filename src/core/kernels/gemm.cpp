@@ -102,17 +102,21 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   T* partial = scratch<T>(ScratchUse::linear_weight_partial, group * size);  // (group, OC, C)
   for (int64_t g0 = 0; g0 < shards; g0 += group) {
     const int64_t g1 = std::min(shards, g0 + group);
+    // Shard 0 adds its product to dweight itself (OpenBLAS forms dweight + 1·partial_0, the
+    // same sum as the loop below would).
+    const int64_t first = g0 == 0 ? 1 : 0;
     parallel_for(g1 - g0, [&](int64_t i) {
       const int64_t n0 = (g0 + i) * kRowShard, n1 = std::min(R, n0 + kRowShard);
       dx_rows(n0, n1);
-      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx, T(0),
-              partial + i * size, C);
+      const bool into_dweight = g0 + i == 0;
+      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx,
+              into_dweight ? T(1) : T(0), into_dweight ? dweight : partial + i * size, C);
     });
-    // Elementwise, in fixed blocks: dweight += partial_g0 + ... in shard order.
+    // Elementwise, in fixed blocks: dweight += partial_1 + partial_2 + ... in shard order.
     constexpr int64_t kBlock = 4096;
     parallel_for(shard_count(size, kBlock), [&](int64_t b) {
       const int64_t e1 = std::min(size, (b + 1) * kBlock);
-      for (int64_t s = 0; s < g1 - g0; ++s) {
+      for (int64_t s = first; s < g1 - g0; ++s) {
         const T* p = partial + s * size;
         for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
       }
