@@ -29,7 +29,7 @@ enum class ScratchUse {
   head_norm_gradient,        // head_norm.cpp: the gradient of the gathered input
   small_linear_weight,       // small_linear.cpp: the weight, transposed or padded (C, pad16(OC))
   small_linear_input,        // small_linear.cpp: the input padded to 16 columns (R, pad16(C))
-  linear_weight_partial,     // gemm.cpp: per-shard partial weight gradients (shards, OC, C)
+  linear_weight_partial,     // gemm.cpp: the weight gradient's lanes 1.. (lanes-1, OC, C)
   rope_cos,                  // rope.cpp: cos θ of every (position, pair) (T, dh/2); rope.cpp
                              // relies on both tables lasting until its next call
   rope_sin,                  // rope.cpp: sin θ of every (position, pair) (T, dh/2)

@@ -69,9 +69,12 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
   gemm_sharded<T>(false, true, R, OC, C, T(1), x, ldx, weight, C, T(0), y, ldy);
 }
 
-// Bytes of partial weight gradients held at once by linear_backward: its row shards are
-// processed in groups whose partials fit. The group size does not change any bit (the partials
-// are added in shard order either way), only how many shards run side by side.
+// The weight gradient of linear_backward is summed over its row shards in kWeightLanes lanes,
+// lane l taking shards l, l + lanes, ..., so that that many tasks can run side by side; lane 0
+// accumulates into dweight itself, each other lane into a partial sum of its own (OC, C),
+// added to dweight at the end. Fewer lanes when their partials would pass
+// kWeightPartialBytes. Both depend on the shape only, never on the thread count.
+constexpr int64_t kWeightLanes = 4;
 constexpr int64_t kWeightPartialBytes = int64_t(32) << 20;
 
 template <typename T>
@@ -92,36 +95,33 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     gemm<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
     return;
   }
-  // dweight (OC, C) += Σ_s dy_s^T (OC, R_s) x_s (R_s, C): one partial product per row shard s,
-  // computed in parallel (each packs only its own rows, so no operand is packed twice), then
-  // added to dweight in shard order. Sharding the output rows of dweight instead leaves one
-  // task for OC ≤ 256 and repacks all of x for every task.
+  // dweight (OC, C) += Σ_s dy_s^T (OC, R_s) x_s (R_s, C), s over row shards, in lanes (above).
+  // Each product packs only its shard's rows, so no operand is packed twice. (Sharding the
+  // output rows of dweight instead leaves one task for OC ≤ 256 and repacks x for every task.)
   const int64_t size = OC * C;
-  const int64_t group =
-      std::clamp<int64_t>(kWeightPartialBytes / (size * int64_t(sizeof(T))), 1, shards);
-  T* partial = scratch<T>(ScratchUse::linear_weight_partial, group * size);  // (group, OC, C)
-  for (int64_t g0 = 0; g0 < shards; g0 += group) {
-    const int64_t g1 = std::min(shards, g0 + group);
-    // Shard 0 adds its product to dweight itself (OpenBLAS forms dweight + 1·partial_0, the
-    // same sum as the loop below would).
-    const int64_t first = g0 == 0 ? 1 : 0;
-    parallel_for(g1 - g0, [&](int64_t i) {
-      const int64_t n0 = (g0 + i) * kRowShard, n1 = std::min(R, n0 + kRowShard);
+  const int64_t affordable = kWeightPartialBytes / (size * int64_t(sizeof(T))) + 1;
+  const int64_t lanes = std::clamp<int64_t>(affordable, 1, std::min(shards, kWeightLanes));
+  T* partial =
+      scratch<T>(ScratchUse::linear_weight_partial, (lanes - 1) * size);  // (lanes-1, OC, C)
+  parallel_for(lanes, [&](int64_t lane) {
+    T* sum = lane == 0 ? dweight : partial + (lane - 1) * size;
+    for (int64_t s = lane; s < shards; s += lanes) {
+      const int64_t n0 = s * kRowShard, n1 = std::min(R, n0 + kRowShard);
       dx_rows(n0, n1);
-      const bool into_dweight = g0 + i == 0;
-      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx,
-              into_dweight ? T(1) : T(0), into_dweight ? dweight : partial + i * size, C);
-    });
-    // Elementwise, in fixed blocks: dweight += partial_1 + partial_2 + ... in shard order.
-    constexpr int64_t kBlock = 4096;
-    parallel_for(shard_count(size, kBlock), [&](int64_t b) {
-      const int64_t e1 = std::min(size, (b + 1) * kBlock);
-      for (int64_t s = first; s < g1 - g0; ++s) {
-        const T* p = partial + s * size;
-        for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
-      }
-    });
-  }
+      const T beta = lane == 0 || s > lane ? T(1) : T(0);  // a lane's first shard starts its sum
+      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx, beta, sum,
+              C);
+    }
+  });
+  // Elementwise, in fixed blocks: dweight += lane 1 + lane 2 + ... in lane order.
+  constexpr int64_t kBlock = 4096;
+  parallel_for(shard_count(size, kBlock), [&](int64_t b) {
+    const int64_t e1 = std::min(size, (b + 1) * kBlock);
+    for (int64_t l = 1; l < lanes; ++l) {
+      const T* p = partial + (l - 1) * size;
+      for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
+    }
+  });
 }
 
 template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*,

@@ -41,7 +41,7 @@ struct LinearShape {
 //   backward: dx += dy weight                     (dx (R, C); skipped when dx is null)
 //             dweight += dy^T x                   (dweight (OC, C))
 // The backward runs per row shard of kRowShard rows in parallel; dweight's sum over the rows
-// is formed per shard and the shards' sums are added in shard order.
+// is formed in a fixed number of lanes of shards, added in lane order (gemm.cpp).
 template <typename T>
 void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape);
 template <typename T>

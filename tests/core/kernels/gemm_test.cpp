@@ -124,11 +124,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
                                            LinearCase{kRowShard + 44, 33, 17, 2, 1}),
                          case_name);
 
-// dW summed per row shard (gemm.hpp) over more shards than fit in its partial-sum budget, so
-// that the shards run in several groups: the result is one product over all rows, to rounding,
-// and the same with one and two threads, bit for bit.
-TEST(LinearBackward, WeightGradientOverShardGroupsIsOneProduct) {
-  const int64_t M = 5 * kRowShard + 7, K = 1024, N = 1024;  // (N, K) doubles: 8 MB a shard
+// dW summed over row shards in lanes (gemm.cpp): 6 shards, so some lanes take two or three.
+// The result is one product over all rows, to rounding, and the same with one and two threads,
+// bit for bit. With (N, K) = 1024² doubles (8 MB) all four lanes run; with 1536² (19 MB) the
+// partial-sum budget allows two.
+class WeightGradientLanes : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(WeightGradientLanes, AreOneProductAndIndependentOfThreads) {
+  const int64_t M = 5 * kRowShard + 7, K = GetParam(), N = GetParam();
   const LinearShape shape{.rows = M, .in = K, .out = N};
   Rng rng(3);
   const std::vector<double> X = random_normal(rng, M * K);
@@ -155,6 +158,8 @@ TEST(LinearBackward, WeightGradientOverShardGroupsIsOneProduct) {
   }
   EXPECT_LT(worst, 1e-12);
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, WeightGradientLanes, ::testing::Values(1024, 1536));
 
 }  // namespace
 }  // namespace normlab
