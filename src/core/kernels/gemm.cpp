@@ -69,12 +69,14 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
   gemm_sharded<T>(false, true, R, OC, C, T(1), x, ldx, weight, C, T(0), y, ldy);
 }
 
-// The weight gradient of linear_backward is summed over its row shards in kWeightLanes lanes,
-// lane l taking shards l, l + lanes, ..., so that that many tasks can run side by side; lane 0
-// accumulates into dweight itself, each other lane into a partial sum of its own (OC, C),
-// added to dweight at the end. Fewer lanes when their partials would pass
-// kWeightPartialBytes. Both depend on the shape only, never on the thread count.
-constexpr int64_t kWeightLanes = 4;
+// The weight gradient of linear_backward is summed over its rows in kWeightLanes lanes, each a
+// contiguous run of whole row shards (lane l: shards [l·S/lanes, (l+1)·S/lanes) of S), so that
+// that many products can run side by side; lane 0 accumulates into dweight itself, each other
+// lane into a partial sum of its own (OC, C), added to dweight at the end. Fewer lanes when
+// their partials would pass kWeightPartialBytes. Both depend on the shape only, never on the
+// thread count. Two lanes keep both cores of a 2-core machine busy; every further lane costs
+// one-thread runs a partial sum written and re-read.
+constexpr int64_t kWeightLanes = 2;
 constexpr int64_t kWeightPartialBytes = int64_t(32) << 20;
 
 template <typename T>
@@ -95,8 +97,8 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     gemm<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
     return;
   }
-  // dweight (OC, C) += Σ_s dy_s^T (OC, R_s) x_s (R_s, C), s over row shards, in lanes (above).
-  // Each product packs only its shard's rows, so no operand is packed twice. (Sharding the
+  // dweight (OC, C) += Σ_l dy_l^T (OC, R_l) x_l (R_l, C), l over the lanes' rows (above).
+  // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the
   // output rows of dweight instead leaves one task for OC ≤ 256 and repacks x for every task.)
   const int64_t size = OC * C;
   const int64_t affordable = kWeightPartialBytes / (size * int64_t(sizeof(T))) + 1;
@@ -104,14 +106,11 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   T* partial =
       scratch<T>(ScratchUse::linear_weight_partial, (lanes - 1) * size);  // (lanes-1, OC, C)
   parallel_for(lanes, [&](int64_t lane) {
-    T* sum = lane == 0 ? dweight : partial + (lane - 1) * size;
-    for (int64_t s = lane; s < shards; s += lanes) {
-      const int64_t n0 = s * kRowShard, n1 = std::min(R, n0 + kRowShard);
-      dx_rows(n0, n1);
-      const T beta = lane == 0 || s > lane ? T(1) : T(0);  // a lane's first shard starts its sum
-      gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx, beta, sum,
-              C);
-    }
+    const int64_t s0 = lane * shards / lanes, s1 = (lane + 1) * shards / lanes;
+    const int64_t n0 = s0 * kRowShard, n1 = std::min(R, s1 * kRowShard);
+    for (int64_t s = s0; s < s1; ++s) dx_rows(s * kRowShard, std::min(R, (s + 1) * kRowShard));
+    gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx,
+            lane == 0 ? T(1) : T(0), lane == 0 ? dweight : partial + (lane - 1) * size, C);
   });
   // Elementwise, in fixed blocks: dweight += lane 1 + lane 2 + ... in lane order.
   constexpr int64_t kBlock = 4096;

@@ -124,14 +124,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
                                            LinearCase{kRowShard + 44, 33, 17, 2, 1}),
                          case_name);
 
-// dW summed over row shards in lanes (gemm.cpp): 6 shards, so some lanes take two or three.
-// The result is one product over all rows, to rounding, and the same with one and two threads,
-// bit for bit. With (N, K) = 1024² doubles (8 MB) all four lanes run; with 1536² (19 MB) the
-// partial-sum budget allows two.
-class WeightGradientLanes : public ::testing::TestWithParam<int64_t> {};
+// dW summed over row shards in two lanes (gemm.cpp), each a contiguous run of shards: 6 shards
+// (3 and 3) and 3 shards (1 and 2, the last one partial). The result is one product over all
+// rows, to rounding, and the same with one and two threads, bit for bit.
+struct LanesCase {
+  int64_t rows, width;
+};
+
+class WeightGradientLanes : public ::testing::TestWithParam<LanesCase> {};
 
 TEST_P(WeightGradientLanes, AreOneProductAndIndependentOfThreads) {
-  const int64_t M = 5 * kRowShard + 7, K = GetParam(), N = GetParam();
+  const int64_t M = GetParam().rows, K = GetParam().width, N = GetParam().width;
   const LinearShape shape{.rows = M, .in = K, .out = N};
   Rng rng(3);
   const std::vector<double> X = random_normal(rng, M * K);
@@ -159,7 +162,13 @@ TEST_P(WeightGradientLanes, AreOneProductAndIndependentOfThreads) {
   EXPECT_LT(worst, 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Widths, WeightGradientLanes, ::testing::Values(1024, 1536));
+INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientLanes,
+                         ::testing::Values(LanesCase{5 * kRowShard + 7, 1024},
+                                           LanesCase{2 * kRowShard + 7, 512}),
+                         [](const ::testing::TestParamInfo<LanesCase>& info) {
+                           return "rows" + std::to_string(info.param.rows) + "_width" +
+                                  std::to_string(info.param.width);
+                         });
 
 }  // namespace
 }  // namespace normlab
