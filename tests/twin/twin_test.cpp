@@ -411,6 +411,29 @@ INSTANTIATE_TEST_SUITE_P(EverySchemeAndOption, TwinCrossCheck, ::testing::Values
                            return std::string(info.param.name);
                          });
 
+// The cases above have 27 rows and width 16, so their linear layers run in one row shard, most
+// on the small kernels. Here 16 × 32 = 512 rows (two row shards) of width 64 put every linear
+// layer on OpenBLAS with its weight gradient summed in two lanes (src/core/kernels/gemm.cpp),
+// in the 10 training steps and in the gradients compared.
+TEST(TwinCheck, WideModelOverTwoRowShardsMatchesPyTorch) {
+  ScratchDir dir("wide");
+  const fs::path ckpt = dir.path() / "ckpt", grads = dir.path() / "grads.safetensors";
+  ASSERT_EQ(make_checkpoint_and_grads(
+                "--scheme pre --norm rmsnorm --pos rope --width 64 --heads 4 --layers 2 "
+                "--init-std 0.3",
+                7, ckpt, grads, 16, 32, 11, "--steps 10 --lr 0.003 --batch 16 --seq-len 32"),
+            "");
+  const CommandResult r = twin_check(ckpt, grads);
+  SKIP_IF_NO_TORCH(r);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("  grad.embed.weight "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nOK\n"), std::string::npos) << r.output;
+  const size_t worst = r.output.find("worst:");
+  if (worst != std::string::npos) {
+    std::printf("wide: %s\n", r.output.substr(worst, r.output.find('\n', worst) - worst).c_str());
+  }
+}
+
 // Negative control: the check must fail when the gradients come from a different model
 // (same config, another init seed), so a twin that always printed OK would not pass.
 TEST(TwinCheck, FailsOnGradientsOfAnotherModel) {
