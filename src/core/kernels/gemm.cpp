@@ -92,11 +92,6 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     gemm<T>(false, false, n1 - n0, C, OC, T(1), dy + n0 * ldy, ldy, weight, C, T(1), dx + n0 * ldx,
             ldx);
   };
-  if (shards <= 1) {
-    dx_rows(0, R);
-    gemm<T>(true, false, OC, C, R, T(1), dy, ldy, x, ldx, T(1), dweight, C);
-    return;
-  }
   // dweight (OC, C) += Σ_l dy_l^T (OC, R_l) x_l (R_l, C), l over the lanes' rows (above).
   // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the
   // output rows of dweight instead leaves one task for OC ≤ 256 and repacks x for every task.)
@@ -112,6 +107,7 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx,
             lane == 0 ? T(1) : T(0), lane == 0 ? dweight : partial + (lane - 1) * size, C);
   });
+  if (lanes == 1) return;
   // Elementwise, in fixed blocks: dweight += lane 1 + lane 2 + ... in lane order.
   constexpr int64_t kBlock = 4096;
   parallel_for(shard_count(size, kBlock), [&](int64_t b) {
