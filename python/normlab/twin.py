@@ -35,6 +35,7 @@ max|normlab|; the per-tensor line prints both.
 """
 
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -1182,9 +1183,33 @@ PRESETS = {
 }
 
 
+
+def use_one_thread() -> int:
+    """Runs PyTorch on one thread: its intra-op pool and the BLAS it calls.
+
+    torch.set_num_threads does not reach Debian's OpenBLAS (libopenblas0-pthread keeps its own
+    pool, sized from OPENBLAS_NUM_THREADS or the core count): without the call below a
+    "one-thread" matmul ran on both cores of the development machine. The BLAS is pinned
+    through its own openblas_set_num_threads, found among the libraries this process has
+    loaded. Returns the BLAS's thread count afterwards, 0 when no OpenBLAS is loaded."""
+    torch.set_num_threads(1)
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line})
+    except OSError:  # not Linux: only torch's own pool is pinned
+        return 0
+    blas_threads = 0
+    for path in paths:
+        lib = ctypes.CDLL(path)
+        if hasattr(lib, "openblas_set_num_threads"):
+            lib.openblas_set_num_threads(1)
+            blas_threads = max(blas_threads, lib.openblas_get_num_threads())
+    return blas_threads
+
+
 def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json: bool,
           dtype: torch.dtype, seed: int) -> None:
-    torch.set_num_threads(1)
+    blas_threads = use_one_thread()
     overrides, B, T, default_steps = PRESETS[preset]
     steps = steps or default_steps
     cfg = dict(BASE_CONFIG, **overrides)
@@ -1235,6 +1260,7 @@ def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json:
         "preset": preset,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
+        "blas_threads": blas_threads,
         "dtype": str(dtype).replace("torch.", ""),
         "batch": B,
         "seq_len": T,
@@ -1257,7 +1283,7 @@ def bench(preset: str, steps: Optional[int], warmup: int, repeats: int, as_json:
         print(f"twin bench {preset}: {cfg['scheme']} {cfg['norm']}, L={cfg['layers']} "
               f"D={cfg['width']} H={cfg['heads']} V={V} MLP={'on' if cfg['mlp'] else 'off'}, "
               f"B={B} T={T}, {result['params']} parameters, torch {torch.__version__}, "
-              f"{torch.get_num_threads()} thread(s)")
+              f"{torch.get_num_threads()} thread(s), BLAS {blas_threads}")
         print(f"  {repeats} windows of {steps} steps after {warmup} warmup, steps/s per window: "
               + ", ".join(f"{steps / w:.1f}" for w in windows)
               + f" (1-min load average {load_before:.2f} on {os.cpu_count()} cores)")
@@ -1275,7 +1301,7 @@ def bench_eval(ckpt_dir: str, tokens_file: str, repeats: int, dtype: torch.dtype
     """Evaluation speed: the plain PyTorch forward (no_grad, one thread) of each sequence,
     one at a time, as a researcher's script would run it; the logits of the last position are
     printed so the caller can check both sides agree."""
-    torch.set_num_threads(1)
+    use_one_thread()
     model = load_model(ckpt_dir, dtype)
     tensors, _ = read_safetensors(tokens_file)
     if "tokens" not in tensors:
@@ -1322,7 +1348,7 @@ def main(argv: List[str]) -> int:
     dtype = torch.float64 if args.double else torch.float32
     try:
         if args.check is not None:
-            torch.set_num_threads(1)  # small models; keeps parallel CTest jobs from contending
+            use_one_thread()  # small models; keeps parallel CTest jobs from contending
             if len(args.check) % 2 != 0:
                 ap.error("--check takes CKPT_DIR GRADS_FILE pairs")
             pairs = list(zip(args.check[0::2], args.check[1::2]))
