@@ -65,12 +65,22 @@ double AdamW::step(std::vector<float>& params, const std::vector<float>& grads, 
   float* v = v_.data();
   const float* wd = decay_.data();
   parallel_for(shard_count(n, kBlock), [&](int64_t b) {
-    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
-      const float gi = g[i] * clip;
-      p[i] *= 1.0f - lr_f * wd[i];
-      m[i] = b1 * m[i] + (1.0f - b1) * gi;
-      v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-      p[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+    // Local bounds, pointers and constants: stores through p, m and v could alias the lambda's
+    // captures, and a value re-read in every iteration keeps GCC from vectorizing the loop.
+    const int64_t begin = b * kBlock, end = std::min(n, (b + 1) * kBlock);
+    float* __restrict pb = p;
+    float* __restrict mb = m;
+    float* __restrict vb = v;
+    const float* __restrict gb = g;
+    const float* __restrict wdb = wd;
+    const float c = clip, lr_c = lr_f, b1_c = b1, b2_c = b2, step_c = step_size;
+    const float bc2_c = inv_sqrt_bc2, eps_c = eps;
+    for (int64_t i = begin; i < end; ++i) {
+      const float gi = gb[i] * c;
+      pb[i] *= 1.0f - lr_c * wdb[i];
+      mb[i] = b1_c * mb[i] + (1.0f - b1_c) * gi;
+      vb[i] = b2_c * vb[i] + (1.0f - b2_c) * gi * gi;
+      pb[i] -= step_c * mb[i] / (std::sqrt(vb[i]) * bc2_c + eps_c);
     }
   });
   return norm;
