@@ -35,12 +35,29 @@ void res_rstd(const T* s, T* r, int64_t N, int D, double eps) {
   });
 }
 
-// Each row shard is processed source by source: a source's rows of the shard are one contiguous
-// block, so memory is read in long sequential runs however many sources there are (row by row,
-// K interleaved streams defeat the prefetchers and run about 2× slower).
-
-// Per shard: the logits source by source, the softmax of each row, then the mixture source by
+// Each row shard is processed a few sources at a time (kSourcesPerPass): a source's rows of the
+// shard are one contiguous block, so memory is read in a few long sequential runs however many
+// sources there are (row by row over all K, interleaved streams defeat the prefetchers and ran
+// about 2× slower), and each row of x is read and written once per pass instead of once per
 // source.
+constexpr int kSourcesPerPass = 4;
+
+// x_row (D) += Σ_{j<C} a[j] s[j] (x_row = that sum when first), the terms added in the order
+// j = 0..C−1, each as x ← fma(a_j, s_j, x): the rounding of adding one source at a time, C
+// sources per pass over the row. The fma is explicit because in a·s + b·t the compiler may fuse
+// either product (one source at a time, the stored x left it only one choice).
+template <int C, typename T>
+inline void add_sources_to_row(const T* const* s, const T* a, bool first, T* __restrict x_row,
+                               int D) {
+  for (int d = 0; d < D; ++d) {
+    T acc = first ? a[0] * s[0][d] : std::fma(a[0], s[0][d], x_row[d]);
+    for (int j = 1; j < C; ++j) acc = std::fma(a[j], s[j][d], acc);
+    x_row[d] = acc;
+  }
+}
+
+// Per shard: the logits C sources at a time, the softmax of each row, then the mixture C
+// sources at a time.
 template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D) {
@@ -52,9 +69,13 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
   }
   const T* q = query_times_gain(w, g, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
-    for (int k = 0; k < K; ++k) {
-      const T* rk = rstd[k];
-      for (int64_t n = n0; n < n1; ++n) alpha[n * K + k] = rk[n] * dot_lanes(q, src[k] + n * D, D);
+    for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
+      const int C = std::min(kSourcesPerPass, K - k0);
+      for (int64_t n = n0; n < n1; ++n) {
+        for (int j = 0; j < C; ++j) {
+          alpha[n * K + k0 + j] = rstd[k0 + j][n] * dot_lanes(q, src[k0 + j] + n * D, D);
+        }
+      }
     }
     for (int64_t n = n0; n < n1; ++n) {
       T* a = alpha + n * K;
@@ -65,15 +86,26 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
       const T inv = T(1) / z;
       for (int k = 0; k < K; ++k) a[k] *= inv;
     }
-    for (int k = 0; k < K; ++k) {
+    for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
+      const int C = std::min(kSourcesPerPass, K - k0);
       for (int64_t n = n0; n < n1; ++n) {
-        const T* __restrict sk = src[k] + n * D;
-        T* __restrict xr = x + n * D;
-        const T ak = alpha[n * K + k];
-        if (k == 0) {
-          for (int d = 0; d < D; ++d) xr[d] = ak * sk[d];
-        } else {
-          for (int d = 0; d < D; ++d) xr[d] += ak * sk[d];
+        const T* rows[kSourcesPerPass];
+        for (int j = 0; j < C; ++j) rows[j] = src[k0 + j] + n * D;
+        const T* a = alpha + n * K + k0;
+        T* xr = x + n * D;
+        switch (C) {
+          case 1:
+            add_sources_to_row<1>(rows, a, k0 == 0, xr, D);
+            break;
+          case 2:
+            add_sources_to_row<2>(rows, a, k0 == 0, xr, D);
+            break;
+          case 3:
+            add_sources_to_row<3>(rows, a, k0 == 0, xr, D);
+            break;
+          default:
+            add_sources_to_row<4>(rows, a, k0 == 0, xr, D);
+            break;
         }
       }
     }

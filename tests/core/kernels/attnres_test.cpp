@@ -144,8 +144,11 @@ TEST_P(ResMix, BackwardMatchesCentralDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,
+                         // 6 and 9 sources: the forward takes them 4 per pass, so these
+                         // cover a second pass and a last pass of 2 and of 1 source.
                          ::testing::Values(MixCase{3, 5, 3}, MixCase{2, 16, 1}, MixCase{1, 1, 4},
-                                           MixCase{kRowShard + 20, 4, 3}),
+                                           MixCase{kRowShard + 20, 4, 3}, MixCase{7, 20, 6},
+                                           MixCase{kRowShard + 3, 17, 9}),
                          [](const ::testing::TestParamInfo<MixCase>& info) {
                            return "N" + std::to_string(info.param.rows) + "_D" +
                                   std::to_string(info.param.width) + "_K" +
