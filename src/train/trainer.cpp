@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/finite.hpp"
 #include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "normlab/adamw.hpp"
@@ -36,10 +37,6 @@ namespace {
 
 constexpr const char* kRunFile = "run.json";
 constexpr const char* kMetricsFile = "metrics.jsonl";
-
-bool all_finite(const std::vector<float>& values) {
-  return std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); });
-}
 
 // What a run that diverges after `step` completed steps leaves: its last checkpoint (written
 // every `every` steps, never of non-finite weights), or nothing when none was written yet.
@@ -421,7 +418,8 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
     // The loss of this step is computed before its update, so an update can still leave
     // non-finite weights: both end the run before anything non-finite is saved.
     const bool loss_finite = std::isfinite(r.loss);
-    if (!loss_finite || !all_finite(model.params())) {
+    if (!loss_finite ||
+        !all_finite(model.params().data(), static_cast<int64_t>(model.params().size()))) {
       out.status = RunStatus::diverged;
       out.message = fmt::format(
           "{} at step {}; {}",
