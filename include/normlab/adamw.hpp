@@ -47,8 +47,9 @@ class AdamW {
   int64_t t_ = 0;
 };
 
-// Global L2 norm of a gradient buffer, accumulated in double: in index order within fixed
-// blocks of values (in parallel), the blocks' sums then added in block order.
+// Global L2 norm of a gradient buffer, accumulated in double: within fixed blocks of values (in
+// parallel), element i into lane i mod 16 and the lanes summed in a fixed tree, the blocks' sums
+// then added in block order. The result depends on the values only, not on the thread count.
 double global_norm(const std::vector<float>& g);
 
 }  // namespace normlab

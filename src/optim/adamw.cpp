@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/kernels/block16.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
@@ -24,19 +25,28 @@ AdamW::AdamW(const ParamLayout& layout, const AdamWConfig& config, bool allow_we
 namespace {
 // Elements per task of the optimizer's loops. Fixed, so the norm's partial sums, and with them
 // every bit, do not depend on the thread count.
-constexpr int64_t kBlock = 16384;
+constexpr int64_t kValuesPerTask = 16384;
 }  // namespace
 
 double global_norm(const std::vector<float>& g) {
   const int64_t n = static_cast<int64_t>(g.size());
-  const int64_t blocks = shard_count(n, kBlock);
+  const int64_t blocks = shard_count(n, kValuesPerTask);
   std::vector<double> partial(blocks, 0.0);
   parallel_for(blocks, [&](int64_t b) {
-    double ss = 0;
-    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
-      ss += static_cast<double>(g[i]) * g[i];
+    const int64_t begin = b * kValuesPerTask, end = std::min(n, (b + 1) * kValuesPerTask);
+    const float* __restrict gb = g.data();
+    // Element i to lane i mod 16 within the block (16 independent sums, so the loop is not
+    // one chain of dependent additions), then block16.hpp's fixed pairwise reduction.
+    Block16<double> lanes = {};
+    int64_t i = begin;
+    for (; i + kBlock <= end; i += kBlock) {
+      Block16<double> x;
+      for (int l = 0; l < kBlock; ++l) x[l] = gb[i + l];
+      lanes += x * x;
     }
-    partial[b] = ss;
+    double tail = 0;
+    for (; i < end; ++i) tail += static_cast<double>(gb[i]) * gb[i];
+    partial[b] = sum_of_lanes<double>(lanes) + tail;
   });
   double ss = 0;
   for (double p : partial) ss += p;
@@ -64,10 +74,10 @@ double AdamW::step(std::vector<float>& params, const std::vector<float>& grads, 
   float* m = m_.data();
   float* v = v_.data();
   const float* wd = decay_.data();
-  parallel_for(shard_count(n, kBlock), [&](int64_t b) {
+  parallel_for(shard_count(n, kValuesPerTask), [&](int64_t b) {
     // Local bounds, pointers and constants: stores through p, m and v could alias the lambda's
     // captures, and a value re-read in every iteration keeps GCC from vectorizing the loop.
-    const int64_t begin = b * kBlock, end = std::min(n, (b + 1) * kBlock);
+    const int64_t begin = b * kValuesPerTask, end = std::min(n, (b + 1) * kValuesPerTask);
     float* __restrict pb = p;
     float* __restrict mb = m;
     float* __restrict vb = v;
