@@ -1183,7 +1183,6 @@ PRESETS = {
 }
 
 
-
 def use_one_thread() -> int:
     """Runs PyTorch on one thread: its intra-op pool and the BLAS it calls.
 
