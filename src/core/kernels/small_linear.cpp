@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/contracts.hpp"
 #include "core/kernels/block16.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
@@ -31,13 +32,25 @@ struct StoreRows {
 
 // out (M, n_out) op= x (M, ·) m for rows [0, M): x's row r is read at x + r·ldx, column c at
 // +c; m (n_in, ld) zero-padded to ld = pad16(n_out). Row shards of kRowShard run in parallel.
+// The group's rows of x are first copied column by column into xp (n_in, R): read in place,
+// each of the R rows needed its own offset r·ldx, more than the free registers, and GCC
+// reloaded them from the stack before every multiply-add (the layer ran at ~55% of the kernel's
+// rate; docs/performance.md). The products and their order are the same.
+constexpr int64_t kMaxSmallIn = 64;  // n_in: C ≤ 32 forward, OC ≤ 64 for dx (is_small_linear)
+
 template <typename T>
 void rows_times_padded(const T* x, int64_t ldx, int64_t M, int64_t n_in, const T* m, int64_t ld,
                        int64_t n_out, T* out, int64_t ldo, bool add) {
+  require_contract(n_in <= kMaxSmallIn, "small_linear", "at most 64 summed features");
   for_row_shards(M, [&](int64_t, int64_t m0, int64_t m1) {
     in_row_groups<kLinearRows>(m0, m1, [&](auto rows, int64_t r) {
-      rows_times_mat_each<rows()>(x + r * ldx, ldx, 1, 0, n_in, m, ld, ld,
-                                  StoreRows<T>{out + r * ldo, ldo, n_out, add});
+      constexpr int R = rows();
+      T xp[kMaxSmallIn * R];
+      for (int64_t c = 0; c < n_in; ++c) {
+        for (int i = 0; i < R; ++i) xp[c * R + i] = x[(r + i) * ldx + c];
+      }
+      rows_times_mat_each<R>(xp, 1, R, 0, n_in, m, ld, ld,
+                             StoreRows<T>{out + r * ldo, ldo, n_out, add});
     });
   });
 }
