@@ -5,21 +5,28 @@
 
 namespace normlab {
 
-// f(std::integral_constant<int, D>) when D is one of the widths the studies use (32, 64, 128),
-// f(std::integral_constant<int, 0>) otherwise: lets a kernel's loops over D be compiled for a
-// known length. The arithmetic is the same either way, so the results are too.
+// f(std::integral_constant<int, D>) when D is one of Widths, f(std::integral_constant<int, 0>)
+// otherwise: lets a kernel's loops over D be compiled for a known length (unrolled, with the
+// masks of a partial last block known). The arithmetic is the same either way, so the results
+// are too. Each kernel lists the widths worth a copy of its body.
+template <int... Widths, typename F>
+inline void with_width_among(int D, F&& f) {
+  const bool known =
+      ((D == Widths ? (f(std::integral_constant<int, Widths>{}), true) : false) || ...);
+  if (!known) f(std::integral_constant<int, 0>{});
+}
+
+// The widths of the studies' deeper models (docs/attnres.md): 32, 64 and 128.
 template <typename F>
 inline void with_common_width(int D, F&& f) {
-  switch (D) {
-    case 32:
-      return f(std::integral_constant<int, 32>{});
-    case 64:
-      return f(std::integral_constant<int, 64>{});
-    case 128:
-      return f(std::integral_constant<int, 128>{});
-    default:
-      return f(std::integral_constant<int, 0>{});
-  }
+  with_width_among<32, 64, 128>(D, f);
+}
+
+// Those and the narrow models' (15: the post-norm paper's minimal model and quick.toml; 31: its
+// maximum retrieval model), for kernels whose cost per row matters there (the norms).
+template <typename F>
+inline void with_study_width(int D, F&& f) {
+  with_width_among<15, 31, 32, 64, 128>(D, f);
 }
 
 }  // namespace normlab

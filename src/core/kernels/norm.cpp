@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/kernels/block16.hpp"
+#include "core/kernels/common_width.hpp"
 #include "core/kernels/pointwise_norm.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
@@ -68,7 +69,8 @@ int norm_scalar_count(NormKind k) {
 
 template <typename T>
 void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
-                  T* mean, T* rstd, int64_t N, int D, double eps) {
+                  T* mean, T* rstd, int64_t N, int D_arg, double eps) {
+  const int D = D_arg;
   check_scalars(kind, scalars, "norm_forward");
   require_contract(N >= 0 && D >= 1, "norm_forward", "N >= 0 rows of D >= 1 values");
   require_contract(!ranges_overlap<T>(x, N * D, y, N * D), "norm_forward", "y may not alias x");
@@ -86,38 +88,42 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const
   const T scale = scaled ? scalars[0] : T(1);
   const Block16<T> lanes = lane_indices<T>();
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* xr = x + n * D;
-      T* yr = y + n * D;
-      T mu = 0;
-      if (center) {
-        Block16<T> sum = {};
-        for (int64_t b = 0; b < D; b += kBlock) sum += load_first(xr + b, D - b);
-        mu = sum_of_lanes<T>(sum) / T(D);
+    with_study_width(D_arg, [&](auto width) {
+      const int D = decltype(width)::value > 0 ? decltype(width)::value : D_arg;
+      for (int64_t n = n0; n < n1; ++n) {
+        const T* xr = x + n * D;
+        T* yr = y + n * D;
+        T mu = 0;
+        if (center) {
+          Block16<T> sum = {};
+          for (int64_t b = 0; b < D; b += kBlock) sum += load_first(xr + b, D - b);
+          mu = sum_of_lanes<T>(sum) / T(D);
+        }
+        Block16<T> ss = {};
+        for (int64_t b = 0; b < D; b += kBlock) {
+          const Block16<T> d = load_first(xr + b, D - b) - mu;
+          ss += lanes < T(D - b) ? d * d : Block16<T>{};
+        }
+        const T r = T(1) / std::sqrt(sum_of_lanes<T>(ss) / divisor + T(eps));
+        mean[n] = mu;
+        rstd[n] = r;
+        for (int64_t b = 0; b < D; b += kBlock) {
+          Block16<T> v = (load_first(xr + b, D - b) - mu) * r;
+          if (has_gain) v *= load_first(gain + b, D - b);
+          if (has_bias) v += load_first(bias + b, D - b);
+          if (scaled) v *= scale;
+          store_first(yr + b, D - b, v);
+        }
       }
-      Block16<T> ss = {};
-      for (int64_t b = 0; b < D; b += kBlock) {
-        const Block16<T> d = load_first(xr + b, D - b) - mu;
-        ss += lanes < T(D - b) ? d * d : Block16<T>{};
-      }
-      const T r = T(1) / std::sqrt(sum_of_lanes<T>(ss) / divisor + T(eps));
-      mean[n] = mu;
-      rstd[n] = r;
-      for (int64_t b = 0; b < D; b += kBlock) {
-        Block16<T> v = (load_first(xr + b, D - b) - mu) * r;
-        if (has_gain) v *= load_first(gain + b, D - b);
-        if (has_bias) v += load_first(bias + b, D - b);
-        if (scaled) v *= scale;
-        store_first(yr + b, D - b, v);
-      }
-    }
+    });
   });
 }
 
 template <typename T>
 void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, const T* mean,
                    const T* rstd, const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
-                   int D) {
+                   int D_arg) {
+  const int D = D_arg;
   check_scalars(kind, scalars, "norm_backward");
   check_scalars(kind, dscalars, "norm_backward (gradients)");
   if (pointwise(kind)) {
@@ -142,40 +148,43 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, c
       width > 0 ? zeroed_scratch<T>(ScratchUse::norm_partial, shards * width) : nullptr;
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* part = width > 0 ? partial_base + s * width : nullptr;
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* xr = x + n * D;
-      const T* dyr = dy + n * D;
-      const T mu = mean[n];
-      const T r = rstd[n];
-      // Lanes beyond the row: dy loads as 0, so g and every product with it are 0 there.
-      Block16<T> g_sum = {}, gx_sum = {}, dx_sum = {};
-      for (int64_t b = 0; b < D; b += kBlock) {
-        const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
-        const Block16<T> d = load_first(dyr + b, D - b);
-        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
-        g_sum += g;
-        gx_sum += g * xhat;
-        if (scaled) dx_sum += d * xhat;
-        if (part != nullptr) {
-          Block16<T> pg = load16(part + b) + d * xhat;
-          Block16<T> pb = load16(part + Dp + b) + d;
-          std::memcpy(part + b, &pg, sizeof(pg));
-          std::memcpy(part + Dp + b, &pb, sizeof(pb));
+    with_study_width(D_arg, [&](auto known) {
+      const int D = decltype(known)::value > 0 ? decltype(known)::value : D_arg;
+      for (int64_t n = n0; n < n1; ++n) {
+        const T* xr = x + n * D;
+        const T* dyr = dy + n * D;
+        const T mu = mean[n];
+        const T r = rstd[n];
+        // Lanes beyond the row: dy loads as 0, so g and every product with it are 0 there.
+        Block16<T> g_sum = {}, gx_sum = {}, dx_sum = {};
+        for (int64_t b = 0; b < D; b += kBlock) {
+          const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
+          const Block16<T> d = load_first(dyr + b, D - b);
+          const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
+          g_sum += g;
+          gx_sum += g * xhat;
+          if (scaled) dx_sum += d * xhat;
+          if (part != nullptr) {
+            Block16<T> pg = load16(part + b) + d * xhat;
+            Block16<T> pb = load16(part + Dp + b) + d;
+            std::memcpy(part + b, &pg, sizeof(pg));
+            std::memcpy(part + Dp + b, &pb, sizeof(pb));
+          }
+        }
+        if (scaled) scale_base[s] += static_cast<double>(sum_of_lanes<T>(dx_sum));
+        const T g_mean = sum_of_lanes<T>(g_sum) / T(D);
+        const T gx_mean = sum_of_lanes<T>(gx_sum) / divisor;
+        T* dxr = dx + n * D;
+        for (int64_t b = 0; b < D; b += kBlock) {
+          const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
+          const Block16<T> d = load_first(dyr + b, D - b);
+          const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
+          Block16<T> v = g - xhat * gx_mean;
+          if (center) v -= g_mean;
+          store_first(dxr + b, D - b, load_first(dxr + b, D - b) + r * v);
         }
       }
-      if (scaled) scale_base[s] += static_cast<double>(sum_of_lanes<T>(dx_sum));
-      const T g_mean = sum_of_lanes<T>(g_sum) / T(D);
-      const T gx_mean = sum_of_lanes<T>(gx_sum) / divisor;
-      T* dxr = dx + n * D;
-      for (int64_t b = 0; b < D; b += kBlock) {
-        const Block16<T> xhat = (load_first(xr + b, D - b) - mu) * r;
-        const Block16<T> d = load_first(dyr + b, D - b);
-        const Block16<T> g = has_gain ? d * load_first(gain + b, D - b) : scaled ? d * scale : d;
-        Block16<T> v = g - xhat * gx_mean;
-        if (center) v -= g_mean;
-        store_first(dxr + b, D - b, load_first(dxr + b, D - b) + r * v);
-      }
-    }
+    });
   });
   if (width > 0) {
     for (int64_t s = 0; s < shards; ++s) {

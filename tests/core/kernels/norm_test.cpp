@@ -85,6 +85,8 @@ std::vector<NormCase> cases() {
     out.push_back({k, 3, 6});
     out.push_back({k, 1, 1});
     out.push_back({k, kRowShard + 20, 4});  // two shards of parameter-gradient partials
+    // The widths compiled as constants (with_study_width): 15 and 31 end in a partial block.
+    for (int width : {15, 31, 32, 64, 128}) out.push_back({k, 2, width});
   }
   return out;
 }
