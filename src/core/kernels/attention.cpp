@@ -7,6 +7,7 @@
 
 #include "core/contracts.hpp"
 #include "core/kernels/block16.hpp"
+#include "core/kernels/common_width.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
@@ -95,8 +96,8 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
   require_attention_shape(s, "attention_forward");
   const int64_t Tn = s.len;
   const int D = s.width;
-  const int dh = D / s.heads;
-  const int64_t dhp = pad16(dh), Tp = pad16(Tn);
+  const int dh_arg = D / s.heads;
+  const int64_t Tp = pad16(Tn);
   const int64_t row = 3 * D;
   const int64_t qkv_count = s.batch * Tn * row, o_count = s.batch * Tn * D;
   const int64_t probs_count = s.batch * s.heads * Tn * Tp;
@@ -106,34 +107,38 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
                    "attention_forward", "o and probs may not alias qkv or each other");
   const T scale = T(s.scale);
   parallel_for(s.batch * s.heads, [&](int64_t task) {
-    const int64_t b = task / s.heads;
-    const int h = static_cast<int>(task % s.heads);
-    const T* base = qkv + b * Tn * row + h * dh;
-    T* buf = scratch<T>(ScratchUse::attention_head, 3 * Tn * dhp + dh * Tp);
-    T* Q = buf;            // (T, dhp)
-    T* Kt = Q + Tn * dhp;  // (dh, Tp) keys transposed
-    T* V = Kt + dh * Tp;   // (T, dhp)
-    T* O = V + Tn * dhp;   // (T, dhp)
-    gather_rows(base, row, Tn, dh, dhp, Q);
-    gather_transposed(base + D, row, Tn, dh, Tp, Kt);
-    gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
-    T* P = probs + task * Tn * Tp;  // (T, Tp) for this (b, h)
-    for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
-      const int64_t jend_group = s.causal ? i0 + rows : Tn;
-      const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
-      T* Pg = P + i0 * Tp;
-      rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
-        T* p = Pg + r * Tp;
-        softmax_row(p, jend, jp, scale);
-        std::fill(p + jp, p + Tp, T(0));
+    with_head_width(dh_arg, [&](auto known) {
+      const int dh = decltype(known)::value > 0 ? decltype(known)::value : dh_arg;
+      const int64_t dhp = pad16(dh);
+      const int64_t b = task / s.heads;
+      const int h = static_cast<int>(task % s.heads);
+      const T* base = qkv + b * Tn * row + h * dh;
+      T* buf = scratch<T>(ScratchUse::attention_head, 3 * Tn * dhp + dh * Tp);
+      T* Q = buf;            // (T, dhp)
+      T* Kt = Q + Tn * dhp;  // (dh, Tp) keys transposed
+      T* V = Kt + dh * Tp;   // (T, dhp)
+      T* O = V + Tn * dhp;   // (T, dhp)
+      gather_rows(base, row, Tn, dh, dhp, Q);
+      gather_transposed(base + D, row, Tn, dh, Tp, Kt);
+      gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
+      T* P = probs + task * Tn * Tp;  // (T, Tp) for this (b, h)
+      for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
+        const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
+        const int64_t jend_group = s.causal ? i0 + rows : Tn;
+        const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
+        T* Pg = P + i0 * Tp;
+        rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
+          T* p = Pg + r * Tp;
+          softmax_row(p, jend, jp, scale);
+          std::fill(p + jp, p + Tp, T(0));
+        }
+        // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
+        rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
       }
-      // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
-      rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
-    }
-    scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
+      scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
+    });
   });
 }
 
@@ -143,8 +148,8 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
   require_attention_shape(s, "attention_backward");
   const int64_t Tn = s.len;
   const int D = s.width;
-  const int dh = D / s.heads;
-  const int64_t dhp = pad16(dh), Tp = pad16(Tn);
+  const int dh_arg = D / s.heads;
+  const int64_t Tp = pad16(Tn);
   const int64_t row = 3 * D;
   const int64_t qkv_count = s.batch * Tn * row;
   require_contract(!ranges_overlap<T>(dqkv, qkv_count, qkv, qkv_count) &&
@@ -153,53 +158,58 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
                    "attention_backward", "dqkv may not alias qkv, probs or d_o");
   const T scale = T(s.scale);
   parallel_for(s.batch * s.heads, [&](int64_t task) {
-    const int64_t b = task / s.heads;
-    const int h = static_cast<int>(task % s.heads);
-    const T* base = qkv + b * Tn * row + h * dh;
-    T* buf = scratch<T>(ScratchUse::attention_head, 6 * Tn * dhp + dh * Tp + Tn * Tp);
-    T* Q = buf;             // (T, dhp)
-    T* K = Q + Tn * dhp;    // (T, dhp)
-    T* Vt = K + Tn * dhp;   // (dh, Tp) values transposed
-    T* dO = Vt + dh * Tp;   // (T, dhp)
-    T* dQ = dO + Tn * dhp;  // (T, dhp)
-    T* dK = dQ + Tn * dhp;  // (T, dhp)
-    T* dV = dK + Tn * dhp;  // (T, dhp)
-    T* dS = dV + Tn * dhp;  // (T, Tp), zero beyond each row's keys
-    gather_rows(base, row, Tn, dh, dhp, Q);
-    gather_rows(base + D, row, Tn, dh, dhp, K);
-    gather_transposed(base + 2 * D, row, Tn, dh, Tp, Vt);
-    gather_rows(d_o + b * Tn * D + h * dh, D, Tn, dh, dhp, dO);
-    const T* P = probs + task * Tn * Tp;  // zero beyond each row's keys
-    for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
-      const int64_t jend_group = s.causal ? i0 + rows : Tn;
-      const int64_t jp = pad16(jend_group);
-      // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
-      rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* p = P + (i0 + r) * Tp;
-        T* ds = dS + (i0 + r) * Tp;
-        // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
-        Block16<T> lanes = {};
-        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
-        const T weighted = sum_of_lanes<T>(lanes);
-        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-          const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
-          std::memcpy(ds + k0, &v, sizeof(v));
+    with_head_width(dh_arg, [&](auto known) {
+      const int dh = decltype(known)::value > 0 ? decltype(known)::value : dh_arg;
+      const int64_t dhp = pad16(dh);
+      const int64_t b = task / s.heads;
+      const int h = static_cast<int>(task % s.heads);
+      const T* base = qkv + b * Tn * row + h * dh;
+      T* buf = scratch<T>(ScratchUse::attention_head, 6 * Tn * dhp + dh * Tp + Tn * Tp);
+      T* Q = buf;             // (T, dhp)
+      T* K = Q + Tn * dhp;    // (T, dhp)
+      T* Vt = K + Tn * dhp;   // (dh, Tp) values transposed
+      T* dO = Vt + dh * Tp;   // (T, dhp)
+      T* dQ = dO + Tn * dhp;  // (T, dhp)
+      T* dK = dQ + Tn * dhp;  // (T, dhp)
+      T* dV = dK + Tn * dhp;  // (T, dhp)
+      T* dS = dV + Tn * dhp;  // (T, Tp), zero beyond each row's keys
+      gather_rows(base, row, Tn, dh, dhp, Q);
+      gather_rows(base + D, row, Tn, dh, dhp, K);
+      gather_transposed(base + 2 * D, row, Tn, dh, Tp, Vt);
+      gather_rows(d_o + b * Tn * D + h * dh, D, Tn, dh, dhp, dO);
+      const T* P = probs + task * Tn * Tp;  // zero beyond each row's keys
+      for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
+        const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
+        const int64_t jend_group = s.causal ? i0 + rows : Tn;
+        const int64_t jp = pad16(jend_group);
+        // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
+        rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* p = P + (i0 + r) * Tp;
+          T* ds = dS + (i0 + r) * Tp;
+          // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
+          Block16<T> lanes = {};
+          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
+          const T weighted = sum_of_lanes<T>(lanes);
+          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
+            const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
+            std::memcpy(ds + k0, &v, sizeof(v));
+          }
+          std::fill(ds + jp, ds + Tp, T(0));
         }
-        std::fill(ds + jp, ds + Tp, T(0));
+        // dq_i = Σ_j dS_ij k_j.
+        rows_times_mat(rows, dS + i0 * Tp, Tp, 1, false, jend_group, K, dhp, dhp, dQ + i0 * dhp,
+                       dhp);
       }
-      // dq_i = Σ_j dS_ij k_j.
-      rows_times_mat(rows, dS + i0 * Tp, Tp, 1, false, jend_group, K, dhp, dhp, dQ + i0 * dhp, dhp);
-    }
-    // dk_j = Σ_i dS_ij q_i and dv_j = Σ_i P_ij do_i: the transposes of dS and P times Q and
-    // dO; causal terms with i < j are zero and skipped group by group.
-    rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
-    rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
-    T* out = dqkv + b * Tn * row + h * dh;
-    scatter_rows(dQ, dhp, Tn, dh, out, row);
-    scatter_rows(dK, dhp, Tn, dh, out + D, row);
-    scatter_rows(dV, dhp, Tn, dh, out + 2 * D, row);
+      // dk_j = Σ_i dS_ij q_i and dv_j = Σ_i P_ij do_i: the transposes of dS and P times Q and
+      // dO; causal terms with i < j are zero and skipped group by group.
+      rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
+      rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
+      T* out = dqkv + b * Tn * row + h * dh;
+      scatter_rows(dQ, dhp, Tn, dh, out, row);
+      scatter_rows(dK, dhp, Tn, dh, out + D, row);
+      scatter_rows(dV, dhp, Tn, dh, out + 2 * D, row);
+    });
   });
 }
 

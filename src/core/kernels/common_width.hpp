@@ -29,4 +29,12 @@ inline void with_study_width(int D, F&& f) {
   with_width_among<15, 31, 32, 64, 128>(D, f);
 }
 
+// The head widths of the studies' models (15 and 31: one head of the post-norm paper's minimal
+// and maximum retrieval models; 16: two heads of 32 and four of 64; 32, 64), for the attention
+// kernels.
+template <typename F>
+inline void with_head_width(int dh, F&& f) {
+  with_width_among<15, 16, 31, 32, 64>(dh, f);
+}
+
 }  // namespace normlab

@@ -43,6 +43,12 @@ std::vector<AttnCase> cases() {
       out.push_back({T, 6, 3, causal});
       out.push_back({T, 8, 2, causal});
     }
+    // Head widths compiled as constants (with_head_width): 15, 16, 31, 32 and 64.
+    out.push_back({5, 15, 1, causal});
+    out.push_back({5, 32, 2, causal});
+    out.push_back({5, 31, 1, causal});
+    out.push_back({5, 64, 2, causal});
+    out.push_back({3, 64, 1, causal});
   }
   return out;
 }
