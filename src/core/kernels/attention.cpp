@@ -75,6 +75,17 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
   for (int64_t j = 0; j < jp; ++j) s[j] *= inv;
 }
 
+// Runs f(known, b, h) for every (sequence b, head h) of s in parallel, known the head width as
+// with_head_width gives it (a constant for the studies' head widths).
+template <typename F>
+void for_each_head(const AttentionShape& s, F&& f) {
+  parallel_for(s.batch * s.heads, [&](int64_t task) {
+    with_head_width(s.width / s.heads, [&](auto known) {
+      f(known, task / s.heads, static_cast<int>(task % s.heads));
+    });
+  });
+}
+
 // The sizes every attention kernel needs: heads divide the width.
 void require_attention_shape(const AttentionShape& s, const char* kernel) {
   require_contract(
@@ -106,39 +117,35 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
                        !ranges_overlap<T>(probs, probs_count, o, o_count),
                    "attention_forward", "o and probs may not alias qkv or each other");
   const T scale = T(s.scale);
-  parallel_for(s.batch * s.heads, [&](int64_t task) {
-    with_head_width(dh_arg, [&](auto known) {
-      const int dh = decltype(known)::value > 0 ? decltype(known)::value : dh_arg;
-      const int64_t dhp = pad16(dh);
-      const int64_t b = task / s.heads;
-      const int h = static_cast<int>(task % s.heads);
-      const T* base = qkv + b * Tn * row + h * dh;
-      T* buf = scratch<T>(ScratchUse::attention_head, 3 * Tn * dhp + dh * Tp);
-      T* Q = buf;            // (T, dhp)
-      T* Kt = Q + Tn * dhp;  // (dh, Tp) keys transposed
-      T* V = Kt + dh * Tp;   // (T, dhp)
-      T* O = V + Tn * dhp;   // (T, dhp)
-      gather_rows(base, row, Tn, dh, dhp, Q);
-      gather_transposed(base + D, row, Tn, dh, Tp, Kt);
-      gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
-      T* P = probs + task * Tn * Tp;  // (T, Tp) for this (b, h)
-      for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-        const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
-        const int64_t jend_group = s.causal ? i0 + rows : Tn;
-        const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
-        T* Pg = P + i0 * Tp;
-        rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
-          T* p = Pg + r * Tp;
-          softmax_row(p, jend, jp, scale);
-          std::fill(p + jp, p + Tp, T(0));
-        }
-        // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
-        rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
+  for_each_head(s, [&](auto known, int64_t b, int h) {
+    const int dh = width_or(known, dh_arg);
+    const int64_t dhp = pad16(dh);
+    const T* base = qkv + b * Tn * row + h * dh;
+    T* buf = scratch<T>(ScratchUse::attention_head, 3 * Tn * dhp + dh * Tp);
+    T* Q = buf;            // (T, dhp)
+    T* Kt = Q + Tn * dhp;  // (dh, Tp) keys transposed
+    T* V = Kt + dh * Tp;   // (T, dhp)
+    T* O = V + Tn * dhp;   // (T, dhp)
+    gather_rows(base, row, Tn, dh, dhp, Q);
+    gather_transposed(base + D, row, Tn, dh, Tp, Kt);
+    gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
+    T* P = probs + (b * s.heads + h) * Tn * Tp;  // (T, Tp) for this (b, h)
+    for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
+      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
+      const int64_t jend_group = s.causal ? i0 + rows : Tn;
+      const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
+      T* Pg = P + i0 * Tp;
+      rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
+        T* p = Pg + r * Tp;
+        softmax_row(p, jend, jp, scale);
+        std::fill(p + jp, p + Tp, T(0));
       }
-      scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
-    });
+      // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
+      rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
+    }
+    scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
   });
 }
 
@@ -157,59 +164,54 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
                        !ranges_overlap<T>(dqkv, qkv_count, d_o, s.batch * Tn * D),
                    "attention_backward", "dqkv may not alias qkv, probs or d_o");
   const T scale = T(s.scale);
-  parallel_for(s.batch * s.heads, [&](int64_t task) {
-    with_head_width(dh_arg, [&](auto known) {
-      const int dh = decltype(known)::value > 0 ? decltype(known)::value : dh_arg;
-      const int64_t dhp = pad16(dh);
-      const int64_t b = task / s.heads;
-      const int h = static_cast<int>(task % s.heads);
-      const T* base = qkv + b * Tn * row + h * dh;
-      T* buf = scratch<T>(ScratchUse::attention_head, 6 * Tn * dhp + dh * Tp + Tn * Tp);
-      T* Q = buf;             // (T, dhp)
-      T* K = Q + Tn * dhp;    // (T, dhp)
-      T* Vt = K + Tn * dhp;   // (dh, Tp) values transposed
-      T* dO = Vt + dh * Tp;   // (T, dhp)
-      T* dQ = dO + Tn * dhp;  // (T, dhp)
-      T* dK = dQ + Tn * dhp;  // (T, dhp)
-      T* dV = dK + Tn * dhp;  // (T, dhp)
-      T* dS = dV + Tn * dhp;  // (T, Tp), zero beyond each row's keys
-      gather_rows(base, row, Tn, dh, dhp, Q);
-      gather_rows(base + D, row, Tn, dh, dhp, K);
-      gather_transposed(base + 2 * D, row, Tn, dh, Tp, Vt);
-      gather_rows(d_o + b * Tn * D + h * dh, D, Tn, dh, dhp, dO);
-      const T* P = probs + task * Tn * Tp;  // zero beyond each row's keys
-      for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
-        const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
-        const int64_t jend_group = s.causal ? i0 + rows : Tn;
-        const int64_t jp = pad16(jend_group);
-        // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
-        rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
-        for (int64_t r = 0; r < rows; ++r) {
-          const T* p = P + (i0 + r) * Tp;
-          T* ds = dS + (i0 + r) * Tp;
-          // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
-          Block16<T> lanes = {};
-          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
-          const T weighted = sum_of_lanes<T>(lanes);
-          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-            const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
-            std::memcpy(ds + k0, &v, sizeof(v));
-          }
-          std::fill(ds + jp, ds + Tp, T(0));
+  for_each_head(s, [&](auto known, int64_t b, int h) {
+    const int dh = width_or(known, dh_arg);
+    const int64_t dhp = pad16(dh);
+    const T* base = qkv + b * Tn * row + h * dh;
+    T* buf = scratch<T>(ScratchUse::attention_head, 6 * Tn * dhp + dh * Tp + Tn * Tp);
+    T* Q = buf;             // (T, dhp)
+    T* K = Q + Tn * dhp;    // (T, dhp)
+    T* Vt = K + Tn * dhp;   // (dh, Tp) values transposed
+    T* dO = Vt + dh * Tp;   // (T, dhp)
+    T* dQ = dO + Tn * dhp;  // (T, dhp)
+    T* dK = dQ + Tn * dhp;  // (T, dhp)
+    T* dV = dK + Tn * dhp;  // (T, dhp)
+    T* dS = dV + Tn * dhp;  // (T, Tp), zero beyond each row's keys
+    gather_rows(base, row, Tn, dh, dhp, Q);
+    gather_rows(base + D, row, Tn, dh, dhp, K);
+    gather_transposed(base + 2 * D, row, Tn, dh, Tp, Vt);
+    gather_rows(d_o + b * Tn * D + h * dh, D, Tn, dh, dhp, dO);
+    const T* P = probs + (b * s.heads + h) * Tn * Tp;  // zero beyond each row's keys
+    for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
+      const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
+      const int64_t jend_group = s.causal ? i0 + rows : Tn;
+      const int64_t jp = pad16(jend_group);
+      // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
+      rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* p = P + (i0 + r) * Tp;
+        T* ds = dS + (i0 + r) * Tp;
+        // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
+        Block16<T> lanes = {};
+        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
+        const T weighted = sum_of_lanes<T>(lanes);
+        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
+          const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
+          std::memcpy(ds + k0, &v, sizeof(v));
         }
-        // dq_i = Σ_j dS_ij k_j.
-        rows_times_mat(rows, dS + i0 * Tp, Tp, 1, false, jend_group, K, dhp, dhp, dQ + i0 * dhp,
-                       dhp);
+        std::fill(ds + jp, ds + Tp, T(0));
       }
-      // dk_j = Σ_i dS_ij q_i and dv_j = Σ_i P_ij do_i: the transposes of dS and P times Q and
-      // dO; causal terms with i < j are zero and skipped group by group.
-      rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
-      rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
-      T* out = dqkv + b * Tn * row + h * dh;
-      scatter_rows(dQ, dhp, Tn, dh, out, row);
-      scatter_rows(dK, dhp, Tn, dh, out + D, row);
-      scatter_rows(dV, dhp, Tn, dh, out + 2 * D, row);
-    });
+      // dq_i = Σ_j dS_ij k_j.
+      rows_times_mat(rows, dS + i0 * Tp, Tp, 1, false, jend_group, K, dhp, dhp, dQ + i0 * dhp, dhp);
+    }
+    // dk_j = Σ_i dS_ij q_i and dv_j = Σ_i P_ij do_i: the transposes of dS and P times Q and
+    // dO; causal terms with i < j are zero and skipped group by group.
+    rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
+    rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
+    T* out = dqkv + b * Tn * row + h * dh;
+    scatter_rows(dQ, dhp, Tn, dh, out, row);
+    scatter_rows(dK, dhp, Tn, dh, out + D, row);
+    scatter_rows(dV, dhp, Tn, dh, out + 2 * D, row);
   });
 }
 

@@ -71,7 +71,7 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
   const T* q = query_times_gain(w, g, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     with_common_width(D, [&](auto width) {
-      const int W = decltype(width)::value > 0 ? decltype(width)::value : D;
+      const int W = width_or(width, D);
       for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
         const int C = std::min(kSourcesPerPass, K - k0);
         for (int64_t n = n0; n < n1; ++n) {
@@ -162,7 +162,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
     with_common_width(D, [&](auto width) {
       // D as a constant where it is a common width: the dot products and the row update
       // unroll completely (the loops over a run-time D made it about 20% slower at D = 64).
-      const int W = decltype(width)::value > 0 ? decltype(width)::value : D;
+      const int W = width_or(width, D);
       for (int k = 0; k < K; ++k) {
         const T* rk = rstd[k];
         for (int64_t n = n0; n < n1; ++n) {

@@ -16,6 +16,12 @@ inline void with_width_among(int D, F&& f) {
   if (!known) f(std::integral_constant<int, 0>{});
 }
 
+// The width a kernel body runs with: the known constant W, or the run-time width when W = 0.
+template <int W>
+constexpr int width_or(std::integral_constant<int, W>, int runtime) {
+  return W > 0 ? W : runtime;
+}
+
 // The widths of the studies' deeper models (docs/attnres.md): 32, 64 and 128.
 template <typename F>
 inline void with_common_width(int D, F&& f) {

@@ -89,7 +89,7 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const
   const Block16<T> lanes = lane_indices<T>();
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     with_study_width(D_arg, [&](auto width) {
-      const int D = decltype(width)::value > 0 ? decltype(width)::value : D_arg;
+      const int D = width_or(width, D_arg);
       for (int64_t n = n0; n < n1; ++n) {
         const T* xr = x + n * D;
         T* yr = y + n * D;
@@ -149,7 +149,7 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, c
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     T* part = width > 0 ? partial_base + s * width : nullptr;
     with_study_width(D_arg, [&](auto known) {
-      const int D = decltype(known)::value > 0 ? decltype(known)::value : D_arg;
+      const int D = width_or(known, D_arg);
       for (int64_t n = n0; n < n1; ++n) {
         const T* xr = x + n * D;
         const T* dyr = dy + n * D;
