@@ -1,11 +1,16 @@
 // `normlab claims list|run`: the claims ledger (docs/claims.md).
 //
-//   normlab claims list [--paper P] [--ledger FILE] [--claims DIR]
-//       one line per claim: id, arXiv id, verdict in the ledger file (default
-//       docs/claims.json, the committed full-tier ledger) or "not run", the sentence
+//   normlab claims list [--paper P] [--ledger FILE]... [--claims DIR]
+//       one line per claim: id, arXiv id, verdict in the ledger files (default the committed
+//       full-tier ledger: docs/claims.json, or while the papers' full tiers are committed one
+//       by one, every docs/claims-full-*.json) or "not run", the sentence
 //   normlab claims run [--tier T] [--paper P] [--claim ID] [--out DIR] [--jobs N] [--claims DIR]
+//                      [--tables DIR] [--decide-only]
 //       runs each selected claim's study at the tier (reusing finished runs), decides every
-//       claim, writes OUT/claims.json and OUT/claims.md (default OUT results/claims-TIER)
+//       claim, writes OUT/claims.json and OUT/claims.md (default OUT results/claims-TIER);
+//       --tables keeps a copy of each finished study's tables, --decide-only decides from
+//       study folders already in OUT (such copies) without running anything
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -25,14 +30,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// id → verdict of a claims.json; empty when the file does not exist.
-std::map<std::string, std::string> ledger_verdicts(const fs::path& file) {
-  std::map<std::string, std::string> out;
-  if (!fs::exists(file)) return out;
+// The committed full-tier ledger: docs/claims.json once every paper's full tier is in one
+// ledger; until then each paper's own, docs/claims-full-ARXIV.json.
+std::vector<std::string> committed_ledgers() {
+  if (fs::exists("docs/claims.json")) return {"docs/claims.json"};
+  std::vector<std::string> files;
+  if (!fs::is_directory("docs")) return files;
+  for (const fs::directory_entry& e : fs::directory_iterator("docs")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("claims-full-", 0) == 0 && e.path().extension() == ".json") {
+      files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// id → verdict of a claims.json, added to `out` (a claim already there keeps its verdict);
+// nothing when the file does not exist.
+void read_ledger_verdicts(const fs::path& file, std::map<std::string, std::string>& out) {
+  if (!fs::exists(file)) return;
   try {
     const nlohmann::json j = nlohmann::json::parse(read_file(file));
     for (const nlohmann::json& c : j.at("claims")) {
-      out[c.at("id").get<std::string>()] = c.at("verdict").get<std::string>();
+      out.emplace(c.at("id").get<std::string>(), c.at("verdict").get<std::string>());
     }
   } catch (const nlohmann::json::exception&) {
     throw InputError(
@@ -40,13 +61,14 @@ std::map<std::string, std::string> ledger_verdicts(const fs::path& file) {
                     "expected the claims.json that `normlab claims run` writes",
                     file.string()));
   }
-  return out;
 }
 
-void list_claims(const fs::path& claims_dir, const std::string& paper, const fs::path& ledger) {
+void list_claims(const fs::path& claims_dir, const std::string& paper,
+                 const std::vector<std::string>& ledgers) {
   const std::vector<claims::Claim> selected =
       claims::select_claims(claims::read_ledger(claims_dir), paper, "");
-  const std::map<std::string, std::string> verdicts = ledger_verdicts(ledger);
+  std::map<std::string, std::string> verdicts;
+  for (const std::string& file : ledgers) read_ledger_verdicts(file, verdicts);
   size_t width = 0;
   for (const claims::Claim& c : selected) width = std::max(width, c.id.size());
   for (const claims::Claim& c : selected) {
@@ -65,14 +87,18 @@ void add_claims_command(CLI::App& app) {
 
   auto* list = claims_cmd->add_subcommand("list", "One line per claim with its ledger verdict");
   auto list_paper = std::make_shared<std::string>();
-  auto list_ledger = std::make_shared<std::string>("docs/claims.json");
+  auto list_ledgers = std::make_shared<std::vector<std::string>>();
   auto list_dir = std::make_shared<std::string>("claims");
   list->add_option("--paper", *list_paper, "Only this paper (arXiv id, e.g. 2510.08341)");
-  list->add_option("--ledger", *list_ledger,
-                   "claims.json whose verdicts to show (default docs/claims.json, the committed "
-                   "full-tier ledger)");
+  list->add_option("--ledger", *list_ledgers,
+                   "claims.json whose verdicts to show, repeatable (default the committed "
+                   "full-tier ledger: docs/claims.json, or every docs/claims-full-*.json while "
+                   "there is none)");
   list->add_option("--claims", *list_dir, "Folder of claims files (default claims)");
-  list->callback([=] { list_claims(*list_dir, *list_paper, *list_ledger); });
+  list->callback([=] {
+    list_claims(*list_dir, *list_paper,
+                list_ledgers->empty() ? committed_ledgers() : *list_ledgers);
+  });
 
   auto* run = claims_cmd->add_subcommand(
       "run",
@@ -89,15 +115,30 @@ void add_claims_command(CLI::App& app) {
   run->add_option("--claim", o->claim, "Only this claim (its id)");
   run->add_option("--out", *out, "Output folder (default results/claims-TIER)")
       ->check(non_empty_path());
-  run->add_option("--jobs", o->jobs, "Runs at a time inside each study (default: the file's)")
-      ->check(integer_in(train_limits::threads));
+  auto* jobs =
+      run->add_option("--jobs", o->jobs, "Runs at a time inside each study (default: the file's)")
+          ->check(integer_in(train_limits::threads));
   auto run_dir = std::make_shared<std::string>("claims");
   run->add_option("--claims", *run_dir, "Folder of claims files (default claims)");
+  auto tables = std::make_shared<std::string>();
+  auto* tables_option =
+      run->add_option(
+             "--tables", *tables,
+             "After each study finishes, copy its tables (the CSV, JSON, Markdown and TOML "
+             "files at the top of its folder) into DIR/<study folder>: what to keep when "
+             "the run folders cannot be")
+          ->check(non_empty_path());
+  run->add_flag("--decide-only", o->decide_only,
+                "Run no study: decide each claim from its study folder already in OUT (e.g. "
+                "tables kept with --tables); a study without its record there is 'not run'")
+      ->excludes(tables_option)
+      ->excludes(jobs);
   run->callback([=] {
     claims::LedgerOptions options = *o;
     options.claims_dir = *run_dir;
     options.out = out->empty() ? fs::path("results") / ("claims-" + options.tier) : fs::path(*out);
     options.program = fs::read_symlink("/proc/self/exe");
+    options.tables = *tables;
     const claims::LedgerResult r = claims::run_ledger(options);
     write_file_atomic(options.out / "claims.json", claims::to_json(r).dump(2) + "\n");
     write_file_atomic(options.out / "claims.md", claims::to_markdown(r));
@@ -108,7 +149,7 @@ void add_claims_command(CLI::App& app) {
     std::printf("\nwrote %s/claims.json, claims.md\n", options.out.string().c_str());
     std::vector<std::string> failed;
     for (const claims::StudyRun& s : r.studies) {
-      if (!s.ok) failed.push_back(s.file.string());
+      if (s.ran && !s.ok) failed.push_back(s.file.string());
     }
     if (!failed.empty()) {
       throw InputError(fmt::format("study failed: {}; its claims are marked 'study failed'",

@@ -1,6 +1,8 @@
 // `normlab claims run`: makes sure every selected claim's study has run at the tier (with the
 // claim's --set overrides), decides every claim, and writes OUT/claims.json and OUT/claims.md
-// (docs/claims.md).
+// (docs/claims.md). Each study that ran leaves FOLDER/ledger_study.json (its command, wall time
+// and status), so that its tables alone, kept after the run folders are gone, can be decided
+// again with `--decide-only`.
 #pragma once
 
 #include <filesystem>
@@ -23,23 +25,29 @@ struct StudyRun {
   std::vector<std::string> args;  // after the program: run FILE [--tier T] [--set S]... --out DIR
   double seconds = 0;
   bool ok = false;
+  bool ran = true;              // false: --decide-only found no FOLDER/ledger_study.json
   std::string failure;          // why it did not finish
+  std::string recorded;         // the command FOLDER/ledger_study.json recorded ("" = args)
   std::string command() const;  // "normlab run ...", shell-quoted where needed
+  std::string status() const;   // "done", "failed: WHY" or "not run"
 };
 
 struct ClaimOutcome {
   Claim claim;
   size_t study = 0;     // index into LedgerResult::studies
-  std::string verdict;  // reproduced, contradicted, inconclusive; "error" or "study failed"
+  std::string verdict;  // reproduced, contradicted, inconclusive; "error", "study failed" or
+                        // "not run"
   std::string reason;   // the decision's reason, or the error
   ClaimEvaluation evaluation;
 };
 
 struct LedgerResult {
   std::string tier;
+  bool decide_only = false;  // decided from kept study folders, none of them run
   std::vector<StudyRun> studies;
   std::vector<ClaimOutcome> claims;
-  bool all_decided() const;  // every claim has reproduced, contradicted or inconclusive
+  // every claim has reproduced, contradicted or inconclusive, or (--decide-only) not run
+  bool all_decided() const;
 };
 
 struct LedgerOptions {
@@ -50,7 +58,18 @@ struct LedgerOptions {
   std::filesystem::path out;      // default results/claims-TIER
   std::filesystem::path program;  // the normlab binary
   int jobs = 0;                   // passed to `normlab run --jobs` when > 0
+  bool decide_only = false;       // start no study; decide from the folders already in `out`
+  std::filesystem::path tables;   // "" or where each finished study's tables are copied
 };
+
+// The record a study leaves in its folder when the ledger has run it, and the files that make
+// up its tables (every CSV, JSON, Markdown and TOML file at the top of the folder: no run
+// folders, no results store, no figures).
+inline constexpr const char* kStudyRecord = "ledger_study.json";
+std::vector<std::filesystem::path> study_tables(const std::filesystem::path& folder);
+
+// Copies study_tables(folder) into `dest` (created), each file written atomically.
+void copy_study_tables(const std::filesystem::path& folder, const std::filesystem::path& dest);
 
 // The claims of `papers` selected by arXiv id and claim id (empty = all); UsageError naming
 // what exists when the selection is empty.
@@ -61,7 +80,8 @@ std::vector<Claim> select_claims(const std::vector<Paper>& papers, const std::st
 StudyRun plan_study(const std::filesystem::path& file, const std::vector<std::string>& sets,
                     const std::string& tier, const std::filesystem::path& out, int jobs);
 
-// Runs the studies (printing each one's wall time) and decides the claims.
+// Runs the studies (printing each one's wall time) and decides the claims; with
+// `decide_only`, reads each study's record instead of running it.
 LedgerResult run_ledger(const LedgerOptions& options);
 
 nlohmann::json to_json(const LedgerResult& r);

@@ -12,8 +12,10 @@
 
 #include <toml++/toml.h>
 
+#include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment_overrides.hpp"
+#include "normlab/provenance.hpp"
 #include "normlab/toml_reader.hpp"
 
 extern char** environ;
@@ -55,17 +57,86 @@ bool decided(const std::string& verdict) {
   return verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive";
 }
 
+// Starts the study as a child process, times it, and leaves its record in its folder.
+void run_study(StudyRun& s, const fs::path& program) {
+  std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(), s.command().c_str());
+  const auto start = std::chrono::steady_clock::now();
+  const int status = run_child(program, s.args);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!s.ok) {
+    s.failure = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                    : fmt::format("exit code {}", WEXITSTATUS(status));
+  }
+  std::printf("study %s: %.1f s wall%s\n", s.folder.filename().string().c_str(), s.seconds,
+              s.ok ? "" : (" — FAILED (" + s.failure + ")").c_str());
+  std::fflush(stdout);
+  if (!fs::is_directory(s.folder)) return;  // refused before it made its folder
+  const nlohmann::json record{
+      {"command", s.command()},   {"seconds", s.seconds}, {"ok", s.ok},    {"failure", s.failure},
+      {"finished_at", utc_now()}, {"tier", s.tier},       {"sets", s.sets}};
+  write_file_atomic(s.folder / kStudyRecord, record.dump(2) + "\n");
+}
+
+// --decide-only: the study as its record describes it; not run when it has none.
+void read_study_record(StudyRun& s) {
+  const fs::path file = s.folder / kStudyRecord;
+  if (!fs::exists(file)) {
+    s.ran = false;
+    s.ok = false;
+    return;
+  }
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(file));
+    s.recorded = j.at("command").get<std::string>();
+    s.seconds = j.at("seconds").get<double>();
+    s.ok = j.at("ok").get<bool>();
+    s.failure = j.at("failure").get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format(
+        "{}: not a study record (command, seconds, ok and failure, as `normlab claims run` "
+        "writes them)",
+        file.string()));
+  }
+}
+
 }  // namespace
 
 std::string StudyRun::command() const {
+  if (!recorded.empty()) return recorded;
   std::string out = "normlab";
   for (const std::string& a : args) out += " " + shell_quoted(a);
   return out;
 }
 
+std::string StudyRun::status() const {
+  if (!ran) return "not run";
+  return ok ? "done" : "failed: " + failure;
+}
+
+std::vector<fs::path> study_tables(const fs::path& folder) {
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() &&
+        (ext == ".csv" || ext == ".json" || ext == ".md" || ext == ".toml")) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void copy_study_tables(const fs::path& folder, const fs::path& dest) {
+  fs::create_directories(dest);
+  for (const fs::path& f : study_tables(folder)) {
+    write_file_atomic(dest / f.filename(), read_file(f));
+  }
+}
+
 bool LedgerResult::all_decided() const {
   for (const ClaimOutcome& c : claims) {
-    if (!decided(c.verdict)) return false;
+    if (!decided(c.verdict) && c.verdict != "not run") return false;
   }
   return true;
 }
@@ -118,6 +189,7 @@ LedgerResult run_ledger(const LedgerOptions& o) {
   const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
   LedgerResult r;
   r.tier = o.tier;
+  r.decide_only = o.decide_only;
   const fs::path out = o.out.empty() ? fs::path("results") / ("claims-" + o.tier) : o.out;
   for (const Claim& c : claims) {
     ClaimOutcome outcome;
@@ -149,23 +221,22 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       std::fprintf(stderr, "study %s: FAILED: %s\n", s.file.string().c_str(), s.failure.c_str());
       continue;
     }
-    std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(),
-                 s.command().c_str());
-    const auto start = std::chrono::steady_clock::now();
-    const int status = run_child(o.program, s.args);
-    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!s.ok) {
-      s.failure = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                      : fmt::format("exit code {}", WEXITSTATUS(status));
+    if (o.decide_only) {
+      read_study_record(s);
+      continue;
     }
-    std::printf("study %s: %.1f s wall%s\n", s.folder.filename().string().c_str(), s.seconds,
-                s.ok ? "" : (" — FAILED (" + s.failure + ")").c_str());
-    std::fflush(stdout);
+    run_study(s, o.program);
+    if (s.ok && !o.tables.empty()) copy_study_tables(s.folder, o.tables / s.folder.filename());
   }
 
   for (ClaimOutcome& c : r.claims) {
     const StudyRun& s = r.studies[c.study];
+    if (!s.ran) {
+      c.verdict = "not run";
+      c.reason =
+          fmt::format("{} has no {}: the study has not run there", s.folder.string(), kStudyRecord);
+      continue;
+    }
     if (!s.ok) {
       c.verdict = "study failed";
       c.reason = fmt::format("{}: {}", s.command(), s.failure);

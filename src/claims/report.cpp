@@ -33,6 +33,7 @@ nlohmann::json to_json(const LedgerResult& r) {
                        {"command", s.command()},
                        {"seconds", s.seconds},
                        {"ok", s.ok},
+                       {"status", s.status()},
                        {"failure", s.failure}});
   }
   nlohmann::json claims = nlohmann::json::array();
@@ -64,14 +65,26 @@ nlohmann::json to_json(const LedgerResult& r) {
                       {"command", s.command()},
                       {"choice", c.claim.choice}});
   }
-  return {{"tier", r.tier}, {"studies", studies}, {"claims", claims}};
+  return {
+      {"tier", r.tier}, {"decide_only", r.decide_only}, {"studies", studies}, {"claims", claims}};
 }
 
 std::string to_markdown(const LedgerResult& r) {
+  const std::string how =
+      r.decide_only
+          ? fmt::format(
+                "Written by `normlab claims run --tier {} --decide-only` (docs/claims.md) from "
+                "the studies' kept tables; each study's command and wall time are those of the "
+                "ledger run that ran it. Every verdict comes from that decision, none is set by "
+                "hand.",
+                r.tier)
+          : fmt::format(
+                "Written by `normlab claims run --tier {}` (docs/claims.md); every verdict comes "
+                "from that run, none is set by hand.",
+                r.tier);
   std::string md = fmt::format(
       "# Claims ledger, tier {}\n\n"
-      "Written by `normlab claims run --tier {}` (docs/claims.md); every verdict comes from that "
-      "run, none is set by hand. Effect: the mean over pairs (seeds) of Σ weight · "
+      "{} Effect: the mean over pairs (seeds) of Σ weight · "
       "reduce(rows); interval: 95% Student t over the pairs (the range of the values for a "
       "deterministic claim). A claim is *reproduced* when the interval lies on the side the "
       "paper claims (or inside its band), *contradicted* when it lies on the other side (or "
@@ -79,7 +92,7 @@ std::string to_markdown(const LedgerResult& r) {
       "details below; each study's own tables follow the claims.\n\n"
       "| claim | paper | verdict | effect [95% interval] | n | command |\n"
       "| --- | --- | --- | --- | --- | --- |\n",
-      r.tier, r.tier);
+      r.tier, how);
   for (const ClaimOutcome& c : r.claims) {
     const PairStatistic& st = c.evaluation.statistic;
     md += fmt::format("| {} | {} | {} | {} [{}, {}] | {} | `{}` |\n", cell(c.claim.id),
@@ -88,8 +101,8 @@ std::string to_markdown(const LedgerResult& r) {
   }
   md += "\n## Studies\n\n| study | wall time | status |\n| --- | --- | --- |\n";
   for (const StudyRun& s : r.studies) {
-    md += fmt::format("| `{}` | {:.1f} s | {} |\n", cell(s.command()), s.seconds,
-                      s.ok ? "done" : cell("failed: " + s.failure));
+    md += fmt::format("| `{}` | {} | {} |\n", cell(s.command()),
+                      s.ran ? fmt::format("{:.1f} s", s.seconds) : "–", cell(s.status()));
   }
   md += "\n## Claims\n";
   for (const ClaimOutcome& c : r.claims) {

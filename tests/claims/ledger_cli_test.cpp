@@ -51,9 +51,10 @@ expect = "negative"
 choice = "a toy: v = 8 and 300 steps"
 )");
   const fs::path out = tmp / "out";
-  const std::vector<std::string> args = {"claims", "run",       "--tier",
-                                         "quick",  "--claims",  (tmp / "claims").string(),
-                                         "--out",  out.string()};
+  const fs::path kept = tmp / "kept";
+  const std::vector<std::string> args = {
+      "claims", "run",        "--tier",   "quick",      "--claims", (tmp / "claims").string(),
+      "--out",  out.string(), "--tables", kept.string()};
   const auto r = run_normlab(args);
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   const fs::path study = out / "claims_tiny-quick__eval.samples=60";
@@ -111,6 +112,52 @@ choice = "a toy: v = 8 and 300 steps"
   list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(), "--ledger",
                       (tmp / "none.json").string()});
   EXPECT_NE(list.out.find("not run"), std::string::npos) << list.out;
+
+  // The kept tables alone decide the claim again, with the record of the run that made them.
+  const fs::path kept_study = kept / study.filename();
+  for (const char* f : {"experiment.json", "results.csv", "summary.md", "ledger_study.json"}) {
+    EXPECT_TRUE(fs::exists(kept_study / f)) << f;
+  }
+  EXPECT_FALSE(fs::exists(kept_study / "runs"));
+  EXPECT_FALSE(fs::exists(kept_study / "results.sqlite"));
+  const auto decided =
+      run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", kept.string(), "--decide-only"});
+  ASSERT_TRUE(decided.exited && decided.exit_code == 0) << decided.describe();
+  EXPECT_EQ(decided.err.find("study "), std::string::npos) << decided.err;  // nothing started
+  const auto from_tables = nlohmann::json::parse(testing::slurp(kept / "claims.json"));
+  EXPECT_EQ(from_tables["claims"][0]["verdict"], claim["verdict"]);
+  EXPECT_EQ(from_tables["claims"][0]["values"], claim["values"]);
+  EXPECT_EQ(from_tables["claims"][0]["command"], claim["command"]);
+  EXPECT_EQ(from_tables["studies"][0]["seconds"], second["studies"][0]["seconds"]);
+  EXPECT_EQ(from_tables["decide_only"], true);
+  EXPECT_NE(testing::slurp(kept / "claims.md").find("--decide-only"), std::string::npos);
+}
+
+// --decide-only on a folder without the study: the claim is "not run", nothing is trained.
+TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00003"
+[[claim]]
+id = "tiny.absent"
+sentence = "s"
+study = ")" + kStudy.string() + R"("
+terms = [{ filter = { variant = "pre" } }]
+expect = "negative"
+)");
+  const fs::path out = tmp / "out";
+  const auto r = run_normlab({"claims", "run", "--tier", "full", "--claims",
+                              (tmp / "claims").string(), "--out", out.string(), "--decide-only"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("not run       tiny.absent"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out / "claims_tiny-full"));
+  const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
+  EXPECT_EQ(ledger["claims"][0]["verdict"], "not run");
+  EXPECT_EQ(ledger["studies"][0]["status"], "not run");
+
+  const auto both = run_normlab({"claims", "run", "--claims", (tmp / "claims").string(), "--out",
+                                 out.string(), "--decide-only", "--jobs", "2"});
+  EXPECT_EQ(both.exit_code, 2) << both.describe();
 }
 
 TEST(ClaimsRun, FailedStudyExitsOneAndSaysWhich) {
@@ -149,6 +196,39 @@ TEST(ClaimsList, ShippedLedgerReads) {
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_NE(r.out.find("2510.08341"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2603.15031"), std::string::npos) << r.out;
+}
+
+// Without --ledger, the committed full-tier ledgers are read: every paper's own while there is
+// no docs/claims.json; a claim of a paper whose full tier is committed shows its verdict.
+TEST(ClaimsList, DefaultReadsTheCommittedPaperLedgers) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "docs" / "claims-full-0000.00004.json",
+                       R"({"claims": [{"id": "tiny.listed", "verdict": "contradicted"}]})");
+  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00004"
+[[claim]]
+id = "tiny.listed"
+sentence = "s"
+study = "x.toml"
+terms = [{ filter = { variant = "pre" } }]
+expect = "negative"
+[[claim]]
+id = "tiny.unlisted"
+sentence = "t"
+study = "x.toml"
+terms = [{ filter = { variant = "pre" } }]
+expect = "negative"
+)");
+  auto r = run_normlab({"claims", "list"}, {}, {}, tmp.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("tiny.listed    0000.00004  contradicted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tiny.unlisted  0000.00004  not run"), std::string::npos) << r.out;
+
+  // docs/claims.json, the whole ledger, replaces the papers' own once it exists.
+  testing::write_bytes(tmp / "docs" / "claims.json",
+                       R"({"claims": [{"id": "tiny.unlisted", "verdict": "reproduced"}]})");
+  r = run_normlab({"claims", "list"}, {}, {}, tmp.path().string());
+  EXPECT_NE(r.out.find("tiny.listed    0000.00004  not run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tiny.unlisted  0000.00004  reproduced"), std::string::npos) << r.out;
 }
 
 // A damaged ledger is named in one line without the JSON library's own text.

@@ -89,12 +89,14 @@ struct RunLimits {
 };
 inline constexpr RunLimits kHostileInputLimits{2'000'000, 60};
 
-// `env`: extra environment for the program, e.g. {"OPENBLAS_NUM_THREADS=2"}.
+// `env`: extra environment for the program, e.g. {"OPENBLAS_NUM_THREADS=2"}; `cwd`: the folder
+// it starts in ("" = the test's own).
 inline RunResult run_normlab(const std::vector<std::string>& args,
-                             const std::vector<std::string>& env = {},
-                             const RunLimits& limits = {}) {
+                             const std::vector<std::string>& env = {}, const RunLimits& limits = {},
+                             const std::string& cwd = "") {
   TempDir io;
   std::string cmd;
+  if (!cwd.empty()) cmd += "cd " + shell_quote(cwd) + " && ";
   if (limits.address_space_kib > 0) {
     cmd += "ulimit -v " + std::to_string(limits.address_space_kib) + " && ";
   }
