@@ -18,6 +18,14 @@ using testing::TempDir;
 
 const fs::path kStudy = fs::path(NORMLAB_SOURCE_DIR) / "tests" / "data" / "claims_tiny_study.toml";
 
+// One [[claim]] table with a one-term statistic, for tests that do not read its verdict;
+// `more` adds keys (e.g. a set).
+std::string minimal_claim(const std::string& id, const std::string& study,
+                          const std::string& more = "") {
+  return "[[claim]]\nid = \"" + id + "\"\nsentence = \"s\"\nstudy = \"" + study + "\"\n" + more +
+         "terms = [{ filter = { variant = \"pre\" } }]\nexpect = \"negative\"\n";
+}
+
 TEST(RunTiers, UnknownTierAndMalformedSetExitTwoWithOneLine) {
   TempDir tmp;
   auto r = run_normlab({"run", kStudy.string(), "--tier", "medium", "--out", (tmp / "o").string()});
@@ -137,14 +145,8 @@ choice = "a toy: v = 8 and 300 steps"
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00003"
-[[claim]]
-id = "tiny.absent"
-sentence = "s"
-study = ")" + kStudy.string() + R"("
-terms = [{ filter = { variant = "pre" } }]
-expect = "negative"
-)");
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00003\"\n" + minimal_claim("tiny.absent", kStudy.string()));
   const fs::path out = tmp / "out";
   const auto r = run_normlab({"claims", "run", "--tier", "full", "--claims",
                               (tmp / "claims").string(), "--out", out.string(), "--decide-only"});
@@ -162,15 +164,9 @@ expect = "negative"
 
 TEST(ClaimsRun, FailedStudyExitsOneAndSaysWhich) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "bad.toml", R"(paper = "0000.00002"
-[[claim]]
-id = "bad.study"
-sentence = "s"
-study = ")" + kStudy.string() + R"("
-set = ["train.stpes=3"]
-terms = [{ filter = { variant = "pre" } }]
-expect = "negative"
-)");
+  testing::write_bytes(tmp / "claims" / "bad.toml",
+                       "paper = \"0000.00002\"\n" + minimal_claim("bad.study", kStudy.string(),
+                                                                  "set = [\"train.stpes=3\"]\n"));
   const auto r = run_normlab(
       {"claims", "run", "--claims", (tmp / "claims").string(), "--out", (tmp / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
@@ -204,20 +200,9 @@ TEST(ClaimsList, DefaultReadsTheCommittedPaperLedgers) {
   TempDir tmp;
   testing::write_bytes(tmp / "docs" / "claims-full-0000.00004.json",
                        R"({"claims": [{"id": "tiny.listed", "verdict": "contradicted"}]})");
-  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00004"
-[[claim]]
-id = "tiny.listed"
-sentence = "s"
-study = "x.toml"
-terms = [{ filter = { variant = "pre" } }]
-expect = "negative"
-[[claim]]
-id = "tiny.unlisted"
-sentence = "t"
-study = "x.toml"
-terms = [{ filter = { variant = "pre" } }]
-expect = "negative"
-)");
+  testing::write_bytes(tmp / "claims" / "tiny.toml", "paper = \"0000.00004\"\n" +
+                                                         minimal_claim("tiny.listed", "x.toml") +
+                                                         minimal_claim("tiny.unlisted", "x.toml"));
   auto r = run_normlab({"claims", "list"}, {}, {}, tmp.path().string());
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_NE(r.out.find("tiny.listed    0000.00004  contradicted"), std::string::npos) << r.out;
