@@ -57,25 +57,62 @@ bool decided(const std::string& verdict) {
   return verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive";
 }
 
-// Starts the study as a child process, times it, and leaves its record in its folder.
+// The invocations an earlier record of the study lists; none without a readable one.
+nlohmann::json earlier_invocations(const fs::path& record) {
+  if (!fs::exists(record)) return nlohmann::json::array();
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(record));
+    if (j.contains("invocations") && j.at("invocations").is_array()) return j.at("invocations");
+    // A record written before invocations were listed: its one invocation.
+    if (j.contains("seconds") && j.at("seconds").is_number()) {
+      return nlohmann::json::array({{{"finished_at", j.value("finished_at", "")},
+                                     {"seconds", j.at("seconds")},
+                                     {"ok", j.value("ok", false)},
+                                     {"failure", j.value("failure", "")}}});
+    }
+  } catch (const std::exception&) {
+  }
+  return nlohmann::json::array();
+}
+
+// Starts the study as a child process, times it, and leaves its record in its folder: this
+// invocation added to the earlier ones, `seconds` their sum (a study resumed after its
+// ledger was stopped counts only the invocations that ended).
 void run_study(StudyRun& s, const fs::path& program) {
   std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(), s.command().c_str());
+  const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
   const int status = run_child(program, s.args);
-  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!s.ok) {
     s.failure = WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
                                     : fmt::format("exit code {}", WEXITSTATUS(status));
   }
-  std::printf("study %s: %.1f s wall%s\n", s.folder.filename().string().c_str(), s.seconds,
+  std::printf("study %s: %.1f s wall%s\n", s.folder.filename().string().c_str(), seconds,
               s.ok ? "" : (" — FAILED (" + s.failure + ")").c_str());
   std::fflush(stdout);
+  s.seconds = seconds;
   if (!fs::is_directory(s.folder)) return;  // refused before it made its folder
-  const nlohmann::json record{
-      {"command", s.command()},   {"seconds", s.seconds}, {"ok", s.ok},    {"failure", s.failure},
-      {"finished_at", utc_now()}, {"tier", s.tier},       {"sets", s.sets}};
-  write_file_atomic(s.folder / kStudyRecord, record.dump(2) + "\n");
+  const fs::path file = s.folder / kStudyRecord;
+  nlohmann::json invocations = earlier_invocations(file);
+  invocations.push_back({{"started_at", started_at},
+                         {"finished_at", utc_now()},
+                         {"seconds", seconds},
+                         {"ok", s.ok},
+                         {"failure", s.failure}});
+  s.seconds = 0;
+  for (const nlohmann::json& i : invocations) s.seconds += i.value("seconds", 0.0);
+  const nlohmann::json record{{"command", s.command()},    {"seconds", s.seconds}, {"ok", s.ok},
+                              {"failure", s.failure},      {"tier", s.tier},       {"sets", s.sets},
+                              {"invocations", invocations}};
+  write_file_atomic(file, record.dump(2) + "\n");
+  if (invocations.size() > 1) {
+    std::printf("study %s: %.1f s wall over its %zu ledger invocations that ended\n",
+                s.folder.filename().string().c_str(), s.seconds, invocations.size());
+    std::fflush(stdout);
+  }
 }
 
 // --decide-only: the study as its record describes it; not run when it has none.

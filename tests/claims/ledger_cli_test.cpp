@@ -104,6 +104,9 @@ choice = "a toy: v = 8 and 300 steps"
   const fs::path weights = study / "runs" / "post__seed1" / "final";
   ASSERT_TRUE(fs::exists(weights));
   const auto written = fs::last_write_time(weights);
+  // The first record as a binary before invocation lists wrote it: it still counts.
+  testing::write_bytes(study / "ledger_study.json",
+                       R"({"command": "c", "seconds": 1000.0, "ok": true, "failure": ""})");
   const auto again = run_normlab(args);
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
   EXPECT_NE(again.err.find("(0 to do, 4 already done)"), std::string::npos) << again.err;
@@ -138,6 +141,14 @@ choice = "a toy: v = 8 and 300 steps"
   EXPECT_EQ(from_tables["claims"][0]["values"], claim["values"]);
   EXPECT_EQ(from_tables["claims"][0]["command"], claim["command"]);
   EXPECT_EQ(from_tables["studies"][0]["seconds"], second["studies"][0]["seconds"]);
+  // The record lists both ledger invocations; its wall time is their sum.
+  const auto record = nlohmann::json::parse(testing::slurp(kept_study / "ledger_study.json"));
+  ASSERT_EQ(record["invocations"].size(), 2u) << record.dump(2);
+  EXPECT_EQ(record["invocations"][0]["seconds"], 1000.0);
+  EXPECT_DOUBLE_EQ(record["seconds"].get<double>(),
+                   record["invocations"][0]["seconds"].get<double>() +
+                       record["invocations"][1]["seconds"].get<double>());
+  EXPECT_TRUE(record["invocations"][1]["ok"]);
   EXPECT_EQ(from_tables["decide_only"], true);
   EXPECT_NE(testing::slurp(kept / "claims.md").find("--decide-only"), std::string::npos);
 }
