@@ -95,9 +95,13 @@ std::string to_markdown(const LedgerResult& r) {
       r.tier, how);
   for (const ClaimOutcome& c : r.claims) {
     const PairStatistic& st = c.evaluation.statistic;
-    md += fmt::format("| {} | {} | {} | {} [{}, {}] | {} | `{}` |\n", cell(c.claim.id),
-                      c.claim.paper, c.verdict, number(st.effect), number(st.low), number(st.high),
-                      st.n, cell(r.studies[c.study].command()));
+    // No pairs (not run, study failed, error): no effect to show, not a zero.
+    const std::string effect =
+        c.evaluation.pairs.empty()
+            ? "–"
+            : fmt::format("{} [{}, {}]", number(st.effect), number(st.low), number(st.high));
+    md += fmt::format("| {} | {} | {} | {} | {} | `{}` |\n", cell(c.claim.id), c.claim.paper,
+                      c.verdict, effect, st.n, cell(r.studies[c.study].command()));
   }
   md += "\n## Studies\n\n| study | wall time | status |\n| --- | --- | --- |\n";
   for (const StudyRun& s : r.studies) {

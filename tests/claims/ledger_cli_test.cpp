@@ -167,6 +167,9 @@ TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
   EXPECT_EQ(ledger["claims"][0]["verdict"], "not run");
   EXPECT_EQ(ledger["studies"][0]["status"], "not run");
+  EXPECT_NE(
+      testing::slurp(out / "claims.md").find("| tiny.absent | 0000.00003 | not run | – | 0 |"),
+      std::string::npos);
 
   const auto both = run_normlab({"claims", "run", "--claims", (tmp / "claims").string(), "--out",
                                  out.string(), "--decide-only", "--jobs", "2"});
