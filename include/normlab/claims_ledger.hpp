@@ -62,15 +62,6 @@ struct LedgerOptions {
   std::filesystem::path tables;   // "" or where each finished study's tables are copied
 };
 
-// The record a study leaves in its folder when the ledger has run it, and the files that make
-// up its tables (every CSV, JSON, Markdown and TOML file at the top of the folder: no run
-// folders, no results store, no figures).
-inline constexpr const char* kStudyRecord = "ledger_study.json";
-std::vector<std::filesystem::path> study_tables(const std::filesystem::path& folder);
-
-// Copies study_tables(folder) into `dest` (created), each file written atomically.
-void copy_study_tables(const std::filesystem::path& folder, const std::filesystem::path& dest);
-
 // The claims of `papers` selected by arXiv id and claim id (empty = all); UsageError naming
 // what exists when the selection is empty.
 std::vector<Claim> select_claims(const std::vector<Paper>& papers, const std::string& paper,

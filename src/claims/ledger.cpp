@@ -57,6 +57,23 @@ bool decided(const std::string& verdict) {
   return verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive";
 }
 
+// The record a study leaves in its folder when the ledger has run it.
+constexpr const char* kStudyRecord = "ledger_study.json";
+
+// Copies a study's tables into `dest` (created), each file written atomically: every CSV,
+// JSON, Markdown and TOML file at the top of its folder (no run folders, no results store, no
+// figures).
+void copy_study_tables(const fs::path& folder, const fs::path& dest) {
+  fs::create_directories(dest);
+  for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() &&
+        (ext == ".csv" || ext == ".json" || ext == ".md" || ext == ".toml")) {
+      write_file_atomic(dest / e.path().filename(), read_file(e.path()));
+    }
+  }
+}
+
 // The invocations an earlier record of the study lists; none without a readable one.
 nlohmann::json earlier_invocations(const fs::path& record) {
   if (!fs::exists(record)) return nlohmann::json::array();
@@ -149,26 +166,6 @@ std::string StudyRun::command() const {
 std::string StudyRun::status() const {
   if (!ran) return "not run";
   return ok ? "done" : "failed: " + failure;
-}
-
-std::vector<fs::path> study_tables(const fs::path& folder) {
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
-    const std::string ext = e.path().extension().string();
-    if (e.is_regular_file() &&
-        (ext == ".csv" || ext == ".json" || ext == ".md" || ext == ".toml")) {
-      files.push_back(e.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-void copy_study_tables(const fs::path& folder, const fs::path& dest) {
-  fs::create_directories(dest);
-  for (const fs::path& f : study_tables(folder)) {
-    write_file_atomic(dest / f.filename(), read_file(f));
-  }
 }
 
 bool LedgerResult::all_decided() const {
