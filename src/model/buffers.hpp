@@ -7,19 +7,20 @@
 
 namespace normlab {
 
-// v holds n values: those it held (up to n) and zeros after them. Nothing may rely on the
-// values of a workspace buffer before writing them: a training step of the same shape finds the
-// previous step's, and with lengths drawn per batch the shape changes almost every step, where
-// zeroing every buffer (as this did until 2026-11-25) cost ~4% of a small model's step.
-template <typename T>
-void resize(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) != n) v.resize(n);
-}
-
-// v grows to at least n values and never shrinks (buffers sized for the largest call seen).
+// v grows to at least n values and never shrinks: a workspace buffer is sized for the largest
+// shape seen, and holds whatever an earlier call left in it. Nothing may rely on its values
+// before writing them, nor on its size (kernels are given their element counts). With lengths
+// drawn per batch the shape changes almost every step; a buffer resized to each shape was
+// zero-filled on every regrowth, ~3% of a Tomita study's time (docs/performance.md).
 template <typename T>
 void grow(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+}
+
+// v's data, or null for an empty vector (a buffer the slots do not need).
+template <typename T>
+T* data_or_null(std::vector<T>& v) {
+  return v.empty() ? nullptr : v.data();
 }
 
 // The tensor at `offset` of a flat parameter (or gradient) buffer; null for offset −1.

@@ -238,22 +238,22 @@ void Model<T>::size_hyper(int64_t N) {
   const int64_t n = hyper_streams(), D = config_.width;
   const int64_t W = n * (n + 2);
   w.hyper_H.resize(S + 1);
-  for (auto& H : w.hyper_H) resize(H, N * n * D);
+  for (auto& H : w.hyper_H) grow(H, N * n * D);
   w.hyper.resize(S);
   for (auto& s : w.hyper) {
     if (config_.sinkhorn) {
-      resize(s.rms, N);
+      grow(s.rms, N);
     } else {
-      resize(s.hbar, N * n * D);
-      resize(s.mean, N * n);
-      resize(s.rstd, N * n);
+      grow(s.hbar, N * n * D);
+      grow(s.mean, N * n);
+      grow(s.rstd, N * n);
     }
-    resize(s.act, N * W);
-    resize(s.mix, N * W);
+    grow(s.act, N * W);
+    grow(s.mix, N * W);
   }
-  for (auto* v : {&w.d_H_a, &w.d_H_b, &w.d_hbar}) resize(*v, N * n * D);
-  resize(w.d_mix, N * W);
-  resize(w.hyper_dz, N * D);
+  for (auto* v : {&w.d_H_a, &w.d_H_b, &w.d_hbar}) grow(*v, N * n * D);
+  grow(w.d_mix, N * W);
+  grow(w.hyper_dz, N * D);
 }
 
 template <typename T>

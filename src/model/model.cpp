@@ -43,91 +43,92 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
   w.batch = batch;
   w.len = len;
   if (scheme_.embed_norm) {
-    resize(w.embed_raw, N * D);
-    resize(w.embed_mean, N);
-    resize(w.embed_rstd, N);
+    grow(w.embed_raw, N * D);
+    grow(w.embed_mean, N);
+    grow(w.embed_rstd, N);
   }
   if (c.pos == PosEncoding::sinusoidal) {
-    resize(w.sinusoid, len * D);
+    grow(w.sinusoid, len * D);
     fill_sinusoid(len, static_cast<int>(D), w.sinusoid.data());
   }
   const int S = num_sublayers();
   w.stream.resize(S + 1);
-  for (auto& s : w.stream) resize(s, N * D);
+  for (auto& s : w.stream) grow(s, N * D);
   w.subs.resize(S);
   for (int i = 0; i < S; ++i) {
     auto& sub = w.subs[i];
     const SublayerSlots& slots = scheme_.sublayers[i];
     if (slots.norm_in) {
-      resize(sub.in_mean, N);
-      resize(sub.in_rstd, N);
+      grow(sub.in_mean, N);
+      grow(sub.in_rstd, N);
     }
-    if (slots.norm_in || slots.input_scale != 1.0) resize(sub.u, N * D);
+    if (slots.norm_in || slots.input_scale != 1.0) grow(sub.u, N * D);
     if (sublayers_[i].is_attention) {
-      resize(sub.qkv, N * 3 * D);
+      grow(sub.qkv, N * 3 * D);
       if (scheme_.head_norms.any()) {
-        resize(sub.qkv_raw, N * 3 * D);
-        resize(sub.head_mean, 3 * N * c.heads);
-        resize(sub.head_rstd, 3 * N * c.heads);
-        if (scheme_.head_norms.learned_scale) resize(sub.q_normed, N * D);
+        grow(sub.qkv_raw, N * 3 * D);
+        grow(sub.head_mean, 3 * N * c.heads);
+        grow(sub.head_rstd, 3 * N * c.heads);
+        if (scheme_.head_norms.learned_scale) grow(sub.q_normed, N * D);
       }
       if (scheme_.sphere_qk) {  // nGPT: q|k|v after RoPE, the 1/|q| and 1/|k| per head
-        resize(sub.qkv_raw, N * 3 * D);
-        resize(sub.head_rstd, 2 * N * c.heads);
+        grow(sub.qkv_raw, N * 3 * D);
+        grow(sub.head_rstd, 2 * N * c.heads);
       }
-      resize(sub.probs, batch * c.heads * len * attention_probs_stride(len));
-      resize(sub.attn_o, N * D);
+      grow(sub.probs, batch * c.heads * len * attention_probs_stride(len));
+      grow(sub.attn_o, N * D);
     } else {
-      resize(sub.hidden_pre, N * M);
-      resize(sub.hidden, N * M);
-      if (scheme_.mlp_scale) resize(sub.hidden_raw, N * M);
+      grow(sub.hidden_pre, N * M);
+      if (c.activation == Activation::gelu) grow(sub.hidden_phi, N * M);
+      grow(sub.hidden, N * M);
+      if (scheme_.mlp_scale) grow(sub.hidden_raw, N * M);
     }
-    resize(sub.y, N * D);
+    grow(sub.y, N * D);
     if (slots.norm_out) {
-      resize(sub.z, N * D);
-      resize(sub.out_mean, N);
-      resize(sub.out_rstd, N);
+      grow(sub.z, N * D);
+      grow(sub.out_mean, N);
+      grow(sub.out_rstd, N);
     }
     if (slots.norm_post) {
-      resize(sub.r, N * D);
-      resize(sub.post_mean, N);
-      resize(sub.post_rstd, N);
+      grow(sub.r, N * D);
+      grow(sub.post_mean, N);
+      grow(sub.post_rstd, N);
     }
-    if (attnres() && scheme_.res_continues[i]) resize(sub.r, N * D);  // the partial block sum
-    if (slots.interpolate) {                                          // nGPT's N_x(x)
-      resize(sub.xhat, N * D);
-      resize(sub.x_mean, N);
-      resize(sub.x_rstd, N);
+    if (attnres() && scheme_.res_continues[i]) grow(sub.r, N * D);  // the partial block sum
+    if (slots.interpolate) {                                        // nGPT's N_x(x)
+      grow(sub.xhat, N * D);
+      grow(sub.x_mean, N);
+      grow(sub.x_rstd, N);
     }
   }
   if (attnres()) {
-    resize(w.source0, N * D);
+    grow(w.source0, N * D);
     w.sources.assign(S + 1, nullptr);
     w.source_rstd.resize(S + 1);
     w.mix_alpha.resize(S + 1);
     for (int j = 0; j <= S; ++j) {
-      resize(w.source_rstd[j], N);
-      resize(w.mix_alpha[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
+      grow(w.source_rstd[j], N);
+      grow(w.mix_alpha[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
     }
     w.d_block.resize(scheme_.res_blocks);
-    for (auto& d : w.d_block) resize(d, N * D);
+    for (auto& d : w.d_block) grow(d, N * D);
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
     w.d_group.resize(std::min(scheme_.res_block, S + 1));
-    for (auto& d : w.d_group) resize(d, N * D);
+    for (auto& d : w.d_group) grow(d, N * D);
     w.group_dx.assign(w.d_group.size(), nullptr);
   }
   if (two_streams()) size_two_streams(N);
   if (hyper()) size_hyper(N);
   for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
-    resize(*v, N * D);
+    grow(*v, N * D);
   }
-  if (scheme_.sublayers.front().interpolate) resize(w.d_xhat, N * D);
-  resize(w.d_qkv, N * 3 * D);
+  if (scheme_.sublayers.front().interpolate) grow(w.d_xhat, N * D);
+  grow(w.d_qkv, N * 3 * D);
   if (c.mlp) {
-    resize(w.d_hidden, N * M);
-    resize(w.d_hidden_pre, N * M);
+    grow(w.d_hidden, N * M);
+    grow(w.d_hidden_pre, N * M);
   }
 }
 
@@ -245,7 +246,7 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   const int64_t R = w.R;
   if (rows != nullptr) {
     w.out_rows = *rows;
-    resize(w.final_in, R * D);
+    grow(w.final_in, R * D);
     for (int64_t k = 0; k < R; ++k) {
       const int64_t n = w.out_rows[k];
       if (n < 0 || n >= N || (k > 0 && n <= w.out_rows[k - 1])) {
@@ -256,19 +257,19 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     h = w.final_in.data();
   }
   if (scheme_.final_norm) {
-    resize(w.final_h, R * D);
-    resize(w.final_mean, R);
-    resize(w.final_rstd, R);
+    grow(w.final_h, R * D);
+    grow(w.final_mean, R);
+    grow(w.final_rstd, R);
     norm_forward(final_norm_.kind, h, param_ptr(params_, final_norm_.gain),
                  param_ptr(params_, final_norm_.bias), param_ptr(params_, final_norm_.scalars),
                  w.final_h.data(), w.final_mean.data(), w.final_rstd.data(), R, D, c.norm_eps);
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;
-  resize(w.logits_raw, R * V);
+  grow(w.logits_raw, R * V);
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
   if (!scheme_.logit_scale) return w.logits_raw.data();
-  resize(w.logits, R * V);
+  grow(w.logits, R * V);
   // nGPT's s_z, stored (ngpt_scales).
   const T* s = params_.data() + logit_scale_;
   const T f = T(ngpt_scales(c).s_z.factor);

@@ -40,7 +40,7 @@ void Model<T>::backward(const T* dlogits) {
     const T* s = params_.data() + logit_scale_;
     const T f = T(ngpt_scales(c).s_z.factor);
     T* ds = grads_.data() + logit_scale_;
-    resize(w.d_logits_raw, R * V);
+    grow(w.d_logits_raw, R * V);
     for (int64_t n = 0; n < R; ++n) {
       for (int64_t v = 0; v < V; ++v) {
         ds[v] += f * dlogits[n * V + v] * w.logits_raw[n * V + v];
@@ -86,7 +86,7 @@ void Model<T>::backward(const T* dlogits) {
   // block's buffer the buffer is already dL/d(record j) up to the contributions of mixing
   // point j, which its backward adds next.
   if (attnres()) {
-    for (auto& d : w.d_block) std::fill(d.begin(), d.end(), T(0));
+    for (auto& d : w.d_block) parallel_zero(d.data(), N * D);
     res_mix_backward_point(num_sublayers(), d_cur, N);
   }
   // Hyper-connections (hyper_conn.cpp): the final stream is Σ_j H_j, so every stream's gradient
@@ -190,7 +190,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   // out = N_post(r)
   const T* dr = d_out;
   if (slots.norm_post) {
-    std::fill(w.d_r.begin(), w.d_r.end(), T(0));
+    parallel_zero(w.d_r.data(), N * D);
     norm_backward(p.norm_post.kind, sub.r.data(), param_ptr(params_, p.norm_post.gain),
                   param_ptr(params_, p.norm_post.scalars), sub.post_mean.data(),
                   sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
@@ -271,7 +271,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   T* du = w.d_u.data();
   parallel_zero(du, N * D);
   if (p.is_attention) {
-    parallel_zero(w.d_attn_o.data(), static_cast<int64_t>(w.d_attn_o.size()));
+    parallel_zero(w.d_attn_o.data(), N * D);
     linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
@@ -292,11 +292,11 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = 3 * D});
   } else {
-    parallel_zero(w.d_hidden.data(), static_cast<int64_t>(w.d_hidden.size()));
+    parallel_zero(w.d_hidden.data(), N * M);
     linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
-                        w.d_hidden_pre.data(), N * M);
+                        w.d_hidden_pre.data(), N * M, data_or_null(sub.hidden_phi));
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
       column_scale_backward(sub.hidden_raw.data(), params_.data() + p.s_uv,
                             T(ngpt_scales(c).s_uv.factor), w.d_hidden_pre.data(),

@@ -73,24 +73,24 @@ void Model<T>::size_two_streams(int64_t N) {
   const int S = num_sublayers();
   const int64_t D = config_.width;
   w.y_stream.resize(S + 1);
-  for (auto& y : w.y_stream) resize(y, N * D);
+  for (auto& y : w.y_stream) grow(y, N * D);
   w.two.resize(S + 1);
   for (int i = 0; i <= S; ++i) {
     auto& s = w.two[i];
     const bool merge = i == S;
     if (merge ? rule.merge_norm_x : rule.renorm_x) {
-      resize(s.xhat, N * D);
-      resize(s.x_mean, N);
-      resize(s.x_rstd, N);
+      grow(s.xhat, N * D);
+      grow(s.x_mean, N);
+      grow(s.x_rstd, N);
     }
     if (merge || rule.input_reads_y) {
-      resize(s.yhat, N * D);
-      resize(s.y_mean, N);
-      resize(s.y_rstd, N);
-      resize(s.v, N * D);
+      grow(s.yhat, N * D);
+      grow(s.y_mean, N);
+      grow(s.y_rstd, N);
+      grow(s.v, N * D);
     }
   }
-  for (auto* v : {&w.d_y_stream, &w.d_v, &w.d_xhat}) resize(*v, N * D);
+  for (auto* v : {&w.d_y_stream, &w.d_v, &w.d_xhat}) grow(*v, N * D);
 }
 
 template <typename T>
@@ -123,7 +123,7 @@ void Model<T>::two_stream_merge_backward(T* dh, T* scratch) {
   const int D = config_.width;
   const auto& m = w.two[S];
   // h = x' + N_y(y_S): dL/dy_S = N_y'(dh).
-  std::fill(w.d_y_stream.begin(), w.d_y_stream.end(), T(0));
+  std::fill(w.d_y_stream.data(), w.d_y_stream.data() + N * D, T(0));
   norm_backward(merge_y_norm_.kind, w.y_stream[S].data(), param_ptr(params_, merge_y_norm_.gain),
                 param_ptr(params_, merge_y_norm_.scalars), m.y_mean.data(), m.y_rstd.data(), dh,
                 w.d_y_stream.data(), param_ptr(grads_, merge_y_norm_.gain),

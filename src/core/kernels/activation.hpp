@@ -13,12 +13,15 @@
 
 namespace normlab {
 
-// y = act(x), n elements.
+// y = act(x), n elements. For gelu, phi (n, optional) receives Φ(x), which the backward
+// needs: keeping it saves the backward its erf (about half of its cost).
 template <typename T>
-void activation_forward(Activation a, const T* x, T* y, int64_t n);
+void activation_forward(Activation a, const T* x, T* y, int64_t n, T* phi = nullptr);
 
-// dx = act'(x) ⊙ dy (overwrites dx).
+// dx = act'(x) ⊙ dy (overwrites dx). phi: the forward's Φ(x) for gelu, or null to recompute
+// it (the same bits either way).
 template <typename T>
-void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n);
+void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n,
+                         const T* phi = nullptr);
 
 }  // namespace normlab
