@@ -79,7 +79,6 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       grow(sub.attn_o, N * D);
     } else {
       grow(sub.hidden_pre, N * M);
-      if (c.activation == Activation::gelu) grow(sub.hidden_phi, N * M);
       grow(sub.hidden, N * M);
       if (scheme_.mlp_scale) grow(sub.hidden_raw, N * M);
     }

@@ -296,7 +296,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
     linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
-                        w.d_hidden_pre.data(), N * M, data_or_null(sub.hidden_phi));
+                        w.d_hidden_pre.data(), N * M);
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
       column_scale_backward(sub.hidden_raw.data(), params_.data() + p.s_uv,
                             T(ngpt_scales(c).s_uv.factor), w.d_hidden_pre.data(),

@@ -80,8 +80,7 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
                                  size_t value_bytes) {
   // An upper bound of what ensure_workspace allocates and the logits take: per attention
   // sublayer about 12 (N, D) buffers and the (B, H, T, T) probabilities, per MLP sublayer
-  // 5 (N, M) (gelu's Φ included) and 8 (N, D), AttnRes mixtures per source, 4 (N, V) for logits and
-  // gradients.
+  // 4 (N, M) and 8 (N, D), AttnRes mixtures per source, 4 (N, V) for logits and gradients.
   const double n = static_cast<double>(batch) * static_cast<double>(len);
   const double d = c.width, layers = c.layers;
   const double probs = static_cast<double>(batch) * c.heads * static_cast<double>(len) *
@@ -91,7 +90,7 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
   if (c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none) {
     values += layers * (4.0 * n * d + 6.0 * n * c.heads);
   }
-  if (c.mlp) values += layers * (5.0 * n * c.mlp_hidden() + 8.0 * n * d);
+  if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
   // nGPT: q|k|v after RoPE and before the q/k norms, their statistics, N_x(x) per sublayer,
   // and the MLP's pre-activation before s_uv.
   if (scheme_row(c.scheme).sphere_qk) {

@@ -24,8 +24,6 @@ struct SublayerBuffers {
   T* attn_o = nullptr;                           // (R, D) heads concatenated
   T* hidden_raw = nullptr;                       // (N, M) nGPT: before s_uv; null: in place
   T *hidden_pre = nullptr, *hidden = nullptr;    // (N, M) MLP before/after activation
-  T* hidden_phi = nullptr;                       // (N, M) gelu's Φ, kept for backward; null:
-                                                 // not kept (inference)
   T* y = nullptr;                                // (R, D) f(u)
   T *z = nullptr, *out_mean = nullptr, *out_rstd = nullptr;    // (R, D) N_out(y), (R)
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post

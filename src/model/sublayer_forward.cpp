@@ -88,7 +88,7 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     } else {
       linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
     }
-    activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M, b.hidden_phi);
+    activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
     linear_forward(b.hidden, params_.data() + p.w_out, b.y, {.rows = rows, .in = M, .out = D});
   }
 
@@ -141,7 +141,6 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                                    .hidden_raw = data_or_null(sub.hidden_raw),
                                    .hidden_pre = data_or_null(sub.hidden_pre),
                                    .hidden = data_or_null(sub.hidden),
-                                   .hidden_phi = data_or_null(sub.hidden_phi),
                                    .y = data_or_null(sub.y),
                                    .z = data_or_null(sub.z),
                                    .out_mean = data_or_null(sub.out_mean),

@@ -31,7 +31,6 @@ struct Model<T>::Workspace {
     std::vector<T> probs;                    // (B, H, T, Tp), Tp = T rounded up to 16
     std::vector<T> attn_o;                   // (N, D) heads concatenated
     std::vector<T> hidden_pre, hidden;       // (N, M) MLP before/after activation
-    std::vector<T> hidden_phi;               // (N, M) gelu's Φ(hidden_pre), for backward
     std::vector<T> hidden_raw;               // (N, M) nGPT: the MLP's pre-activation before s_uv
     std::vector<T> y;                        // (N, D) f(u)
     std::vector<T> z, out_mean, out_rstd;    // (N, D) N_out(y)

@@ -13,30 +13,22 @@ constexpr int64_t kChunk = 4096;
 }
 
 template <typename T>
-void activation_forward(Activation a, const T* x, T* y, int64_t n, T* phi) {
+void activation_forward(Activation a, const T* x, T* y, int64_t n) {
   parallel_for(shard_count(n, kChunk), [&](int64_t s) {
     const int64_t end = std::min(n, (s + 1) * kChunk);
     if (a == Activation::relu) {
       for (int64_t i = s * kChunk; i < end; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
     } else {
       const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
-      if (phi == nullptr) {
-        for (int64_t i = s * kChunk; i < end; ++i) {
-          y[i] = T(0.5) * x[i] * (T(1) + erf_approx(x[i] * inv_sqrt2));
-        }
-      } else {
-        for (int64_t i = s * kChunk; i < end; ++i) {
-          const T e = erf_approx(x[i] * inv_sqrt2);
-          y[i] = T(0.5) * x[i] * (T(1) + e);
-          phi[i] = T(0.5) * (T(1) + e);  // the backward's cdf, bit for bit
-        }
+      for (int64_t i = s * kChunk; i < end; ++i) {
+        y[i] = T(0.5) * x[i] * (T(1) + erf_approx(x[i] * inv_sqrt2));
       }
     }
   });
 }
 
 template <typename T>
-void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n, const T* phi) {
+void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n) {
   parallel_for(shard_count(n, kChunk), [&](int64_t s) {
     const int64_t end = std::min(n, (s + 1) * kChunk);
     if (a == Activation::relu) {
@@ -44,27 +36,19 @@ void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n
     } else {
       const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
       const T inv_sqrt2pi = T(1 / std::sqrt(2 * std::numbers::pi));
-      if (phi == nullptr) {
-        for (int64_t i = s * kChunk; i < end; ++i) {
-          const T cdf = T(0.5) * (T(1) + erf_approx(x[i] * inv_sqrt2));
-          const T pdf = exp_approx(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
-          dx[i] = dy[i] * (cdf + x[i] * pdf);
-        }
-      } else {
-        for (int64_t i = s * kChunk; i < end; ++i) {
-          const T pdf = exp_approx(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
-          dx[i] = dy[i] * (phi[i] + x[i] * pdf);
-        }
+      for (int64_t i = s * kChunk; i < end; ++i) {
+        const T cdf = T(0.5) * (T(1) + erf_approx(x[i] * inv_sqrt2));
+        const T pdf = exp_approx(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
+        dx[i] = dy[i] * (cdf + x[i] * pdf);
       }
     }
   });
 }
 
-template void activation_forward<float>(Activation, const float*, float*, int64_t, float*);
-template void activation_forward<double>(Activation, const double*, double*, int64_t, double*);
-template void activation_backward<float>(Activation, const float*, const float*, float*, int64_t,
-                                         const float*);
+template void activation_forward<float>(Activation, const float*, float*, int64_t);
+template void activation_forward<double>(Activation, const double*, double*, int64_t);
+template void activation_backward<float>(Activation, const float*, const float*, float*, int64_t);
 template void activation_backward<double>(Activation, const double*, const double*, double*,
-                                          int64_t, const double*);
+                                          int64_t);
 
 }  // namespace normlab

@@ -13,15 +13,12 @@
 
 namespace normlab {
 
-// y = act(x), n elements. For gelu, phi (n, optional) receives Φ(x), which the backward
-// needs: keeping it saves the backward its erf (about half of its cost).
+// y = act(x), n elements.
 template <typename T>
-void activation_forward(Activation a, const T* x, T* y, int64_t n, T* phi = nullptr);
+void activation_forward(Activation a, const T* x, T* y, int64_t n);
 
-// dx = act'(x) ⊙ dy (overwrites dx). phi: the forward's Φ(x) for gelu, or null to recompute
-// it (the same bits either way).
+// dx = act'(x) ⊙ dy (overwrites dx).
 template <typename T>
-void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n,
-                         const T* phi = nullptr);
+void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n);
 
 }  // namespace normlab
