@@ -17,12 +17,6 @@ void grow(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
 }
 
-// v's data, or null for an empty vector (a buffer the slots do not need).
-template <typename T>
-T* data_or_null(std::vector<T>& v) {
-  return v.empty() ? nullptr : v.data();
-}
-
 // The tensor at `offset` of a flat parameter (or gradient) buffer; null for offset −1.
 template <typename T>
 const T* param_ptr(const std::vector<T>& p, int64_t offset) {

@@ -54,4 +54,10 @@ struct AttentionStrategy {
   }
 };
 
+// v's data, or null for an empty vector (a buffer the slots do not need).
+template <typename T>
+T* data_or_null(std::vector<T>& v) {
+  return v.empty() ? nullptr : v.data();
+}
+
 }  // namespace normlab
