@@ -2,14 +2,16 @@
 // training step of block_attnres(2) at L = 32, D = 64, batch 32 × 64 (docs/attnres.md): 33 groups
 // of P = 2 mixing points over K = 1..33 shared block sums, N = 2048 rows.
 //
-//   normlab_res_mix_bench [ROWS [SETS]]
+//   normlab_res_mix_bench [ROWS [SETS [POINTS]]]
 //
 // ROWS (default 2048) rows per source; SETS (default 8) copies of the 34 sources, used in turn
 // so that a sweep does not find the previous sweep's sources in the caches (8 × 34 sources and
-// their gradients of 512 KB are 278 MB; SETS = 1 with ROWS = 32 keeps everything in L2). Prints
-// the best of 7 sweeps (after one warm-up), in ms per 2048 rows, for the forward of the 66
-// points and the backward of the 33 groups. One thread. Values are random; nothing is checked
-// (the kernel tests do that).
+// their gradients of 512 KB are 278 MB; SETS = 1 with ROWS = 32 keeps everything in L2). POINTS
+// (default 2) mixing points share each set of K sources in one backward call (the training
+// step's backward runs chunks of 8 points: POINTS = 8). Prints the best of 7 sweeps (after one
+// warm-up), in ms per 2048 rows, for the forward of the 33 × POINTS points and the backward of
+// the 33 calls, and both in ns per (row, point, source). One thread. Values are random; nothing
+// is checked (the kernel tests do that).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,11 +35,12 @@ int main(int argc, char** argv) {
   using normlab::ResMixPoint;
   const int N = argc > 1 ? std::atoi(argv[1]) : 2048;
   const int sets = argc > 2 ? std::atoi(argv[2]) : 8;
-  if (N < 1 || sets < 1) {
-    std::fprintf(stderr, "usage: normlab_res_mix_bench [ROWS >= 1 [SETS >= 1]]\n");
+  const int P = argc > 3 ? std::atoi(argv[3]) : 2;
+  if (N < 1 || sets < 1 || P < 1) {
+    std::fprintf(stderr, "usage: normlab_res_mix_bench [ROWS >= 1 [SETS >= 1 [POINTS >= 1]]]\n");
     return 2;
   }
-  constexpr int D = 64, kSourcesPerSet = 34, kMaxShared = 33, P = 2;
+  constexpr int D = 64, kSourcesPerSet = 34, kMaxShared = 33;
   const int sources = kSourcesPerSet * sets;
 
   std::mt19937 rng(1);
@@ -99,7 +102,12 @@ int main(int argc, char** argv) {
     }
   }
   const double per_2048_rows = 2048.0 / N * 1e3;
-  std::printf("rows %d, sets %d: forward %.1f ms, backward %.1f ms per 2048 rows (best of 7)\n", N,
-              sets, best_forward * per_2048_rows, best_backward * per_2048_rows);
+  // (row, point, source) triples of a sweep: Σ_{K=1..33} K = 561 per row and point
+  const double triples = double(N) * P * (kMaxShared * (kMaxShared + 1) / 2);
+  std::printf(
+      "rows %d, sets %d, points %d: forward %.1f ms, backward %.1f ms per 2048 rows (best of 7); "
+      "%.2f and %.2f ns per (row, point, source)\n",
+      N, sets, P, best_forward * per_2048_rows, best_backward * per_2048_rows,
+      best_forward / triples * 1e9, best_backward / triples * 1e9);
   return 0;
 }

@@ -254,6 +254,9 @@ class Model {
   // point (the last in backward order) has its dx.
   void res_mix_forward_point(int l, int64_t rows);
   void res_mix_backward_point(int l, const T* dx, int64_t rows);
+  // Mixing points whose backward over their shared sources runs in one call (res_mix.cpp): a
+  // multiple of res_block.
+  int res_chunk() const;
   // Two streams (src/model/two_stream.cpp): x is additive, y gathers every branch output.
   bool two_streams() const { return scheme_.residual_mode == ResidualMode::two_stream; }
   // Sublayer i's residual input x̂ = N_x(x) (or x) and its branch input v = x̂ + N_y(y) (or x̂),

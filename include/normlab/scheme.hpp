@@ -81,10 +81,6 @@ struct ResolvedScheme {
   // res_sources[l]: the ascending source ids mixing point l attends over: 0, the record ending
   // each finished block, and the current partial sum (record l) when it is not empty.  (S + 1)
   std::vector<std::vector<int>> res_sources;
-  // res_shared[l]: how many leading sources of point l (the finished blocks) every point of
-  // its group shares; the rest (at most one: the partial sum) are its own. Group n is the
-  // points l with l / res_block = n.  (S + 1)
-  std::vector<int> res_shared;
   // res_source_block[j]: the block of source j; 0 for the embedding, j−1 / res_block + 1 for a
   // record. The records of one block are successive partial sums of it.  (S + 1)
   std::vector<int> res_source_block;

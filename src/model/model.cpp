@@ -114,7 +114,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
-    w.d_group.resize(std::min(scheme_.res_block, S + 1));
+    w.d_group.resize(std::min(res_chunk(), S + 1));
     for (auto& d : w.d_group) grow(d, N * D);
     w.group_dx.assign(w.d_group.size(), nullptr);
   }

@@ -121,8 +121,8 @@ void Model<T>::backward(const T* dlogits) {
   if (two_streams()) two_stream_merge_backward(d_cur, d_next);
   for (int i = hyper() ? -1 : num_sublayers() - 1; i >= 0; --i) {
     if (attnres()) {
-      // dL/dx_i goes to its slot in the group's buffers, kept until the group's first point.
-      T* dx = w.d_group[i % scheme_.res_block].data();
+      // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
+      T* dx = w.d_group[i % res_chunk()].data();
       sublayer_backward(i, w.batch, w.len, w.d_block[scheme_.res_source_block[i + 1]].data(), dx,
                         false);
       res_mix_backward_point(i, dx, N);

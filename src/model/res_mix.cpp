@@ -25,6 +25,22 @@ int64_t Model<T>::res_gain_offset(int l) const {
   return l == num_sublayers() ? final_res_norm_.gain : sublayers_.at(l).res_key_norm.gain;
 }
 
+// The backward goes by chunks of consecutive mixing points (docs/attnres.md, "Backward by
+// chunks"): the sources every point of a chunk attends over, the blocks finished at its first
+// point, are read and their gradients updated once per chunk, in one res_mix_backward call for
+// all its points, instead of once per group. Their gradients are first read by the sublayers
+// below the chunk, so they can wait for its first point. Each point's other sources (blocks
+// finished inside the chunk, its partial sum) are done at the point, because the sublayers inside
+// the chunk read their gradients next. About 8 points: the shared sources' traffic falls with the
+// chunk, the per-point sources' traffic grows with it.
+constexpr int kChunkPoints = 8;
+
+template <typename T>
+int Model<T>::res_chunk() const {
+  const int B = scheme_.res_block;
+  return B * std::max(1, kChunkPoints / B);
+}
+
 template <typename T>
 void Model<T>::res_mix_forward_point(int l, int64_t rows) {
   Workspace& w = *ws_;
@@ -42,8 +58,8 @@ void Model<T>::res_mix_forward_point(int l, int64_t rows) {
 template <typename T>
 void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
   Workspace& w = *ws_;
-  const int B = scheme_.res_block;
-  const int first = l / B * B;  // the group's first point
+  const int C = res_chunk();
+  const int first = l / C * C;  // the chunk's first point
   w.group_dx[l - first] = dx;
   auto point = [&](int p) {
     ResMixPoint<T> pt;
@@ -67,22 +83,27 @@ void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
     res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), w.mix_dsrc.data(), k1 - k0, pts, P, rows,
                      config_.width);
   };
+  // The chunk's first point starts a block, so all its sources are finished blocks, and they
+  // are the leading sources of every later point of the chunk.
   const std::vector<int>& ids = scheme_.res_sources[l];
-  const int K = static_cast<int>(ids.size()), shared = scheme_.res_shared[l];
-  if (shared < K) {  // the partial sum: needed by the backward of the sublayer before l
+  const int K = static_cast<int>(ids.size());
+  const int shared = static_cast<int>(scheme_.res_sources[first].size());
+  if (shared < K) {  // this point's own sources: needed by the sublayers before l in the chunk
     ResMixPoint<T> pt = point(l);
     pt.alpha_col = shared;
     run(ids, shared, K, &pt, 1);
   }
   if (l != first) return;
-  // The group's shared sources (finished blocks), read once for all its points.
-  const int last = std::min(first + B - 1, num_sublayers());
+  // The chunk's shared sources, read once for all its points.
+  const int last = std::min(first + C - 1, num_sublayers());
   w.group_points.clear();
   for (int p = first; p <= last; ++p) w.group_points.push_back(point(p));
   run(ids, 0, shared, w.group_points.data(), static_cast<int>(w.group_points.size()));
 }
 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template int Model<float>::res_chunk() const;
+template int Model<double>::res_chunk() const;
 template int64_t Model<float>::res_query_offset(int) const;
 template int64_t Model<double>::res_query_offset(int) const;
 template int64_t Model<float>::res_gain_offset(int) const;

@@ -71,10 +71,6 @@ void resolve_attnres(ResolvedScheme& r, int block) {
       if ((j + 1) % block == 0 || j == l - 1) r.res_sources[l].push_back(j + 1);
     }
   }
-  r.res_shared.assign(S + 1, 0);
-  for (int l = 0; l <= S; ++l) {
-    r.res_shared[l] = static_cast<int>(r.res_sources[l].size()) - (l % block != 0 ? 1 : 0);
-  }
   r.res_source_block.assign(S + 1, 0);
   for (int j = 0; j < S; ++j) r.res_source_block[j + 1] = j / block + 1;
   r.res_blocks = (S + block - 1) / block + 1;

@@ -35,7 +35,6 @@ TEST(AttnResPlan, FullAttnResAttendsOverEveryEarlierOutput) {
   EXPECT_EQ(r.res_continues, std::vector<bool>(4, false));
   EXPECT_EQ(r.res_source_block, (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(r.res_blocks, 5);
-  EXPECT_EQ(r.res_shared, (std::vector<int>{1, 2, 3, 4, 5}));  // groups of one point
   for (const SublayerSlots& s : r.sublayers) EXPECT_TRUE(s.norm_in && !s.norm_out && !s.norm_post);
 }
 
@@ -49,8 +48,6 @@ TEST(AttnResPlan, BlocksOfTwo) {
   EXPECT_EQ(r.res_continues, (std::vector<bool>{false, true, false, true, false, true}));
   EXPECT_EQ(r.res_source_block, (std::vector<int>{0, 1, 1, 2, 2, 3, 3}));
   EXPECT_EQ(r.res_blocks, 4);
-  // Points {0,1} {2,3} {4,5} {6} share their finished blocks; the partial sum is their own.
-  EXPECT_EQ(r.res_shared, (std::vector<int>{1, 1, 2, 2, 3, 3, 4}));
 }
 
 TEST(AttnResPlan, BlocksOfFourWithAPartialLastBlock) {
@@ -59,7 +56,6 @@ TEST(AttnResPlan, BlocksOfFourWithAPartialLastBlock) {
   EXPECT_EQ(r.res_sources, (Sources{{0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 4, 5}, {0, 4, 6}}));
   EXPECT_EQ(r.res_continues, (std::vector<bool>{false, true, true, true, false, true}));
   EXPECT_EQ(r.res_blocks, 3);
-  EXPECT_EQ(r.res_shared, (std::vector<int>{1, 1, 1, 1, 2, 2, 2}));
 }
 
 TEST(AttnResPlan, BlockLargerThanTheModelIsOneRunningSum) {

@@ -604,6 +604,23 @@ std::vector<Variant> variants() {
                  c.block_size = 2;
                  c.norm = NormKind::l2;
                }});
+  // Deep enough for the backward's chunks of 8 points (res_mix.cpp) to be several: S = 10
+  // (attnres), 13 points in blocks of 2 and 15 points in blocks of 3 (chunks of 6, the last
+  // one partial), so shared and per-point sources both appear across chunk boundaries.
+  v.push_back({"attnres_layers5_chunks", [](C c) {
+                 c.layers = 5;
+                 c.scheme = Scheme::attnres;
+               }});
+  v.push_back({"block_attnres2_layers6_chunks", [](C c) {
+                 c.layers = 6;
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 2;
+               }});
+  v.push_back({"block_attnres3_layers7_chunks_partial_last", [](C c) {
+                 c.layers = 7;
+                 c.scheme = Scheme::block_attnres;
+                 c.block_size = 3;
+               }});
   v.push_back({"attnres_layers3_layernorm_embed_norm", [](C c) {
                  c.layers = 3;
                  c.scheme = Scheme::attnres;

@@ -195,6 +195,10 @@ const TwinCase kCases[] = {
      "--scheme block_attnres --block-size 2 --norm rmsnorm --bidirectional --activation relu "
      "--init-std 0.3",
      kAttnResSteps},
+    // Deep enough for several backward chunks (res_mix.cpp: 8 points, blocks of 2: 13 points).
+    {"block_attnres2_rmsnorm_layers6_chunks",
+     "--scheme block_attnres --block-size 2 --norm rmsnorm --layers 6 --init-std 0.3",
+     kAttnResSteps},
     {"block_attnres3_standardize_nomlp",
      "--scheme block_attnres --block-size 3 --norm standardize --layers 4 --no-mlp "
      "--init-std 0.3",

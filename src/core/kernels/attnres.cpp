@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/contracts.hpp"
@@ -135,6 +136,63 @@ inline void prefetch_row(const T* row, int D, bool for_write) {
   }
 }
 
+// The terms of one row n of source k from the P points: dsk (W) += Σ_p α_k dx + dℓ_k r (q − s r
+// ℓ/D), and each point's dq partial (W) += dℓ_k r s. c[p·c_stride] = ⟨dx_p, x_p⟩ of the row. With
+// the width a multiple of 16 known at compile time (NB blocks of 16) the source row and its
+// gradient stay in registers across the points, and each point's dot products, coefficients and
+// updates are straight-line vector code (the generic loops spent most of their time on address
+// arithmetic and aliasing checks: docs/performance.md). NB = 0: loops over the run-time W. Both
+// give the same values: the dot products are dot_lanes's lane sums, the updates the same
+// expression per element.
+template <int NB, typename T>
+inline void source_row_backward(const T* __restrict sk, T* __restrict dsk, T r, int64_t n, int k,
+                                const ResMixPoint<T>* points, int P, const T* q_base, T* dq_base,
+                                const T* c, int64_t c_stride, T inv_d, int W) {
+  if constexpr (NB > 0) {
+    Block16<T> s[NB], ds[NB];
+    for (int b = 0; b < NB; ++b) {
+      s[b] = load16(sk + b * kBlock);
+      ds[b] = load16(dsk + b * kBlock);
+    }
+    for (int p = 0; p < P; ++p) {
+      const ResMixPoint<T>& pt = points[p];
+      const T* __restrict dxr = pt.dx + n * W;
+      const T* __restrict q = q_base + p * W;
+      T* __restrict dq = dq_base + p * W;
+      Block16<T> dx_s = {}, q_s = {};
+      for (int b = 0; b < NB; ++b) {
+        dx_s += load16(dxr + b * kBlock) * s[b];
+        q_s += load16(q + b * kBlock) * s[b];
+      }
+      const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
+      const T dl = ak * (sum_of_lanes<T>(dx_s) - c[p * c_stride]);  // dℓ_k
+      const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
+      const T cs = -cq * r * (r * sum_of_lanes<T>(q_s)) * inv_d;
+      for (int b = 0; b < NB; ++b) {
+        ds[b] += ak * load16(dxr + b * kBlock) + cq * load16(q + b * kBlock) + cs * s[b];
+        const Block16<T> dqb = load16(dq + b * kBlock) + cq * s[b];
+        std::memcpy(dq + b * kBlock, &dqb, sizeof(dqb));
+      }
+    }
+    for (int b = 0; b < NB; ++b) std::memcpy(dsk + b * kBlock, &ds[b], sizeof(ds[b]));
+  } else {
+    for (int p = 0; p < P; ++p) {
+      const ResMixPoint<T>& pt = points[p];
+      const T* __restrict q = q_base + p * W;
+      const T* __restrict dxr = pt.dx + n * W;
+      T* __restrict dq = dq_base + p * W;
+      const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
+      const T dl = ak * (dot_lanes(dxr, sk, W) - c[p * c_stride]);  // dℓ_k
+      const T cq = dl * r;
+      const T cs = -cq * r * (r * dot_lanes(q, sk, W)) * inv_d;
+      for (int d = 0; d < W; ++d) {
+        dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
+        dq[d] += cq * sk[d];
+      }
+    }
+  }
+}
+
 // One pass over the sources: Σ_m α_m dα_m = ⟨dx, Σ_m α_m s_m⟩ = ⟨dx, x⟩ is known before it,
 // so each source block is read once and its gradient block updated once (in L1 while the P
 // points add to it).
@@ -163,6 +221,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
       // D as a constant where it is a common width: the dot products and the row update
       // unroll completely (the loops over a run-time D made it about 20% slower at D = 64).
       const int W = width_or(width, D);
+      constexpr int kBlocks = static_cast<int>(decltype(width)::value / kBlock);  // 0: run-time
       for (int k = 0; k < K; ++k) {
         const T* rk = rstd[k];
         for (int64_t n = n0; n < n1; ++n) {
@@ -173,20 +232,9 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
             prefetch_row(sk + kPrefetchRows * W, W, false);
             prefetch_row(dsk + kPrefetchRows * W, W, true);
           }
-          for (int p = 0; p < P; ++p) {
-            const ResMixPoint<T>& pt = points[p];
-            const T* __restrict q = q_base + p * W;
-            const T* __restrict dxr = pt.dx + n * W;
-            T* __restrict dq = partial_base + (sh * P + p) * W;
-            const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
-            const T dl = ak * (dot_lanes(dxr, sk, W) - c[p * kRowShard + n - n0]);  // dℓ_k
-            const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
-            const T cs = -cq * r * (r * dot_lanes(q, sk, W)) * inv_d;
-            for (int d = 0; d < W; ++d) {
-              dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
-              dq[d] += cq * sk[d];
-            }
-          }
+          source_row_backward<kBlocks>(sk, dsk, r, n, k, points, P, q_base,
+                                       partial_base + sh * P * W, c + (n - n0), kRowShard, inv_d,
+                                       W);
         }
       }
     });

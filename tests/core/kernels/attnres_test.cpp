@@ -166,13 +166,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,
 // Two points sharing three sources, each with one source of its own, as the model runs them:
 // the own source of each point in a call of its own, the shared ones in one call for both.
 // Every source and parameter gradient of L = Σ c1 ⊙ x1 + Σ c2 ⊙ x2 against central differences.
-TEST(ResMixSpecial, PointsSharingSourcesMatchCentralDifferences) {
-  const int64_t N = kRowShard + 9;
-  const int D = 6;
+// Width 6 runs the loops for any width; 32 and 64 the code compiled for a known width, which
+// keeps a source row's gradient in registers across the points.
+class ResMixShared : public ::testing::TestWithParam<int> {};
+
+TEST_P(ResMixShared, PointsSharingSourcesMatchCentralDifferences) {
+  const int64_t N = GetParam() > 16 ? 21 : kRowShard + 9;  // fewer rows where rows are wide
+  const int D = GetParam();
   Rng rng(6);
   std::vector<double> src = random_normal(rng, 5 * N * D);  // shared 0..2, own 3 (p1), 4 (p2)
   for (int64_t i = 0; i < 5 * N * D; ++i) src[i] *= 1 + i / (N * D);  // different scales
-  std::vector<double> w1 = random_normal(rng, D, 0.8), w2 = random_normal(rng, D, 0.8);
+  const double w_std = 0.8 * std::min(1.0, std::sqrt(16.0 / D));      // as in Mix
+  std::vector<double> w1 = random_normal(rng, D, w_std), w2 = random_normal(rng, D, w_std);
   std::vector<double> g1 = random_normal(rng, D, 0.3, 1), g2 = random_normal(rng, D, 0.3, 1);
   const std::vector<double> c1 = random_normal(rng, N * D), c2 = random_normal(rng, N * D);
   std::vector<double> rstd(5 * N), x1(N * D), x2(N * D), a1(N * 4), a2(N * 4);
@@ -223,6 +228,11 @@ TEST(ResMixSpecial, PointsSharingSourcesMatchCentralDifferences) {
   EXPECT_LT(relative_error(dg1, numeric_gradient(g1, loss)), testing::kGradTolerance) << "dg1";
   EXPECT_LT(relative_error(dg2, numeric_gradient(g2, loss)), testing::kGradTolerance) << "dg2";
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, ResMixShared, ::testing::Values(6, 32, 64),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "D" + std::to_string(info.param);
+                         });
 
 // A zero query gives uniform weights whatever the sources: x is their mean.
 TEST(ResMixSpecial, ZeroQueryIsTheMean) {
