@@ -114,9 +114,9 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
-    w.d_group.resize(std::min(res_chunk(), S + 1));
-    for (auto& d : w.d_group) grow(d, N * D);
-    w.group_dx.assign(w.d_group.size(), nullptr);
+    w.d_chunk.resize(std::min(res_chunk(), S + 1));
+    for (auto& d : w.d_chunk) grow(d, N * D);
+    w.chunk_dx.assign(w.d_chunk.size(), nullptr);
   }
   if (two_streams()) size_two_streams(N);
   if (hyper()) size_hyper(N);

@@ -122,7 +122,7 @@ void Model<T>::backward(const T* dlogits) {
   for (int i = hyper() ? -1 : num_sublayers() - 1; i >= 0; --i) {
     if (attnres()) {
       // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
-      T* dx = w.d_group[i % res_chunk()].data();
+      T* dx = w.d_chunk[i % res_chunk()].data();
       sublayer_backward(i, w.batch, w.len, w.d_block[scheme_.res_source_block[i + 1]].data(), dx,
                         false);
       res_mix_backward_point(i, dx, N);

@@ -60,13 +60,13 @@ void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
   Workspace& w = *ws_;
   const int C = res_chunk();
   const int first = l / C * C;  // the chunk's first point
-  w.group_dx[l - first] = dx;
+  w.chunk_dx[l - first] = dx;
   auto point = [&](int p) {
     ResMixPoint<T> pt;
     pt.alpha = w.mix_alpha[p].data();
     pt.alpha_stride = static_cast<int64_t>(scheme_.res_sources[p].size());
     pt.x = w.stream[p].data();
-    pt.dx = w.group_dx[p - first];
+    pt.dx = w.chunk_dx[p - first];
     pt.w = params_.data() + res_query_offset(p);
     pt.g = params_.data() + res_gain_offset(p);
     pt.dw = grads_.data() + res_query_offset(p);
@@ -96,9 +96,9 @@ void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
   if (l != first) return;
   // The chunk's shared sources, read once for all its points.
   const int last = std::min(first + C - 1, num_sublayers());
-  w.group_points.clear();
-  for (int p = first; p <= last; ++p) w.group_points.push_back(point(p));
-  run(ids, 0, shared, w.group_points.data(), static_cast<int>(w.group_points.size()));
+  w.chunk_points.clear();
+  for (int p = first; p <= last; ++p) w.chunk_points.push_back(point(p));
+  run(ids, 0, shared, w.chunk_points.data(), static_cast<int>(w.chunk_points.size()));
 }
 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).

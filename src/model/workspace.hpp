@@ -56,9 +56,9 @@ struct Model<T>::Workspace {
   std::vector<std::vector<T>> d_block;      // res_blocks × (N, D) dL/d(block's current record)
   std::vector<const T*> mix_src, mix_rstd;  // K_l pointers for one mixing point
   std::vector<T*> mix_dsrc;
-  std::vector<ResMixPoint<T>> group_points;  // the points of one chunk, for res_mix_backward
-  std::vector<std::vector<T>> d_group;  // min(res_chunk, S + 1) × (N, D): dx of a chunk's points
-  std::vector<const T*> group_dx;       // the dx of each point of the current chunk
+  std::vector<ResMixPoint<T>> chunk_points;  // the points of one chunk, for res_mix_backward
+  std::vector<std::vector<T>> d_chunk;  // min(res_chunk, S + 1) × (N, D): dx of a chunk's points
+  std::vector<const T*> chunk_dx;       // the dx of each point of the current chunk
 
   // Two streams (two_stream.hpp): y entering each sublayer, and per sublayer (the last: the
   // merge, whose v is the output h) the norms of the streams; empty where the rule has none.
