@@ -14,15 +14,16 @@
 namespace normlab {
 
 enum class ScratchUse {
-  attention_head,            // attention.cpp: one head's q, k, v (and gradients) of a batch
-  attention_stream_block,    // attention_stream.cpp: one key block's scores and an output row
-  attnres_query,             // attnres.cpp: q = w ⊙ g (D)
-  attnres_queries,           // attnres.cpp: q_p = w_p ⊙ g_p of P points (P, D)
-  attnres_partial,           // attnres.cpp: per-shard partial dq (shards, P, D)
-  attnres_row_dots,          // attnres.cpp: ⟨dx_p, x_p⟩ of a shard's rows (P, kRowShard)
-  norm_partial,              // norm.cpp: per-shard partial gain and bias gradients
-  norm_scale_partial,        // norm.cpp: per-shard partial scalenorm scale gradient
-  pointwise_partial,         // pointwise_norm.cpp: per-shard partial gain and bias gradients
+  attention_head,          // attention.cpp: one head's q, k, v (and gradients) of a batch
+  attention_stream_block,  // attention_stream.cpp: one key block's scores and an output row
+  attnres_query,           // attnres.cpp: q = w ⊙ g (D)
+  attnres_queries,         // attnres.cpp: q_p = w_p ⊙ g_p of P points (P, D)
+  attnres_partial,         // attnres.cpp: per-shard partial dq (shards, P, D)
+  attnres_row_dots,        // attnres.cpp: ⟨dx_p, x_p⟩ of a shard's rows (P, kRowShard)
+  attnres_shard_logits,    // attnres.cpp: a shard's logits, then weights, by source (K, kRowShard)
+  norm_partial,            // norm.cpp: per-shard partial gain and bias gradients
+  norm_scale_partial,      // norm.cpp: per-shard partial scalenorm scale gradient
+  pointwise_partial,       // pointwise_norm.cpp: per-shard partial gain and bias gradients
   pointwise_scalar_partial,  // pointwise_norm.cpp: per-shard partial α and shift gradients
   head_norm_gathered,        // head_norm.cpp: one part of qkv gathered by head (N·H, dh)
   head_norm_normed,          // head_norm.cpp: the normalized part, or the gathered input

@@ -64,6 +64,14 @@ inline void add_sources_to_row(const T* const* s, const T* a, bool first, T* __r
 // prefetches").
 constexpr int64_t kPrefetchRows = 4;
 
+// Asks for the cache lines of n contiguous values ahead of their reading.
+template <typename T>
+inline void prefetch_rows(const T* p, int64_t n) {
+  const char* bytes = reinterpret_cast<const char*>(p);
+  const int64_t size = n * static_cast<int64_t>(sizeof(T));
+  for (int64_t b = 0; b < size; b += 64) __builtin_prefetch(bytes + b, 0);  // 64-byte lines
+}
+
 // Asks for the cache lines of one row of D values ahead of their use.
 template <typename T>
 inline void prefetch_row(const T* row, int D, bool for_write) {
@@ -78,8 +86,21 @@ inline void prefetch_row(const T* row, int D, bool for_write) {
   }
 }
 
-// Per shard: the logits C sources at a time, the softmax of each row, then the mixture C
-// sources at a time.
+// ℓ (16 rows n..n+15, one per lane) = r[n + i] · ⟨q, s[n + i]⟩ of one source s (rows of W):
+// the 16 dot products' lane sums reduced together (sums_of_lanes16, the bits of dot_lanes).
+template <typename T>
+[[gnu::always_inline]] inline Block16<T> logits_of_16_rows(const T* __restrict q,
+                                                           const T* __restrict s, const T* r,
+                                                           int W) {
+  Block16<T> lanes[kBlock];
+  for (int i = 0; i < kBlock; ++i) lanes[i] = dot_lane_sums(q, s + i * W, W);
+  return load16(r) * sums_of_lanes16<T>(lanes);
+}
+
+// Per shard: the logits source by source, the softmax of each row, then the mixture C sources
+// at a time. Rows go 16 at a time through the logits and the softmax, one row per lane (the
+// reductions, exponentials and sums of 16 rows as single vector operations; the per-row
+// arithmetic is unchanged); a shard's last rows short of 16 go one by one.
 template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D) {
@@ -91,24 +112,44 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
   }
   const T* q = query_times_gain(w, g, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
+    // ℓ then α of the shard's rows in groups of 16, by source: (K, kRowShard)
+    T* lt = scratch<T>(ScratchUse::attnres_shard_logits, static_cast<int64_t>(K) * kRowShard);
+    const int64_t grouped_end = n0 + (n1 - n0) / kBlock * kBlock;
     with_common_width(D, [&](auto width) {
       const int W = width_or(width, D);
-      for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
-        const int C = std::min(kSourcesPerPass, K - k0);
-        for (int64_t n = n0; n < n1; ++n) {
-          // The logits are the first to read each source row: its lines are asked for a few
-          // rows ahead (normlab_res_mix_bench's forward, sources in memory: 41 → 33 ms).
-          if (n + kPrefetchRows < n1) {
-            for (int j = 0; j < C; ++j) {
-              prefetch_row(src[k0 + j] + (n + kPrefetchRows) * W, W, false);
-            }
-          }
-          for (int j = 0; j < C; ++j) {
-            alpha[n * K + k0 + j] = rstd[k0 + j][n] * dot_lanes(q, src[k0 + j] + n * W, W);
-          }
+      for (int k = 0; k < K; ++k) {
+        for (int64_t n = n0; n < grouped_end; n += kBlock) {
+          // The logits are the first to read each source row: the next group's lines are
+          // asked for ahead of their use.
+          if (n + 2 * kBlock <= n1) prefetch_rows(src[k] + (n + kBlock) * W, kBlock * W);
+          const Block16<T> l = logits_of_16_rows(q, src[k] + n * W, rstd[k] + n, W);
+          std::memcpy(lt + k * kRowShard + (n - n0), &l, sizeof(l));
+        }
+        for (int64_t n = grouped_end; n < n1; ++n) {
+          alpha[n * K + k] = rstd[k][n] * dot_lanes(q, src[k] + n * W, W);
         }
       }
-      for (int64_t n = n0; n < n1; ++n) {
+      // softmax over k, 16 rows per lane; α to its (N, K) rows
+      for (int64_t n = n0; n < grouped_end; n += kBlock) {
+        T* l0 = lt + (n - n0);
+        Block16<T> m = load16(l0);
+        for (int k = 1; k < K; ++k) {
+          const Block16<T> lk = load16(l0 + k * kRowShard);
+          m = m < lk ? lk : m;  // std::max(m, ℓ_k)
+        }
+        Block16<T> z = {};
+        for (int k = 0; k < K; ++k) {
+          const Block16<T> e = exp_approx_lanes<T>(load16(l0 + k * kRowShard) - m);
+          std::memcpy(l0 + k * kRowShard, &e, sizeof(e));
+          z += e;
+        }
+        const Block16<T> inv = T(1) / z;
+        for (int k = 0; k < K; ++k) {
+          const Block16<T> a = load16(l0 + k * kRowShard) * inv;
+          for (int i = 0; i < kBlock; ++i) alpha[(n + i) * K + k] = a[i];
+        }
+      }
+      for (int64_t n = grouped_end; n < n1; ++n) {
         T* a = alpha + n * K;
         T m = a[0];
         for (int k = 1; k < K; ++k) m = std::max(m, a[k]);
@@ -153,9 +194,11 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
 // give the same values: the dot products are dot_lanes's lane sums, the updates the same
 // expression per element.
 template <int NB, typename T>
-inline void source_row_backward(const T* __restrict sk, T* __restrict dsk, T r, int64_t n, int k,
-                                const ResMixPoint<T>* points, int P, const T* q_base, T* dq_base,
-                                const T* c, int64_t c_stride, T inv_d, int W) {
+[[gnu::always_inline]] inline void source_row_backward(const T* __restrict sk, T* __restrict dsk,
+                                                       T r, int64_t n, int k,
+                                                       const ResMixPoint<T>* points, int P,
+                                                       const T* q_base, T* dq_base, const T* c,
+                                                       int64_t c_stride, T inv_d, int W) {
   if constexpr (NB > 0) {
     Block16<T> s[NB], ds[NB];
     for (int b = 0; b < NB; ++b) {

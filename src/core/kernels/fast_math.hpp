@@ -3,6 +3,7 @@
 // exp_approx<float>: Cody–Waite range reduction x = n ln2 + r, |r| ≤ ln2/2, and the Cephes
 //   expf polynomial for e^r (about 1 ulp on the reduced range); inputs are clamped to
 //   [−87.3, 88.7], so very negative inputs give ~1e-38 instead of 0.
+// exp_approx_lanes: exp_approx on the 16 lanes of a Block16 (block16.hpp), the same bits.
 // erf_approx<float>: Abramowitz & Stegun 7.1.26, |error| ≤ 1.5e-7.
 // The double versions are std::exp and std::erf, so finite-difference checks in double see
 // the exact functions.
@@ -12,6 +13,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+
+#include "core/kernels/block16.hpp"
 
 namespace normlab {
 
@@ -20,24 +24,54 @@ inline T exp_approx(T x) {
   return std::exp(x);
 }
 
-template <>
-inline float exp_approx<float>(float x) {
-  x = std::min(std::max(x, -87.3f), 88.7f);
+namespace detail {
+
+// The body of exp_approx<float> on a float or on a Block16<float> (V): the same operations in
+// the same order on every lane, so exp_approx_lanes gives exp_approx's bits lane by lane.
+template <typename V>
+inline V exp_approx_f32(V x) {
+  const V lo = V{} - 87.3f, hi = V{} + 88.7f;
+  x = x < lo ? lo : x;  // std::max(x, −87.3)
+  x = hi < x ? hi : x;  // std::min(x, 88.7)
   // n = round(x / ln2) by the 1.5·2^23 trick (exact for |x / ln2| < 2^22; vectorizes,
   // unlike std::floor).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
+  const V n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  V r = x - n * 0.693359375f;
   r -= n * -2.12194440e-4f;
-  const float z = r * r;
-  float y = 1.9875691500e-4f;
+  const V z = r * r;
+  V y = V{} + 1.9875691500e-4f;
   y = y * r + 1.3981999507e-3f;
   y = y * r + 8.3334519073e-3f;
   y = y * r + 4.1665795894e-2f;
   y = y * r + 1.6666665459e-1f;
   y = y * r + 5.0000001201e-1f;
   y = y * z + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
-  return y * std::bit_cast<float>(bits);
+  if constexpr (std::is_same_v<V, float>) {
+    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+    return y * std::bit_cast<float>(bits);
+  } else {
+    typedef int32_t Lanes32 __attribute__((vector_size(sizeof(V))));
+    const Lanes32 bits = (__builtin_convertvector(n, Lanes32) + 127) << 23;
+    return y * std::bit_cast<V>(bits);
+  }
+}
+
+}  // namespace detail
+
+template <>
+inline float exp_approx<float>(float x) {
+  return detail::exp_approx_f32(x);
+}
+
+// exp_approx on each of 16 lanes, bit for bit (for float, one vector evaluation).
+template <typename T>
+inline Block16<T> exp_approx_lanes(Block16<T> x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return detail::exp_approx_f32(x);
+  } else {
+    for (int l = 0; l < kBlock; ++l) x[l] = exp_approx(x[l]);
+    return x;
+  }
 }
 
 template <typename T>

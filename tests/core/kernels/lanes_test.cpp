@@ -1,0 +1,92 @@
+// The vector forms of two scalar helpers give the scalar bits, lane by lane, because kernels
+// switch between them (attnres.cpp's forward goes 16 rows per vector, the shard's last rows one
+// by one) and results must not depend on which form computed a value:
+//   - sums_of_lanes16 (block16.hpp) against sum_of_lanes of each block;
+//   - exp_approx_lanes (fast_math.hpp) against exp_approx<float>, over a dense sweep of inputs
+//     that covers the clamps, the rounding trick and both signs.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "core/kernels/block16.hpp"
+#include "core/kernels/fast_math.hpp"
+
+namespace normlab {
+namespace {
+
+template <typename T>
+using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+template <typename T>
+void expect_sums_match(uint32_t seed) {
+  std::mt19937 rng(seed);
+  // Values over many magnitudes, so that a different order of additions would round differently.
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  for (int trial = 0; trial < 200; ++trial) {
+    Block16<T> v[kBlock];
+    for (auto& b : v) {
+      for (int l = 0; l < kBlock; ++l) b[l] = T(std::ldexp(mantissa(rng), exponent(rng)));
+    }
+    const Block16<T> sums = sums_of_lanes16<T>(v);
+    for (int i = 0; i < kBlock; ++i) {
+      const T one = sum_of_lanes<T>(v[i]);
+      ASSERT_EQ(std::bit_cast<Bits<T>>(sums[i]), std::bit_cast<Bits<T>>(one))
+          << "trial " << trial << " block " << i << ": " << sums[i] << " vs " << one;
+    }
+  }
+}
+
+TEST(Lanes, SumsOfSixteenBlocksAreEachBlocksSumOfLanes) {
+  expect_sums_match<float>(1);
+  expect_sums_match<double>(2);
+}
+
+TEST(Lanes, SumsOfSixteenBlocksPutBlockIInLaneI) {
+  Block16<float> v[kBlock] = {};
+  for (int i = 0; i < kBlock; ++i) v[i][(i * 5) % kBlock] = float(i + 1);
+  const Block16<float> sums = sums_of_lanes16<float>(v);
+  for (int i = 0; i < kBlock; ++i) EXPECT_EQ(sums[i], float(i + 1)) << i;
+}
+
+TEST(Lanes, ExpApproxLanesIsExpApproxBitForBit) {
+  // Every 97th float bit pattern between −100 and 100 (both clamps lie inside), plus the edges.
+  std::vector<float> inputs = {-87.3f, 88.7f, -87.29f, 88.69f, 0.0f, -0.0f, 1e-30f, -1e-30f};
+  for (uint32_t bits = 0; bits < 0x42C80000u; bits += 97) {  // 0 ≤ x < 100
+    const float x = std::bit_cast<float>(bits);
+    inputs.push_back(x);
+    inputs.push_back(-x);
+  }
+  while (inputs.size() % kBlock != 0) inputs.push_back(0.5f);
+  int64_t checked = 0;
+  for (size_t i = 0; i < inputs.size(); i += kBlock) {
+    const Block16<float> y = exp_approx_lanes<float>(load16(inputs.data() + i));
+    for (int l = 0; l < kBlock; ++l) {
+      const float one = exp_approx(inputs[i + l]);
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[l]), std::bit_cast<uint32_t>(one))
+          << "x = " << inputs[i + l] << ": " << y[l] << " vs " << one;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20000000);
+  // And it is an exponential: within 2 ulp-ish of std::exp on the unclamped range.
+  for (float x : {-10.0f, -1.0f, 0.0f, 0.5f, 3.0f, 20.0f}) {
+    EXPECT_NEAR(exp_approx(x) / std::exp(x), 1.0f, 3e-7f) << x;
+  }
+}
+
+TEST(Lanes, ExpApproxLanesInDoubleIsStdExp) {
+  Block16<double> x;
+  for (int l = 0; l < kBlock; ++l) x[l] = -3.0 + 0.4 * l;
+  const Block16<double> y = exp_approx_lanes<double>(x);
+  for (int l = 0; l < kBlock; ++l) EXPECT_EQ(y[l], std::exp(x[l])) << l;
+}
+
+}  // namespace
+}  // namespace normlab
