@@ -185,61 +185,79 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
   });
 }
 
-// The terms of one row n of source k from the P points: dsk (W) += Σ_p α_k dx + dℓ_k r (q − s r
-// ℓ/D), and each point's dq partial (W) += dℓ_k r s. c[p·c_stride] = ⟨dx_p, x_p⟩ of the row. With
-// the width a multiple of 16 known at compile time (NB blocks of 16) the source row and its
-// gradient stay in registers across the points, and each point's dot products, coefficients and
-// updates are straight-line vector code (the generic loops spent most of their time on address
-// arithmetic and aliasing checks: docs/performance.md). NB = 0: loops over the run-time W. Both
-// give the same values: the dot products are dot_lanes's lane sums, the updates the same
-// expression per element.
-template <int NB, typename T>
-[[gnu::always_inline]] inline void source_row_backward(const T* __restrict sk, T* __restrict dsk,
-                                                       T r, int64_t n, int k,
-                                                       const ResMixPoint<T>* points, int P,
-                                                       const T* q_base, T* dq_base, const T* c,
-                                                       int64_t c_stride, T inv_d, int W) {
-  if constexpr (NB > 0) {
-    Block16<T> s[NB], ds[NB];
+// The terms of R consecutive rows n.. of source k from the P points: dsk (rows of W) += Σ_p
+// α_k dx + dℓ_k r (q − s r ℓ/D), and each point's dq partial (W) += dℓ_k r s, row by row.
+// c[p·c_stride + i] = ⟨dx_p, x_p⟩ of row n + i, r[i] its r_k. With the width a multiple of 16
+// known at compile time (NB blocks of 16, W = 16·NB) the source rows and their gradients stay in
+// registers across the points, each point's dot products, coefficients and updates are
+// straight-line vector code, and a point's dq partial is loaded and stored once for the R rows
+// (its load-add-store per row was about a quarter of the kernel's time: docs/performance.md).
+// The values are those of one row at a time: the dot products are dot_lanes's lane sums, the
+// updates the same expression per element, and dq adds the rows in ascending order.
+template <int NB, int R, typename T>
+[[gnu::always_inline]] inline void source_rows_backward(const T* __restrict sk, T* __restrict dsk,
+                                                        const T* r, int64_t n, int k,
+                                                        const ResMixPoint<T>* points, int P,
+                                                        const T* q_base, T* dq_base, const T* c,
+                                                        int64_t c_stride, T inv_d) {
+  constexpr int W = NB * static_cast<int>(kBlock);
+  Block16<T> s[R][NB], ds[R][NB];
+  for (int i = 0; i < R; ++i) {
     for (int b = 0; b < NB; ++b) {
-      s[b] = load16(sk + b * kBlock);
-      ds[b] = load16(dsk + b * kBlock);
+      s[i][b] = load16(sk + i * W + b * kBlock);
+      ds[i][b] = load16(dsk + i * W + b * kBlock);
     }
-    for (int p = 0; p < P; ++p) {
-      const ResMixPoint<T>& pt = points[p];
-      const T* __restrict dxr = pt.dx + n * W;
-      const T* __restrict q = q_base + p * W;
-      T* __restrict dq = dq_base + p * W;
+  }
+  for (int p = 0; p < P; ++p) {
+    const ResMixPoint<T>& pt = points[p];
+    const T* __restrict q = q_base + p * W;
+    T* __restrict dq = dq_base + p * W;
+    T cq[R];  // coefficient of q in ds_k, and of s_k in dq, per row
+    for (int i = 0; i < R; ++i) {
+      const T* __restrict dxr = pt.dx + (n + i) * W;
       Block16<T> dx_s = {}, q_s = {};
       for (int b = 0; b < NB; ++b) {
-        dx_s += load16(dxr + b * kBlock) * s[b];
-        q_s += load16(q + b * kBlock) * s[b];
+        dx_s += load16(dxr + b * kBlock) * s[i][b];
+        q_s += load16(q + b * kBlock) * s[i][b];
       }
-      const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
-      const T dl = ak * (sum_of_lanes<T>(dx_s) - c[p * c_stride]);  // dℓ_k
-      const T cq = dl * r;  // coefficient of q in ds_k, and of s_k in dq
-      const T cs = -cq * r * (r * sum_of_lanes<T>(q_s)) * inv_d;
+      const T ak = pt.alpha[(n + i) * pt.alpha_stride + pt.alpha_col + k];
+      const T dl = ak * (sum_of_lanes<T>(dx_s) - c[p * c_stride + i]);  // dℓ_k
+      cq[i] = dl * r[i];
+      const T cs = -cq[i] * r[i] * (r[i] * sum_of_lanes<T>(q_s)) * inv_d;
       for (int b = 0; b < NB; ++b) {
-        ds[b] += ak * load16(dxr + b * kBlock) + cq * load16(q + b * kBlock) + cs * s[b];
-        const Block16<T> dqb = load16(dq + b * kBlock) + cq * s[b];
-        std::memcpy(dq + b * kBlock, &dqb, sizeof(dqb));
+        ds[i][b] += ak * load16(dxr + b * kBlock) + cq[i] * load16(q + b * kBlock) + cs * s[i][b];
       }
     }
-    for (int b = 0; b < NB; ++b) std::memcpy(dsk + b * kBlock, &ds[b], sizeof(ds[b]));
-  } else {
-    for (int p = 0; p < P; ++p) {
-      const ResMixPoint<T>& pt = points[p];
-      const T* __restrict q = q_base + p * W;
-      const T* __restrict dxr = pt.dx + n * W;
-      T* __restrict dq = dq_base + p * W;
-      const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
-      const T dl = ak * (dot_lanes(dxr, sk, W) - c[p * c_stride]);  // dℓ_k
-      const T cq = dl * r;
-      const T cs = -cq * r * (r * dot_lanes(q, sk, W)) * inv_d;
-      for (int d = 0; d < W; ++d) {
-        dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
-        dq[d] += cq * sk[d];
-      }
+    for (int b = 0; b < NB; ++b) {
+      Block16<T> dqb = load16(dq + b * kBlock);
+      for (int i = 0; i < R; ++i) dqb = dqb + cq[i] * s[i][b];
+      std::memcpy(dq + b * kBlock, &dqb, sizeof(dqb));
+    }
+  }
+  for (int i = 0; i < R; ++i) {
+    for (int b = 0; b < NB; ++b) {
+      std::memcpy(dsk + i * W + b * kBlock, &ds[i][b], sizeof(ds[i][b]));
+    }
+  }
+}
+
+// One row n of source k at a run-time width W: the same terms as source_rows_backward.
+template <typename T>
+inline void source_row_backward(const T* __restrict sk, T* __restrict dsk, T r, int64_t n, int k,
+                                const ResMixPoint<T>* points, int P, const T* q_base, T* dq_base,
+                                const T* c, int64_t c_stride, T inv_d, int W) {
+  for (int p = 0; p < P; ++p) {
+    const ResMixPoint<T>& pt = points[p];
+    const T* __restrict q = q_base + p * W;
+    const T* __restrict dxr = pt.dx + n * W;
+    T* __restrict dq = dq_base + p * W;
+    const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
+    const T dl = ak * (dot_lanes(dxr, sk, W) - c[p * c_stride]);  // dℓ_k
+    const T cq = dl * r;
+    const T cs = -cq * r * (r * dot_lanes(q, sk, W)) * inv_d;
+    for (int d = 0; d < W; ++d) {
+      dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
+      dq[d] += cq * sk[d];
     }
   }
 }
@@ -273,19 +291,35 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
       // unroll completely (the loops over a run-time D made it about 20% slower at D = 64).
       const int W = width_or(width, D);
       constexpr int kBlocks = static_cast<int>(decltype(width)::value / kBlock);  // 0: run-time
+      T* dq_shard = partial_base + sh * P * W;
       for (int k = 0; k < K; ++k) {
         const T* rk = rstd[k];
-        for (int64_t n = n0; n < n1; ++n) {
-          const T* __restrict sk = src[k] + n * W;
-          T* __restrict dsk = dsrc[k] + n * W;
-          const T r = rk[n];
-          if (n + kPrefetchRows < n1) {
-            prefetch_row(sk + kPrefetchRows * W, W, false);
-            prefetch_row(dsk + kPrefetchRows * W, W, true);
+        if constexpr (kBlocks > 0) {
+          // Two rows at a time (then a last one), so each dq partial is updated once per pair.
+          int64_t n = n0;
+          for (; n + 2 <= n1; n += 2) {
+            if (n + kPrefetchRows + 2 <= n1) {
+              prefetch_row(src[k] + (n + kPrefetchRows) * W, 2 * W, false);
+              prefetch_row(dsrc[k] + (n + kPrefetchRows) * W, 2 * W, true);
+            }
+            source_rows_backward<kBlocks, 2>(src[k] + n * W, dsrc[k] + n * W, rk + n, n, k, points,
+                                             P, q_base, dq_shard, c + (n - n0), kRowShard, inv_d);
           }
-          source_row_backward<kBlocks>(sk, dsk, r, n, k, points, P, q_base,
-                                       partial_base + sh * P * W, c + (n - n0), kRowShard, inv_d,
-                                       W);
+          if (n < n1) {
+            source_rows_backward<kBlocks, 1>(src[k] + n * W, dsrc[k] + n * W, rk + n, n, k, points,
+                                             P, q_base, dq_shard, c + (n - n0), kRowShard, inv_d);
+          }
+        } else {
+          for (int64_t n = n0; n < n1; ++n) {
+            const T* __restrict sk = src[k] + n * W;
+            T* __restrict dsk = dsrc[k] + n * W;
+            if (n + kPrefetchRows < n1) {
+              prefetch_row(sk + kPrefetchRows * W, W, false);
+              prefetch_row(dsk + kPrefetchRows * W, W, true);
+            }
+            source_row_backward(sk, dsk, rk[n], n, k, points, P, q_base, dq_shard, c + (n - n0),
+                                kRowShard, inv_d, W);
+          }
         }
       }
     });
