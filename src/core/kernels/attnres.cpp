@@ -64,15 +64,7 @@ inline void add_sources_to_row(const T* const* s, const T* a, bool first, T* __r
 // prefetches").
 constexpr int64_t kPrefetchRows = 4;
 
-// Asks for the cache lines of n contiguous values ahead of their reading.
-template <typename T>
-inline void prefetch_rows(const T* p, int64_t n) {
-  const char* bytes = reinterpret_cast<const char*>(p);
-  const int64_t size = n * static_cast<int64_t>(sizeof(T));
-  for (int64_t b = 0; b < size; b += 64) __builtin_prefetch(bytes + b, 0);  // 64-byte lines
-}
-
-// Asks for the cache lines of one row of D values ahead of their use.
+// Asks for the cache lines of D contiguous values (one row, or several) ahead of their use.
 template <typename T>
 inline void prefetch_row(const T* row, int D, bool for_write) {
   const char* bytes = reinterpret_cast<const char*>(row);
@@ -121,7 +113,9 @@ void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* 
         for (int64_t n = n0; n < grouped_end; n += kBlock) {
           // The logits are the first to read each source row: the next group's lines are
           // asked for ahead of their use.
-          if (n + 2 * kBlock <= n1) prefetch_rows(src[k] + (n + kBlock) * W, kBlock * W);
+          if (n + 2 * kBlock <= n1) {
+            prefetch_row(src[k] + (n + kBlock) * W, static_cast<int>(kBlock) * W, false);
+          }
           const Block16<T> l = logits_of_16_rows(q, src[k] + n * W, rstd[k] + n, W);
           std::memcpy(lt + k * kRowShard + (n - n0), &l, sizeof(l));
         }
