@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #ifdef __AVX512F__
 #include <immintrin.h>
@@ -90,38 +91,34 @@ inline T sum_of_lanes(const Block16<T>& v) {
   return h2[0] + h2[1];
 }
 
+// One level of sums_of_lanes16's tree, for halves of H lanes: out[i] holds, for each group of
+// 2H lanes of v[2i] then of v[2i + 1], the first H lanes plus the next H (lane o of group g:
+// element g·2H + o of the pair, plus element g·2H + o + H).
+template <int H, typename T, size_t... L>
+inline Block16<T> add_halves(const Block16<T>& a, const Block16<T>& b, std::index_sequence<L...>) {
+  return __builtin_shufflevector(a, b, (L / H * 2 * H + L % H)...) +
+         __builtin_shufflevector(a, b, (L / H * 2 * H + L % H + H)...);
+}
+
+template <int H, typename T>
+inline void sum_level(const Block16<T>* v, Block16<T>* out, int n_out) {
+  for (int i = 0; i < n_out; ++i) {
+    out[i] = add_halves<H, T>(v[2 * i], v[2 * i + 1], std::make_index_sequence<kBlock>{});
+  }
+}
+
 // The lane sums of 16 blocks at once: lane i of the result is sum_of_lanes(v[i]), bit for bit
-// (every sum follows the same pairwise tree), with 15 two-block shuffles-and-adds per level pair
-// instead of 7 instructions per block. Each level pairs blocks and adds their halves: level 1
-// leaves [v0's 8 | v1's 8], level 2 [4 | 4 | 4 | 4], level 3 eight pairs, level 4 the sums.
+// (every sum follows the same pairwise tree), with 15 two-block shuffles-and-adds in all instead
+// of 7 instructions per block. Level 1 leaves [v0's 8 | v1's 8] per pair, level 2 [4 | 4 | 4 | 4],
+// level 3 eight pairs, level 4 the sums.
 template <typename T>
 inline Block16<T> sums_of_lanes16(const Block16<T>* v) {
-  Block16<T> h8[8], h4[4], h2[2];
-  for (int i = 0; i < 8; ++i) {
-    const Block16<T>& a = v[2 * i];
-    const Block16<T>& b = v[2 * i + 1];
-    h8[i] =
-        __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23) +
-        __builtin_shufflevector(a, b, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-  }
-  for (int i = 0; i < 4; ++i) {
-    const Block16<T>& a = h8[2 * i];
-    const Block16<T>& b = h8[2 * i + 1];
-    h4[i] =
-        __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27) +
-        __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31);
-  }
-  for (int i = 0; i < 2; ++i) {
-    const Block16<T>& a = h4[2 * i];
-    const Block16<T>& b = h4[2 * i + 1];
-    h2[i] =
-        __builtin_shufflevector(a, b, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29) +
-        __builtin_shufflevector(a, b, 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31);
-  }
-  return __builtin_shufflevector(h2[0], h2[1], 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
-                                 28, 30) +
-         __builtin_shufflevector(h2[0], h2[1], 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27,
-                                 29, 31);
+  Block16<T> h8[8], h4[4], h2[2], sums[1];
+  sum_level<8, T>(v, h8, 8);
+  sum_level<4, T>(h8, h4, 4);
+  sum_level<2, T>(h4, h2, 2);
+  sum_level<1, T>(h2, sums, 1);
+  return sums[0];
 }
 
 // The largest of the 16 lanes (exact in any order), in the same tree.
