@@ -249,9 +249,13 @@ class Model {
                          bool residual_path, const T* d_z_extra = nullptr,
                          T* d_branch_in = nullptr);
   bool attnres() const { return mixes_over_depth(scheme_.residual_mode); }
-  // AttnRes: stream[l] = the mixture of point l. Its backward given dx adds into the block
-  // gradients: its own source at once, the sources its group shares once the group's first
-  // point (the last in backward order) has its dx.
+  // AttnRes: stream[l] = the mixture of point l, from the logits its sources were given when
+  // they were written: res_queries computes every point's q = w ⊙ g at the start of a forward,
+  // res_source_logits(j) gives source j's logits to every point that mixes it. Its backward
+  // given dx adds into the block gradients: its own source at once, the sources its group
+  // shares once the group's first point (the last in backward order) has its dx.
+  void res_queries();
+  void res_source_logits(int j, int64_t rows);
   void res_mix_forward_point(int l, int64_t rows);
   void res_mix_backward_point(int l, const T* dx, int64_t rows);
   // Mixing points whose backward over their shared sources runs in one call (res_mix.cpp): a

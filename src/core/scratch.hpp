@@ -21,6 +21,7 @@ enum class ScratchUse {
   attnres_partial,         // attnres.cpp: per-shard partial dq (shards, P, D)
   attnres_row_dots,        // attnres.cpp: ⟨dx_p, x_p⟩ of a shard's rows (P, kRowShard)
   attnres_shard_logits,    // attnres.cpp: a shard's logits, then weights, by source (K, kRowShard)
+  attnres_logit_rows,      // attnres.cpp: where each of P points' logits of a shard go (P pointers)
   norm_partial,            // norm.cpp: per-shard partial gain and bias gradients
   norm_scale_partial,      // norm.cpp: per-shard partial scalenorm scale gradient
   pointwise_partial,       // pointwise_norm.cpp: per-shard partial gain and bias gradients

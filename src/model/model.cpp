@@ -105,9 +105,12 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     w.sources.assign(S + 1, nullptr);
     w.source_rstd.resize(S + 1);
     w.mix_alpha.resize(S + 1);
+    w.mix_logits.resize(S + 1);
+    grow(w.res_q, (S + 1) * D);
     for (int j = 0; j <= S; ++j) {
       grow(w.source_rstd[j], N);
       grow(w.mix_alpha[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
+      grow(w.mix_logits[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
     }
     w.d_block.resize(scheme_.res_blocks);
     for (auto& d : w.d_block) grow(d, N * D);
@@ -211,6 +214,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   if (attnres()) {
     w.sources[0] = embedded;
     res_rstd(embedded, w.source_rstd[0].data(), N, D, c.norm_eps);
+    res_queries();
+    res_source_logits(0, N);
   }
   if (two_streams()) std::copy(embedded, embedded + N * D, w.y_stream[0].data());  // y_0 = x_0
   if (hyper()) {  // every stream starts as the embedding stream

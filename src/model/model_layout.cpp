@@ -98,7 +98,10 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
     if (c.mlp) values += layers * n * c.mlp_hidden();
   }
   if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
-    values += 4.0 * (layers * c.sublayers_per_layer() + 1) * (n * d + n);
+    const double S = layers * c.sublayers_per_layer();
+    values += 4.0 * (S + 1) * (n * d + n);
+    // each point's weights and logits, (N, K_l) each with K_l ≤ l + 1 sources
+    values += (S + 1) * (S + 2) * n;
   }
   // Hyper-connections: the n streams and the weights per sublayer (HC: N(H) too), and the
   // gradients of the streams.

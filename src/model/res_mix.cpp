@@ -42,17 +42,43 @@ int Model<T>::res_chunk() const {
 }
 
 template <typename T>
+void Model<T>::res_queries() {
+  Workspace& w = *ws_;
+  const int D = config_.width;
+  for (int l = 0; l <= num_sublayers(); ++l) {
+    const T* query = params_.data() + res_query_offset(l);
+    const T* gain = params_.data() + res_gain_offset(l);
+    for (int d = 0; d < D; ++d) w.res_q[l * D + d] = query[d] * gain[d];
+  }
+}
+
+// Source j is read once for the logits of all the points that mix it (instead of once per
+// point, in the point's own pass before its mixture): docs/attnres.md, "Forward".
+template <typename T>
+void Model<T>::res_source_logits(int j, int64_t rows) {
+  Workspace& w = *ws_;
+  const int D = config_.width;
+  w.logit_q.clear();
+  w.logit_out.clear();
+  for (int l = 0; l <= num_sublayers(); ++l) {
+    const std::vector<int>& ids = scheme_.res_sources[l];  // ascending
+    const auto it = std::lower_bound(ids.begin(), ids.end(), j);
+    if (it == ids.end() || *it != j) continue;
+    w.logit_q.push_back(w.res_q.data() + l * D);
+    w.logit_out.push_back(w.mix_logits[l].data() + (it - ids.begin()) * rows);
+  }
+  res_logits(w.sources[j], w.source_rstd[j].data(), w.logit_q.data(), w.logit_out.data(),
+             static_cast<int>(w.logit_q.size()), rows, D);
+}
+
+template <typename T>
 void Model<T>::res_mix_forward_point(int l, int64_t rows) {
   Workspace& w = *ws_;
   const std::vector<int>& ids = scheme_.res_sources[l];
   const int K = static_cast<int>(ids.size());
-  for (int k = 0; k < K; ++k) {
-    w.mix_src[k] = w.sources[ids[k]];
-    w.mix_rstd[k] = w.source_rstd[ids[k]].data();
-  }
-  res_mix_forward(w.mix_src.data(), w.mix_rstd.data(), K, params_.data() + res_query_offset(l),
-                  params_.data() + res_gain_offset(l), w.stream[l].data(), w.mix_alpha[l].data(),
-                  rows, config_.width);
+  for (int k = 0; k < K; ++k) w.mix_src[k] = w.sources[ids[k]];
+  res_mix_from_logits(w.mix_src.data(), K, w.mix_logits[l].data(), w.stream[l].data(),
+                      w.mix_alpha[l].data(), rows, config_.width);
 }
 
 template <typename T>
@@ -108,6 +134,10 @@ template int64_t Model<float>::res_query_offset(int) const;
 template int64_t Model<double>::res_query_offset(int) const;
 template int64_t Model<float>::res_gain_offset(int) const;
 template int64_t Model<double>::res_gain_offset(int) const;
+template void Model<float>::res_queries();
+template void Model<double>::res_queries();
+template void Model<float>::res_source_logits(int, int64_t);
+template void Model<double>::res_source_logits(int, int64_t);
 template void Model<float>::res_mix_forward_point(int, int64_t);
 template void Model<double>::res_mix_forward_point(int, int64_t);
 template void Model<float>::res_mix_backward_point(int, const float*, int64_t);

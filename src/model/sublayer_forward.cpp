@@ -187,6 +187,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   }
   w.sources[i + 1] = record;
   res_rstd(record, w.source_rstd[i + 1].data(), N, D, config_.norm_eps);
+  res_source_logits(i + 1, N);
 }
 
 // The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).

@@ -53,6 +53,10 @@ struct Model<T>::Workspace {
   std::vector<const T*> sources;            // S + 1 pointers to (N, D)
   std::vector<std::vector<T>> source_rstd;  // S + 1 × (N) 1/rms of each source
   std::vector<std::vector<T>> mix_alpha;    // S + 1 × (N, K_l) weights of mixing point l
+  std::vector<T> res_q;                     // (S + 1, D) q_l = w_l ⊙ g_l of every mixing point
+  std::vector<std::vector<T>> mix_logits;   // S + 1 × (K_l, N) logits of point l, by source
+  std::vector<const T*> logit_q;            // the q of the points that mix one source
+  std::vector<T*> logit_out;                // and where its logits go in their mix_logits
   std::vector<std::vector<T>> d_block;      // res_blocks × (N, D) dL/d(block's current record)
   std::vector<const T*> mix_src, mix_rstd;  // K_l pointers for one mixing point
   std::vector<T*> mix_dsrc;

@@ -89,92 +89,146 @@ template <typename T>
   return load16(r) * sums_of_lanes16<T>(lanes);
 }
 
-// Per shard: the logits source by source, the softmax of each row, then the mixture C sources
-// at a time. Rows go 16 at a time through the logits and the softmax, one row per lane (the
-// reductions, exponentials and sums of 16 rows as single vector operations; the per-row
-// arithmetic is unchanged); a shard's last rows short of 16 go one by one.
+// The logits of rows [n0, n1) of one source s for P queries: out[p][n − n0] = r[n] · ⟨q_p, s_n⟩.
+// Rows go 16 at a time (one per lane, their rows read from L1 by every query), a shard's last
+// rows short of 16 one by one; both give dot_lanes's bits, so a logit does not depend on which
+// rows it was computed with.
 template <typename T>
-void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
-                     T* alpha, int64_t N, int D) {
-  require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_forward", "K >= 1 sources, N >= 0, D >= 1");
+[[gnu::always_inline]] inline void logits_of_rows(const T* s, const T* r, const T* const* q,
+                                                  T* const* out, int P, int64_t n0, int64_t n1,
+                                                  int W) {
+  const int64_t grouped_end = n0 + (n1 - n0) / kBlock * kBlock;
+  for (int64_t n = n0; n < grouped_end; n += kBlock) {
+    // The logits are the first to read each source row: the next group's lines are asked for
+    // ahead of their use.
+    if (n + 2 * kBlock <= n1)
+      prefetch_row(s + (n + kBlock) * W, static_cast<int>(kBlock) * W, false);
+    for (int p = 0; p < P; ++p) {
+      const Block16<T> l = logits_of_16_rows(q[p], s + n * W, r + n, W);
+      std::memcpy(out[p] + (n - n0), &l, sizeof(l));
+    }
+  }
+  for (int64_t n = grouped_end; n < n1; ++n) {
+    for (int p = 0; p < P; ++p) out[p][n - n0] = r[n] * dot_lanes(q[p], s + n * W, W);
+  }
+}
+
+// Rows [n0, n1) of one mixing point, given their logits: row n of source k at
+// lt[k·stride + n − n0], overwritten with the exponentials. The softmax over k goes 16 rows at a
+// time, one row per lane (the reductions, exponentials and sums of 16 rows as single vector
+// operations; the per-row arithmetic is unchanged), the last rows short of 16 one by one; α goes
+// to its (N, K) rows. Then the mixture, C sources at a time.
+template <typename T>
+[[gnu::always_inline]] inline void softmax_and_mix(const T* const* src, int K, T* lt,
+                                                   int64_t stride, T* x, T* alpha, int64_t n0,
+                                                   int64_t n1, int W) {
+  const int64_t grouped_end = n0 + (n1 - n0) / kBlock * kBlock;
+  for (int64_t n = n0; n < grouped_end; n += kBlock) {
+    T* l0 = lt + (n - n0);
+    Block16<T> m = load16(l0);
+    for (int k = 1; k < K; ++k) {
+      const Block16<T> lk = load16(l0 + k * stride);
+      m = m < lk ? lk : m;  // std::max(m, ℓ_k)
+    }
+    Block16<T> z = {};
+    for (int k = 0; k < K; ++k) {
+      const Block16<T> e = exp_approx_lanes<T>(load16(l0 + k * stride) - m);
+      std::memcpy(l0 + k * stride, &e, sizeof(e));
+      z += e;
+    }
+    const Block16<T> inv = T(1) / z;
+    for (int k = 0; k < K; ++k) {
+      const Block16<T> a = load16(l0 + k * stride) * inv;
+      for (int i = 0; i < kBlock; ++i) alpha[(n + i) * K + k] = a[i];
+    }
+  }
+  for (int64_t n = grouped_end; n < n1; ++n) {
+    T* l0 = lt + (n - n0);
+    T* a = alpha + n * K;
+    T m = l0[0];
+    for (int k = 1; k < K; ++k) m = std::max(m, l0[k * stride]);
+    T z = 0;
+    for (int k = 0; k < K; ++k) z += a[k] = exp_approx(l0[k * stride] - m);
+    const T inv = T(1) / z;
+    for (int k = 0; k < K; ++k) a[k] *= inv;
+  }
+  for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
+    const int C = std::min(kSourcesPerPass, K - k0);
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* rows[kSourcesPerPass];
+      for (int j = 0; j < C; ++j) rows[j] = src[k0 + j] + n * W;
+      const T* a = alpha + n * K + k0;
+      T* xr = x + n * W;
+      switch (C) {
+        case 1:
+          add_sources_to_row<1>(rows, a, k0 == 0, xr, W);
+          break;
+        case 2:
+          add_sources_to_row<2>(rows, a, k0 == 0, xr, W);
+          break;
+        case 3:
+          add_sources_to_row<3>(rows, a, k0 == 0, xr, W);
+          break;
+        default:
+          add_sources_to_row<4>(rows, a, k0 == 0, xr, W);
+          break;
+      }
+    }
+  }
+}
+
+template <typename T>
+void require_no_alias_of_sources(const T* const* src, int K, const T* x, const T* alpha, int64_t N,
+                                 int D) {
   for (int k = 0; k < K; ++k) {
     require_contract(!ranges_overlap<T>(x, N * D, src[k], N * D) &&
                          !ranges_overlap<T>(alpha, N * K, src[k], N * D),
                      "res_mix_forward", "x and alpha may not alias a source");
   }
+}
+
+// Per shard: the logits source by source into a scratch block, then softmax_and_mix.
+template <typename T>
+void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
+                     T* alpha, int64_t N, int D) {
+  require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_forward", "K >= 1 sources, N >= 0, D >= 1");
+  require_no_alias_of_sources(src, K, x, alpha, N, D);
   const T* q = query_times_gain(w, g, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
-    // ℓ then α of the shard's rows in groups of 16, by source: (K, kRowShard)
+    // the shard's logits, then exponentials, by source: (K, kRowShard)
     T* lt = scratch<T>(ScratchUse::attnres_shard_logits, static_cast<int64_t>(K) * kRowShard);
-    const int64_t grouped_end = n0 + (n1 - n0) / kBlock * kBlock;
     with_common_width(D, [&](auto width) {
       const int W = width_or(width, D);
       for (int k = 0; k < K; ++k) {
-        for (int64_t n = n0; n < grouped_end; n += kBlock) {
-          // The logits are the first to read each source row: the next group's lines are
-          // asked for ahead of their use.
-          if (n + 2 * kBlock <= n1) {
-            prefetch_row(src[k] + (n + kBlock) * W, static_cast<int>(kBlock) * W, false);
-          }
-          const Block16<T> l = logits_of_16_rows(q, src[k] + n * W, rstd[k] + n, W);
-          std::memcpy(lt + k * kRowShard + (n - n0), &l, sizeof(l));
-        }
-        for (int64_t n = grouped_end; n < n1; ++n) {
-          alpha[n * K + k] = rstd[k][n] * dot_lanes(q, src[k] + n * W, W);
-        }
+        T* out = lt + k * kRowShard;
+        logits_of_rows(src[k], rstd[k], &q, &out, 1, n0, n1, W);
       }
-      // softmax over k, 16 rows per lane; α to its (N, K) rows
-      for (int64_t n = n0; n < grouped_end; n += kBlock) {
-        T* l0 = lt + (n - n0);
-        Block16<T> m = load16(l0);
-        for (int k = 1; k < K; ++k) {
-          const Block16<T> lk = load16(l0 + k * kRowShard);
-          m = m < lk ? lk : m;  // std::max(m, ℓ_k)
-        }
-        Block16<T> z = {};
-        for (int k = 0; k < K; ++k) {
-          const Block16<T> e = exp_approx_lanes<T>(load16(l0 + k * kRowShard) - m);
-          std::memcpy(l0 + k * kRowShard, &e, sizeof(e));
-          z += e;
-        }
-        const Block16<T> inv = T(1) / z;
-        for (int k = 0; k < K; ++k) {
-          const Block16<T> a = load16(l0 + k * kRowShard) * inv;
-          for (int i = 0; i < kBlock; ++i) alpha[(n + i) * K + k] = a[i];
-        }
-      }
-      for (int64_t n = grouped_end; n < n1; ++n) {
-        T* a = alpha + n * K;
-        T m = a[0];
-        for (int k = 1; k < K; ++k) m = std::max(m, a[k]);
-        T z = 0;
-        for (int k = 0; k < K; ++k) z += a[k] = exp_approx(a[k] - m);
-        const T inv = T(1) / z;
-        for (int k = 0; k < K; ++k) a[k] *= inv;
-      }
-      for (int k0 = 0; k0 < K; k0 += kSourcesPerPass) {
-        const int C = std::min(kSourcesPerPass, K - k0);
-        for (int64_t n = n0; n < n1; ++n) {
-          const T* rows[kSourcesPerPass];
-          for (int j = 0; j < C; ++j) rows[j] = src[k0 + j] + n * W;
-          const T* a = alpha + n * K + k0;
-          T* xr = x + n * W;
-          switch (C) {
-            case 1:
-              add_sources_to_row<1>(rows, a, k0 == 0, xr, W);
-              break;
-            case 2:
-              add_sources_to_row<2>(rows, a, k0 == 0, xr, W);
-              break;
-            case 3:
-              add_sources_to_row<3>(rows, a, k0 == 0, xr, W);
-              break;
-            default:
-              add_sources_to_row<4>(rows, a, k0 == 0, xr, W);
-              break;
-          }
-        }
-      }
+      softmax_and_mix(src, K, lt, kRowShard, x, alpha, n0, n1, W);
+    });
+  });
+}
+
+template <typename T>
+void res_logits(const T* s, const T* r, const T* const* q, T* const* out, int P, int64_t N, int D) {
+  require_contract(P >= 0 && N >= 0 && D >= 1, "res_logits", "P >= 0 points, N >= 0, D >= 1");
+  if (P == 0) return;
+  for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
+    // Each point's logits of the shard's rows start at out[p] + n0.
+    T** shard_out = scratch<T*>(ScratchUse::attnres_logit_rows, P);
+    for (int p = 0; p < P; ++p) shard_out[p] = out[p] + n0;
+    with_common_width(
+        D, [&](auto width) { logits_of_rows(s, r, q, shard_out, P, n0, n1, width_or(width, D)); });
+  });
+}
+
+template <typename T>
+void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, int64_t N, int D) {
+  require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_from_logits",
+                   "K >= 1 sources, N >= 0, D >= 1");
+  require_no_alias_of_sources(src, K, x, alpha, N, D);
+  for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
+    with_common_width(D, [&](auto width) {
+      softmax_and_mix(src, K, logits + n0, N, x, alpha, n0, n1, width_or(width, D));
     });
   });
 }
@@ -335,7 +389,9 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
   template void res_mix_forward<T>(const T* const*, const T* const*, int, const T*, const T*, T*, \
                                    T*, int64_t, int);                                             \
   template void res_mix_backward<T>(const T* const*, const T* const*, T* const*, int,             \
-                                    const ResMixPoint<T>*, int, int64_t, int);
+                                    const ResMixPoint<T>*, int, int64_t, int);                    \
+  template void res_logits<T>(const T*, const T*, const T* const*, T* const*, int, int64_t, int); \
+  template void res_mix_from_logits<T>(const T* const*, int, T*, T*, T*, int64_t, int);
 NORMLAB_INSTANTIATE(float)
 NORMLAB_INSTANTIATE(double)
 #undef NORMLAB_INSTANTIATE

@@ -30,6 +30,20 @@ template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D);
 
+// The logits that P mixing points give one source s (N, D), whose r (N) is known: out[p] (N)
+// row n = r[n] · ⟨q_p, s_n⟩, q: P pointers to q_p = w_p ⊙ g_p (D). The same bits as the logits
+// res_mix_forward computes, so a model can compute a source's logits once, for all the points
+// that will mix it, as soon as the source is written (it is then read once instead of once per
+// point).
+template <typename T>
+void res_logits(const T* s, const T* r, const T* const* q, T* const* out, int P, int64_t N, int D);
+
+// res_mix_forward with the logits given by res_logits: logits (K, N), source k's row n at
+// logits[k·N + n]; they are overwritten (with the exponentials). x and alpha as res_mix_forward,
+// with the same bits.
+template <typename T>
+void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, int64_t N, int D);
+
 // One mixing point of res_mix_backward: its weights α (row n, source k at
 // alpha[n·alpha_stride + alpha_col + k]), its output x and the gradient dx (N, D), its query
 // and gain and their gradients (D, added to).

@@ -2,11 +2,15 @@
 //   - the forward against the documented formula (softmax over w · RMSNorm_g(s_k));
 //   - every source gradient and dw, dg against central differences of L = Σ c ⊙ x, with
 //     N > kRowShard so the per-shard partials of dw, dg are summed, and the "+=" contract;
-//   - one source (α = 1, x = s, no parameter gradient) and zero query (uniform α).
+//   - one source (α = 1, x = s, no parameter gradient) and zero query (uniform α);
+//   - res_logits then res_mix_from_logits (logits computed per source for several points, as
+//     the model does) give res_mix_forward's x and α bit for bit, in float.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -230,6 +234,64 @@ TEST_P(ResMixShared, PointsSharingSourcesMatchCentralDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, ResMixShared, ::testing::Values(6, 32, 64),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "D" + std::to_string(info.param);
+                         });
+
+// The model's forward: each source's logits for every point that mixes it (res_logits, in one
+// call per source), then each point's softmax and mixture (res_mix_from_logits). The same bits
+// as res_mix_forward for each point on its own: float, so that the approximate exponential and
+// the 16-row vector paths run; rows beyond a shard and not a multiple of 16, so that the rows
+// one by one run too; three points with different queries and different numbers of sources.
+class ResMixFromLogits : public ::testing::TestWithParam<int> {};
+
+TEST_P(ResMixFromLogits, SameBitsAsResMixForward) {
+  const int D = GetParam();
+  const int64_t N = kRowShard + 37;
+  constexpr int kSources = 6, kPoints = 3;
+  const int sources_of[kPoints] = {6, 2, 5};  // point p mixes sources 0 .. sources_of[p] − 1
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> src(kSources * N * D), rstd(kSources * N);
+  for (int64_t i = 0; i < kSources * N * D; ++i) src[i] = normal(gen) * (1 + i / (N * D));
+  std::vector<float> w(kPoints * D), g(kPoints * D), q(kPoints * D);
+  for (int i = 0; i < kPoints * D; ++i) {
+    w[i] = 0.3f * normal(gen);
+    g[i] = 1 + 0.3f * normal(gen);
+    q[i] = w[i] * g[i];
+  }
+  std::vector<const float*> sp(kSources), rp(kSources);
+  for (int j = 0; j < kSources; ++j) {
+    sp[j] = src.data() + j * N * D;
+    rp[j] = rstd.data() + j * N;
+    res_rstd(sp[j], rstd.data() + j * N, N, D, kEps);
+  }
+  // logits[p] (K_p, N), filled source by source for the points that mix it
+  std::vector<std::vector<float>> logits(kPoints);
+  for (int p = 0; p < kPoints; ++p) logits[p].assign(sources_of[p] * N, 0.0f);
+  for (int j = 0; j < kSources; ++j) {
+    std::vector<const float*> qs;
+    std::vector<float*> out;
+    for (int p = 0; p < kPoints; ++p) {
+      if (j >= sources_of[p]) continue;
+      qs.push_back(q.data() + p * D);
+      out.push_back(logits[p].data() + j * N);
+    }
+    res_logits(sp[j], rp[j], qs.data(), out.data(), static_cast<int>(qs.size()), N, D);
+  }
+  for (int p = 0; p < kPoints; ++p) {
+    const int K = sources_of[p];
+    std::vector<float> x_ref(N * D), a_ref(N * K), x(N * D), a(N * K);
+    res_mix_forward(sp.data(), rp.data(), K, w.data() + p * D, g.data() + p * D, x_ref.data(),
+                    a_ref.data(), N, D);
+    res_mix_from_logits(sp.data(), K, logits[p].data(), x.data(), a.data(), N, D);
+    EXPECT_EQ(std::memcmp(x.data(), x_ref.data(), x.size() * sizeof(float)), 0) << "x, point " << p;
+    EXPECT_EQ(std::memcmp(a.data(), a_ref.data(), a.size() * sizeof(float)), 0) << "α, point " << p;
+  }
+}
+
+// 20: the loops for any width; 32 and 64: those compiled for a known width.
+INSTANTIATE_TEST_SUITE_P(Widths, ResMixFromLogits, ::testing::Values(20, 32, 64),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return "D" + std::to_string(info.param);
                          });
