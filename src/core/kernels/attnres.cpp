@@ -178,12 +178,12 @@ template <typename T>
 }
 
 template <typename T>
-void require_no_alias_of_sources(const T* const* src, int K, const T* x, const T* alpha, int64_t N,
-                                 int D) {
+void require_no_alias_of_sources(const char* kernel, const T* const* src, int K, const T* x,
+                                 const T* alpha, int64_t N, int D) {
   for (int k = 0; k < K; ++k) {
     require_contract(!ranges_overlap<T>(x, N * D, src[k], N * D) &&
                          !ranges_overlap<T>(alpha, N * K, src[k], N * D),
-                     "res_mix_forward", "x and alpha may not alias a source");
+                     kernel, "x and alpha may not alias a source");
   }
 }
 
@@ -192,7 +192,7 @@ template <typename T>
 void res_mix_forward(const T* const* src, const T* const* rstd, int K, const T* w, const T* g, T* x,
                      T* alpha, int64_t N, int D) {
   require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_forward", "K >= 1 sources, N >= 0, D >= 1");
-  require_no_alias_of_sources(src, K, x, alpha, N, D);
+  require_no_alias_of_sources("res_mix_forward", src, K, x, alpha, N, D);
   const T* q = query_times_gain(w, g, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     // the shard's logits, then exponentials, by source: (K, kRowShard)
@@ -225,7 +225,7 @@ template <typename T>
 void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, int64_t N, int D) {
   require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_from_logits",
                    "K >= 1 sources, N >= 0, D >= 1");
-  require_no_alias_of_sources(src, K, x, alpha, N, D);
+  require_no_alias_of_sources("res_mix_from_logits", src, K, x, alpha, N, D);
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     with_common_width(D, [&](auto width) {
       softmax_and_mix(src, K, logits + n0, N, x, alpha, n0, n1, width_or(width, D));

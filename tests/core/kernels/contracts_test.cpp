@@ -118,6 +118,15 @@ TEST(Contracts, ResMixForwardRefusesAnOutputAliasingASource) {
                                      D);
             }),
             "res_mix_forward: contract violated: x and alpha may not alias a source");
+  std::vector<float> logits(2 * N, 0.5f);
+  EXPECT_EQ(violation([&] {
+              res_mix_from_logits<float>(src, 2, logits.data(), x.data(), alpha.data(), N, D);
+            }),
+            "");
+  EXPECT_EQ(violation([&] {
+              res_mix_from_logits<float>(src, 2, logits.data(), x.data(), s0.data(), N, D);
+            }),
+            "res_mix_from_logits: contract violated: x and alpha may not alias a source");
 }
 
 }  // namespace
