@@ -3,6 +3,8 @@
 // (docs/design.md principle 8: bit-identical results).
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -19,15 +21,34 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
   return (rows + shard - 1) / shard;
 }
 
-// Runs fn(i) for every i in [0, n), split statically across threads.
-// The task body is compiled once, inside the OpenMP loop, which also runs with one thread:
-// with a second, serial copy the compiler may contract multiply-adds differently in the two
-// copies (-ffp-contract=fast), and 1 and 2 threads would no longer give the same bits.
+// Runs fn(i) for every i in [begin, end). The one compiled copy of a task body: `noipa` keeps
+// it out of its callers and unspecialized, so the serial call and each thread's call in
+// parallel_for run the same instructions. A second copy could contract multiply-adds
+// differently (-ffp-contract=fast), and 1 and 2 threads would no longer give the same bits.
+template <typename F>
+[[gnu::noipa]] void run_tasks(F& fn, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) fn(i);
+}
+
+// Runs fn(i) for every i in [0, n), split statically across threads: thread t of T takes
+// the contiguous range of schedule(static), n/T tasks and one more for the first n mod T.
+// With one thread or one task it calls run_tasks directly: an OpenMP region of one thread
+// still costs libgomp's team set-up and a futex wake, which on small models is several
+// percent of a training step (docs/performance.md, ninth session).
 template <typename F>
 void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && n > 1)
-  for (int64_t i = 0; i < n; ++i) fn(i);
+  if (threads <= 1 || n <= 1) {
+    run_tasks(fn, 0, n);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), team = omp_get_num_threads();
+    const int64_t base = n / team, extra = n % team;
+    const int64_t begin = t * base + std::min(t, extra);
+    run_tasks(fn, begin, begin + base + (t < extra ? 1 : 0));
+  }
 }
 
 // Runs fn(s, n0, n1) for every row shard s, [n0, n1) = [s·kRowShard, min(rows, (s+1)·kRowShard))
