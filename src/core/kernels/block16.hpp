@@ -163,6 +163,28 @@ inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, i
   }
 }
 
+// The same sums with all NB blocks of the rows at once (cols = 16·NB): each value of X is
+// broadcast once for NB blocks instead of once per block, so a row group of a narrow product
+// (q|k|v at D = 15: NB = 3) is bound by its multiply-adds, not by its loads. Each output is
+// still one multiply-add chain over c in ascending order, so the bits equal
+// rows_times_mat_each's. R·NB accumulators must fit the 32 vector registers: R·NB ≤ 24.
+template <int R, int NB, typename T, typename Store>
+inline void rows_times_blocks(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,
+                              const T* __restrict m, int64_t ld, Store&& store) {
+  Block16<T> acc[R][NB] = {};
+  for (int64_t c = c0; c < c1; ++c) {
+    Block16<T> mc[NB];
+    for (int b = 0; b < NB; ++b) mc[b] = load16(m + c * ld + b * kBlock);
+    for (int r = 0; r < R; ++r) {
+      const T xrc = x[r * rs + c * cs];
+      for (int b = 0; b < NB; ++b) acc[r][b] += xrc * mc[b];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int b = 0; b < NB; ++b) store(r, b * kBlock, acc[r][b]);
+  }
+}
+
 // The same, written to out[r][k] (row stride ldo), whole blocks.
 template <int R, typename T>
 inline void rows_times_mat(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,

@@ -170,5 +170,46 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientLanes,
                                   std::to_string(info.param.width);
                          });
 
+// The small kernels' forward in float: every output is one multiply-add chain over the inputs
+// in ascending order, y_rn = fma(x_r,K-1, w_n,K-1, … fma(x_r0, w_n0, 0)), bit for bit, whether
+// the row's blocks are computed one at a time (N ≤ 16) or side by side (N in (16, 48]).
+struct FloatForwardCase {
+  int64_t M, K, N;
+};
+
+class SmallLinearFloat : public ::testing::TestWithParam<FloatForwardCase> {};
+
+TEST_P(SmallLinearFloat, ForwardIsOneMultiplyAddChainPerOutput) {
+  const auto [M, K, N] = GetParam();
+  Rng rng(11);
+  const std::vector<double> x64 = random_normal(rng, M * K), w64 = random_normal(rng, N * K);
+  const std::vector<float> X(x64.begin(), x64.end()), W(w64.begin(), w64.end());
+  std::vector<float> Y(M * N);
+  linear_forward(X.data(), W.data(), Y.data(), LinearShape{M, K, N});
+  int64_t differing = 0;
+  for (int64_t r = 0; r < M; ++r) {
+    for (int64_t n = 0; n < N; ++n) {
+      float chain = 0;
+      for (int64_t k = 0; k < K; ++k) chain = std::fma(X[r * K + k], W[n * K + k], chain);
+      differing += Y[r * N + n] != chain;
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SmallLinearFloat,
+                         // The minimal model's q|k|v (three blocks), two blocks, one block; rows
+                         // past the groups of eight and over two row shards.
+                         ::testing::Values(FloatForwardCase{kRowShard + 13, 15, 45},
+                                           FloatForwardCase{29, 15, 20},
+                                           FloatForwardCase{21, 32, 48},
+                                           FloatForwardCase{19, 15, 16},
+                                           FloatForwardCase{11, 7, 64}),
+                         [](const ::testing::TestParamInfo<FloatForwardCase>& info) {
+                           return "M" + std::to_string(info.param.M) + "_K" +
+                                  std::to_string(info.param.K) + "_N" +
+                                  std::to_string(info.param.N);
+                         });
+
 }  // namespace
 }  // namespace normlab
