@@ -167,10 +167,12 @@ inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, i
 // broadcast once for NB blocks instead of once per block, so a row group of a narrow product
 // (q|k|v at D = 15: NB = 3) is bound by its multiply-adds, not by its loads. Each output is
 // still one multiply-add chain over c in ascending order, so the bits equal
-// rows_times_mat_each's. R·NB accumulators must fit the 32 vector registers: R·NB ≤ 24.
+// rows_times_mat_each's. The R·NB accumulators must fit in the 32 vector registers beside
+// the NB blocks of m and the broadcast value: R·NB ≤ 24.
 template <int R, int NB, typename T, typename Store>
 inline void rows_times_blocks(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,
                               const T* __restrict m, int64_t ld, Store&& store) {
+  static_assert(R * NB <= 24, "the accumulators would not fit the vector registers");
   Block16<T> acc[R][NB] = {};
   for (int64_t c = c0; c < c1; ++c) {
     Block16<T> mc[NB];
