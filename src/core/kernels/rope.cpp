@@ -1,21 +1,69 @@
 #include "core/kernels/rope.hpp"
 
 #include <cmath>
+#include <type_traits>
 
+#include "core/kernels/block16.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
 
 namespace normlab {
+namespace {
+
+// One pair (x0, x1) rotated by (c, s), s already negated for the inverse:
+//   (x0, x1) → (x0 c − x1 s, x0 s + x1 c)
+// written as fused multiply-adds so that the rounding does not depend on the compiler's choice
+// of which product to fuse (these are the bits normlab has always produced). With the
+// interleaved factors of a head, even = (c_0, s_0, c_1, s_1, …) and odd = (−s_0, c_0, −s_1,
+// c_1, …), every feature j of the pair p = ⌊j/2⌋ is the same expression:
+//   x'_j = fma(x_{2p}, even_j, x_{2p+1} · odd_j)
+// (x1 · (−s) is −(x1 · s) exactly), which is what the vector path computes 16 features at once.
+template <typename T>
+void rotate_head_pairs(T* x, const T* even, const T* odd, int dh, T s_sign) {
+  for (int j = 0; j < dh; j += 2) {
+    const T x0 = x[j], x1 = x[j + 1];
+    const T c = even[j], s = s_sign * even[j + 1];
+    x[j] = std::fma(x0, c, -(x1 * s));
+    x[j + 1] = std::fma(x0, s, x1 * c);
+  }
+}
+
+#ifdef __AVX512F__
+// The same for float, 16 features (8 pairs) per step; a head's last step is masked when dh is
+// not a multiple of 16. Pairs never straddle a step (steps start at even features). For the
+// inverse, s flips sign: even's odd lanes and odd's even lanes (a sign-bit flip, exact).
+void rotate_head_pairs_avx512(float* x, const float* even, const float* odd, int dh, bool inverse) {
+  const __m512i odd_lanes =
+      _mm512_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0,
+                       INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0);
+  const __m512i even_lanes = _mm512_srli_epi64(odd_lanes, 32);
+  const __m512i flip_even_table = inverse ? odd_lanes : _mm512_setzero_si512();
+  const __m512i flip_odd_table = inverse ? even_lanes : _mm512_setzero_si512();
+  for (int k0 = 0; k0 < dh; k0 += kBlock) {
+    const __mmask16 m = first_lanes_mask(dh - k0);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + k0);
+    const __m512 e = _mm512_castsi512_ps(_mm512_xor_si512(
+        _mm512_castps_si512(_mm512_maskz_loadu_ps(m, even + k0)), flip_even_table));
+    const __m512 o = _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(_mm512_maskz_loadu_ps(m, odd + k0)), flip_odd_table));
+    const __m512 x0 = _mm512_shuffle_ps(v, v, 0xA0);  // x_{2p} in both lanes of pair p
+    const __m512 x1 = _mm512_shuffle_ps(v, v, 0xF5);  // x_{2p+1} in both lanes
+    _mm512_mask_storeu_ps(x + k0, m, _mm512_fmadd_ps(x0, e, _mm512_mul_ps(x1, o)));
+  }
+}
+#endif
+
+}  // namespace
 
 template <typename T>
 void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base, bool inverse,
                 int64_t offset) {
   const int dh = width / heads;
-  const int pairs = dh / 2;
   const int64_t rows = batch * len;
-  // cos θ and sin θ of every (position, pair), (T, pairs) each: a position's angles are the
-  // same in every sequence of the batch, so they are computed once per call, not per row, and
-  // kept for the next call of the same shape (every layer's forward and backward).
+  // The interleaved factors of every (position, feature), (T, dh) each (rotate_head_pairs): a
+  // position's angles are the same in every sequence of the batch, so they are computed once
+  // per call, not per row, and kept for the next call of the same shape (every layer's forward
+  // and backward).
   struct TableKey {
     int64_t len = -1, offset = 0;
     int dh = 0;
@@ -24,36 +72,36 @@ void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double
   };
   thread_local TableKey held;
   const TableKey key{len, offset, dh, base};
-  T* cos_table = scratch<T>(ScratchUse::rope_cos, len * pairs);
-  T* sin_table = scratch<T>(ScratchUse::rope_sin, len * pairs);
+  T* even = scratch<T>(ScratchUse::rope_even_factors, len * dh);
+  T* odd = scratch<T>(ScratchUse::rope_odd_factors, len * dh);
   if (!(held == key)) {
-    for (int p = 0; p < pairs; ++p) {
+    for (int p = 0; p < dh / 2; ++p) {
       const double frequency = std::pow(base, -2.0 * p / dh);  // θ_p = t · base^(−2p/dh)
       for (int64_t i = 0; i < len; ++i) {
         const double theta = static_cast<double>(i + offset) * frequency;
-        cos_table[i * pairs + p] = T(std::cos(theta));
-        sin_table[i * pairs + p] = T(std::sin(theta));
+        const T c = T(std::cos(theta)), s = T(std::sin(theta));
+        even[i * dh + 2 * p] = c;
+        even[i * dh + 2 * p + 1] = s;
+        odd[i * dh + 2 * p] = -s;
+        odd[i * dh + 2 * p + 1] = c;
       }
     }
     held = key;
   }
   for_row_shards(rows, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t r = n0; r < n1; ++r) {
-      const T* c_row = cos_table + (r % len) * pairs;
-      const T* s_row = sin_table + (r % len) * pairs;
-      for (int p = 0; p < pairs; ++p) {
-        const T c = c_row[p], sn = inverse ? -s_row[p] : s_row[p];
-        for (int part = 0; part < 2; ++part) {  // q, then k
-          T* x = qkv + r * 3 * width + part * width;
-          for (int h = 0; h < heads; ++h) {
-            T* pair = x + h * dh + 2 * p;
-            const T x0 = pair[0], x1 = pair[1];
-            // Written as fused multiply-adds so that the rounding does not depend on the
-            // compiler's choice of which product to fuse (these are the bits normlab has
-            // always produced).
-            pair[0] = std::fma(x0, c, -(x1 * sn));
-            pair[1] = std::fma(x0, sn, x1 * c);
+      const T* even_row = even + (r % len) * dh;
+      const T* odd_row = odd + (r % len) * dh;
+      for (int part = 0; part < 2; ++part) {  // q, then k
+        T* x = qkv + r * 3 * width + part * width;
+        for (int h = 0; h < heads; ++h) {
+#ifdef __AVX512F__
+          if constexpr (std::is_same_v<T, float>) {
+            rotate_head_pairs_avx512(x + h * dh, even_row, odd_row, dh, inverse);
+            continue;
           }
+#endif
+          rotate_head_pairs(x + h * dh, even_row, odd_row, dh, inverse ? T(-1) : T(1));
         }
       }
     }

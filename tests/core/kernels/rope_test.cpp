@@ -5,6 +5,9 @@
 //   - the inverse is the exact adjoint (the backward pass): ⟨R x, y⟩ = ⟨x, Rᵀ y⟩, and it is
 //     the gradient of L = Σ w ⊙ R x by central differences;
 //   - the point of RoPE: ⟨R q_t, R k_s⟩ depends only on t − s (shifting the offset keeps it).
+// And in float, the bits: each rotated feature is the documented pair of fused multiply-adds
+// with float cos and sin, forward and inverse (the vector path, 16 features at a time, must
+// give exactly these).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -111,6 +114,47 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Rope,
                                            RopeCase{2, 3, 12, 3, 5},
                                            // more rows than one shard
                                            RopeCase{3, kRowShard / 2, 4, 2, 1}),
+                         case_name);
+
+// Float: (x0, x1) → (fma(x0, c, −(x1 s)), fma(x0, s, x1 c)), s negated for the inverse, with
+// c and s the float roundings of the double cos and sin; compared bit for bit.
+class RopeFloat : public ::testing::TestWithParam<RopeCase> {};
+
+TEST_P(RopeFloat, EachPairIsTheDocumentedFusedMultiplyAdds) {
+  const auto [B, T, D, H, offset] = GetParam();
+  const int dh = D / H;
+  Rng rng(14);
+  const std::vector<double> x64 = random_normal(rng, B * T * 3 * D);
+  const std::vector<float> x(x64.begin(), x64.end());
+  for (const bool inverse : {false, true}) {
+    std::vector<float> y = x;
+    rope_apply(y.data(), B, T, D, H, kBase, inverse, offset);
+    int64_t differing = 0;
+    for (int64_t r = 0; r < B * T; ++r) {
+      const double t = double(r % T + offset);
+      for (int part = 0; part < 3; ++part) {
+        for (int h = 0; h < H; ++h) {
+          for (int p = 0; p < dh / 2; ++p) {
+            const int64_t i = r * 3 * D + part * D + h * dh + 2 * p;
+            const double theta = t * std::pow(kBase, -2.0 * p / dh);
+            const float c = float(std::cos(theta)), s = float(std::sin(theta)) * (inverse ? -1 : 1);
+            const float x0 = x[i], x1 = x[i + 1];
+            const float y0 = part == 2 ? x0 : std::fma(x0, c, -(x1 * s));
+            const float y1 = part == 2 ? x1 : std::fma(x0, s, x1 * c);
+            differing += (y[i] != y0) + (y[i + 1] != y1);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(differing, 0) << (inverse ? "inverse" : "forward");
+  }
+}
+
+// Head widths below, at and across one block of 16 features, and with a masked tail.
+INSTANTIATE_TEST_SUITE_P(Shapes, RopeFloat,
+                         ::testing::Values(RopeCase{2, 9, 4, 2, 0}, RopeCase{2, 7, 64, 4, 3},
+                                           RopeCase{1, 5, 48, 2, 0}, RopeCase{1, 6, 68, 2, 1},
+                                           RopeCase{3, kRowShard / 2, 40, 4, 1}),
                          case_name);
 
 TEST(RopeRelative, ScoresDependOnlyOnTheDistance) {
