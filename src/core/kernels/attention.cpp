@@ -75,6 +75,46 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
   for (int64_t j = 0; j < jp; ++j) s[j] *= inv;
 }
 
+// softmax_row for R rows of one block each (rows of ≤ 16 keys), row r's keys j < jend[r]:
+// the same operations on each row, written stage by stage over the R rows so that their
+// dependency chains (maximum, exp, sum, division) run side by side.
+template <int R, typename T>
+void softmax_rows_one_block(T* __restrict s, int64_t ld, const int64_t* jend, T scale) {
+  const Block16<T> lane_index = lane_indices<T>();
+  Block16<T> v[R];
+  T m[R];
+  for (int r = 0; r < R; ++r) {
+    v[r] = load16(s + r * ld);
+    m[r] = max_of_lanes<T>(lane_index < T(jend[r]) ? v[r] : Block16<T>{} - T(INFINITY));
+  }
+  for (int r = 0; r < R; ++r) {
+    const Block16<T> e = exp_approx_lanes<T>((v[r] - m[r]) * scale);
+    v[r] = lane_index < T(jend[r]) ? e : Block16<T>{};
+  }
+  for (int r = 0; r < R; ++r) {
+    const Block16<T> p = v[r] * (T(1) / sum_of_lanes<T>(v[r]));
+    std::memcpy(s + r * ld, &p, sizeof(p));
+  }
+}
+
+// The softmax's backward for R rows of one block each, in place in ds (attention_backward):
+//   dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale
+// with the same operations as the general loop there, stage by stage over the R rows so that
+// their chains (the lane sum, then the scaling) run side by side.
+template <int R, typename T>
+void softmax_backward_rows_one_block(const T* __restrict p, T* __restrict ds, int64_t ld, T scale) {
+  T weighted[R];
+  for (int r = 0; r < R; ++r) {
+    Block16<T> lanes = {};
+    lanes += load16(p + r * ld) * load16(ds + r * ld);
+    weighted[r] = sum_of_lanes<T>(lanes);
+  }
+  for (int r = 0; r < R; ++r) {
+    const Block16<T> v = load16(p + r * ld) * (load16(ds + r * ld) - weighted[r]) * scale;
+    std::memcpy(ds + r * ld, &v, sizeof(v));
+  }
+}
+
 // Runs f(known, b, h) for every (sequence b, head h) of s in parallel, known the head width as
 // with_head_width gives it (a constant for the studies' head widths).
 template <typename F>
@@ -136,12 +176,14 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
       const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
       T* Pg = P + i0 * Tp;
       rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t jend = s.causal ? i0 + r + 1 : Tn;  // keys j < jend take part
-        T* p = Pg + r * Tp;
-        softmax_row(p, jend, jp, scale);
-        std::fill(p + jp, p + Tp, T(0));
+      int64_t jend[kRows];  // row r's keys j < jend[r] take part
+      for (int64_t r = 0; r < rows; ++r) jend[r] = s.causal ? i0 + r + 1 : Tn;
+      if (jp == kBlock && rows == kRows) {
+        softmax_rows_one_block<kRows>(Pg, Tp, jend, scale);
+      } else {
+        for (int64_t r = 0; r < rows; ++r) softmax_row(Pg + r * Tp, jend[r], jp, scale);
       }
+      for (int64_t r = 0; r < rows; ++r) std::fill(Pg + r * Tp + jp, Pg + (r + 1) * Tp, T(0));
       // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
       rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
     }
@@ -188,18 +230,25 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
       const int64_t jp = pad16(jend_group);
       // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
       rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
-      for (int64_t r = 0; r < rows; ++r) {
-        const T* p = P + (i0 + r) * Tp;
-        T* ds = dS + (i0 + r) * Tp;
-        // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
-        Block16<T> lanes = {};
-        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
-        const T weighted = sum_of_lanes<T>(lanes);
-        for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-          const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
-          std::memcpy(ds + k0, &v, sizeof(v));
+      if (jp == kBlock && rows == kRows) {  // the loop below, for rows of one block
+        softmax_backward_rows_one_block<kRows>(P + i0 * Tp, dS + i0 * Tp, Tp, scale);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::fill(dS + (i0 + r) * Tp + jp, dS + (i0 + r + 1) * Tp, T(0));
         }
-        std::fill(ds + jp, ds + Tp, T(0));
+      } else {
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* p = P + (i0 + r) * Tp;
+          T* ds = dS + (i0 + r) * Tp;
+          // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
+          Block16<T> lanes = {};
+          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
+          const T weighted = sum_of_lanes<T>(lanes);
+          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
+            const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
+            std::memcpy(ds + k0, &v, sizeof(v));
+          }
+          std::fill(ds + jp, ds + Tp, T(0));
+        }
       }
       // dq_i = Σ_j dS_ij k_j.
       rows_times_mat(rows, dS + i0 * Tp, Tp, 1, false, jend_group, K, dhp, dhp, dQ + i0 * dhp, dhp);
