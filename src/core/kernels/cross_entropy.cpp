@@ -18,6 +18,69 @@ T* row_scratch(int64_t n) {
   return buffer.data();
 }
 
+// A row's target entries added into one block of 16 lanes (a dense target row's first block):
+// the entries k ∈ [k, k_end) with tokens below `end`, advancing k past them.
+template <typename T>
+Block16<T> target_entries_block(const SparseTargets<T>& target, int64_t& k, int64_t k_end,
+                                int64_t begin) {
+  Block16<T> pb = {};
+  for (; k < k_end && target.tokens[k] < begin + kBlock; ++k) {
+    pb[target.tokens[k] - begin] += target.probs[k];
+  }
+  return pb;
+}
+
+// cross_entropy's row for R scored rows n .. n + R − 1 of at most 16 logits (V ≤ 16): the
+// general loop's operations on its single block, stage by stage over the R rows so that their
+// chains (maximum, exp, lane sums, log) run side by side. Each row's loss is added to
+// shard_loss in row order, as the general loop does.
+template <int R, typename T>
+void one_block_rows(const T* logits, const SparseTargets<T>& target, const T* weight, T* dlogits,
+                    int64_t n, int V, double inv_total, T* scratch_rows, double& shard_loss) {
+  const Block16<T> lanes = lane_indices<T>();
+  Block16<T> zb[R], eb[R], pb[R];
+  T zmax[R], sum[R], psum[R], pz[R];
+  for (int r = 0; r < R; ++r) {
+    zb[r] = load_first(logits + (n + r) * V, V);
+    Block16<T> zmax_lanes = Block16<T>{} - T(INFINITY);
+    zmax_lanes = lanes < T(V) && zb[r] > zmax_lanes ? zb[r] : zmax_lanes;
+    zmax[r] = max_of_lanes<T>(zmax_lanes);
+  }
+  for (int r = 0; r < R; ++r) {
+    const int64_t slot = target.slot != nullptr ? target.slot[n + r] : n + r;
+    int64_t k = target.offsets[slot];
+    const int64_t k_end = target.offsets[slot + 1];
+    const bool has_entries = k < k_end;
+    pb[r] = target_entries_block(target, k, k_end, 0);
+    const Block16<T> e = exp_approx_lanes<T>(zb[r] - zmax[r]);
+    eb[r] = lanes < T(V) ? e : Block16<T>{};
+    // e_v is kept in dz (or scratch) as in the general loop.
+    store_first(dlogits != nullptr ? dlogits + (n + r) * V : scratch_rows + r * kBlock, V, eb[r]);
+    Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
+    sum_lanes += eb[r];
+    if (has_entries) {
+      psum_lanes += pb[r];
+      pz_lanes += pb[r] * zb[r];
+    }
+    sum[r] = sum_of_lanes<T>(sum_lanes);
+    psum[r] = sum_of_lanes<T>(psum_lanes);
+    pz[r] = sum_of_lanes<T>(pz_lanes);
+  }
+  for (int r = 0; r < R; ++r) {
+    const T lse = zmax[r] + std::log(sum[r]);
+    shard_loss += static_cast<double>(weight[n + r]) * static_cast<double>(lse * psum[r] - pz[r]);
+  }
+  if (dlogits == nullptr) return;
+  for (int r = 0; r < R; ++r) {
+    const T scale = weight[n + r] * T(inv_total);
+    const T softmax_scale = psum[r] / sum[r];
+    // The product is rounded before the target is subtracted, as in the general loop (where
+    // the target's block is formed between them).
+    const Block16<T> g = (multiply_rounded<T>(eb[r], Block16<T>{} + softmax_scale) - pb[r]) * scale;
+    store_first(dlogits + (n + r) * V, V, g);
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -33,7 +96,19 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
   const Block16<T> lanes = lane_indices<T>();
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     double shard_loss = 0;
+    // Rows of at most 16 logits go four at a time while all four are scored.
+    constexpr int kGroup = 4;
+    auto scored = [&](int64_t n) {
+      return weight[n] != T(0) && (target.slot == nullptr || target.slot[n] >= 0);
+    };
     for (int64_t n = n0; n < n1; ++n) {
+      if (V <= kBlock && n + kGroup <= n1 && scored(n) && scored(n + 1) && scored(n + 2) &&
+          scored(n + 3)) {
+        one_block_rows<kGroup>(logits, target, weight, dlogits, n, V, inv_total,
+                               row_scratch<T>(kGroup * kBlock), shard_loss);
+        n += kGroup - 1;
+        continue;
+      }
       const T* z = logits + n * V;
       const T w = weight[n];
       const int64_t slot = target.slot != nullptr ? target.slot[n] : n;
@@ -46,13 +121,7 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
       // The target's entries in block b as a dense block (zeros elsewhere); `k` walks the
       // ascending entries once per pass over the blocks.
       int64_t k = k_begin;
-      auto target_block = [&](int64_t b) {
-        Block16<T> pb = {};
-        for (; k < k_end && target.tokens[k] < b + kBlock; ++k) {
-          pb[target.tokens[k] - b] += target.probs[k];
-        }
-        return pb;
-      };
+      auto target_block = [&](int64_t b) { return target_entries_block(target, k, k_end, b); };
       // Blocks of 16 logits (block16.hpp), the last one partial; lanes beyond V are masked out
       // of the maximum and the sums, which are 16 lane sums reduced pairwise (dot.hpp's order).
       Block16<T> zmax_lanes = Block16<T>{} - T(INFINITY);

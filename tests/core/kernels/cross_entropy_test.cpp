@@ -212,6 +212,54 @@ INSTANTIATE_TEST_SUITE_P(
                       CeCase{kRowShard + 30, 19, Kind::uniform_set}),
     case_name);
 
+// Rows of at most 16 logits are processed four at a time while four scored rows follow each
+// other; with an unscored row after each scored one no group forms. Both must give the same
+// bits: the scored rows' gradients and the loss (one shard, so the loss adds the same terms in
+// the same order).
+class CrossEntropyGroups : public ::testing::TestWithParam<CeCase> {};
+
+TEST_P(CrossEntropyGroups, RowsInGroupsEqualRowsAlone) {
+  const CeCase c = GetParam();
+  const Inputs<float> in = make_inputs<float>(c, 23);
+  Inputs<float> grouped = in, alone = in;  // grouped: every row scored; alone: interleaved
+  alone.logits.clear();
+  alone.weight.clear();
+  alone.slot.clear();
+  int64_t scored = 0;
+  for (int64_t n = 0; n < c.rows; ++n) {
+    if (in.slot[n] < 0) grouped.slot[n] = in.slot[(n + 1) % c.rows];  // give every row a target
+    grouped.weight[n] = in.weight[n] != 0.0f ? in.weight[n] : 1.25f;
+    for (int pass = 0; pass < 2; ++pass) {  // the row, then an unscored copy
+      for (int v = 0; v < c.vocab; ++v) alone.logits.push_back(in.logits[n * c.vocab + v]);
+      alone.weight.push_back(pass == 0 ? grouped.weight[n] : 0.0f);
+      alone.slot.push_back(pass == 0 ? grouped.slot[n] : -1);
+    }
+    scored += grouped.slot[n] >= 0;
+  }
+  ASSERT_EQ(scored, c.rows);
+  ASSERT_LT(2 * c.rows, kRowShard);
+  std::vector<float> dz(c.rows * c.vocab), dz_alone(2 * c.rows * c.vocab);
+  const double loss = cross_entropy(grouped.logits.data(), grouped.targets(), grouped.weight.data(),
+                                    dz.data(), c.rows, c.vocab);
+  const double loss_alone = cross_entropy(alone.logits.data(), alone.targets(), alone.weight.data(),
+                                          dz_alone.data(), 2 * c.rows, c.vocab);
+  EXPECT_EQ(loss, loss_alone);
+  int64_t differing = 0;
+  for (int64_t n = 0; n < c.rows; ++n) {
+    for (int v = 0; v < c.vocab; ++v) {
+      differing += dz[n * c.vocab + v] != dz_alone[2 * n * c.vocab + v];
+    }
+  }
+  EXPECT_EQ(differing, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CrossEntropyGroups,
+                         ::testing::Values(CeCase{13, 16, Kind::one_hot},
+                                           CeCase{9, 5, Kind::uniform_set},
+                                           CeCase{8, 11, Kind::soft},
+                                           CeCase{12, 16, Kind::unnormalized}),
+                         case_name);
+
 // A target over V tokens as kernel input: row 0 → target 0, entries (tokens, probs).
 struct OneRow {
   std::vector<int32_t> slot{0}, tokens;
