@@ -82,22 +82,31 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
 // a ⊙ b rounded to T, which the compiler may not fuse into a following addition (with
 // -ffp-contract=fast GCC fuses a product and a sum in the same basic block): where a kernel's
 // bits were fixed with the product rounded, it keeps them however the code around is
-// arranged. For float with AVX-512 the product is the rounding-mode form of vmulps (with the
-// current mode, the same instruction), which GCC treats as opaque; double has no such need.
+// arranged. With AVX-512 the product is the rounding-mode form of vmulps / vmulpd (with the
+// current mode, the same instruction), which GCC treats as opaque.
 template <typename T>
 inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
 #ifdef __AVX512F__
+  Block16<T> out;
   if constexpr (std::is_same_v<T, float>) {
     __m512 x, y;
     std::memcpy(&x, &a, sizeof(x));
     std::memcpy(&y, &b, sizeof(y));
     const __m512 p = _mm512_maskz_mul_round_ps(__mmask16(0xFFFF), x, y, _MM_FROUND_CUR_DIRECTION);
-    Block16<T> out;
     std::memcpy(&out, &p, sizeof(out));
-    return out;
+  } else {  // 16 doubles: two registers
+    for (int half = 0; half < 2; ++half) {
+      __m512d x, y;
+      std::memcpy(&x, reinterpret_cast<const char*>(&a) + half * sizeof(x), sizeof(x));
+      std::memcpy(&y, reinterpret_cast<const char*>(&b) + half * sizeof(y), sizeof(y));
+      const __m512d p = _mm512_maskz_mul_round_pd(__mmask8(0xFF), x, y, _MM_FROUND_CUR_DIRECTION);
+      std::memcpy(reinterpret_cast<char*>(&out) + half * sizeof(p), &p, sizeof(p));
+    }
   }
-#endif
+  return out;
+#else
   return a * b;
+#endif
 }
 
 // Σ of the 16 lanes in a fixed pairwise order: lanes l and l + 8, then l and l + 4, l and l + 2,

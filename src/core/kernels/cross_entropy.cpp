@@ -18,8 +18,9 @@ T* row_scratch(int64_t n) {
   return buffer.data();
 }
 
-// A row's target entries added into one block of 16 lanes (a dense target row's first block):
-// the entries k ∈ [k, k_end) with tokens below `end`, advancing k past them.
+// A row's target entries in the block of 16 tokens starting at `begin`, as a dense block
+// (zeros elsewhere): the entries from k on (up to k_end) whose tokens are below begin + 16,
+// advancing k past them.
 template <typename T>
 Block16<T> target_entries_block(const SparseTargets<T>& target, int64_t& k, int64_t k_end,
                                 int64_t begin) {
