@@ -37,7 +37,7 @@ Block16<T> target_entries_block(const SparseTargets<T>& target, int64_t& k, int6
 // shard_loss in row order, as the general loop does.
 template <int R, typename T>
 void one_block_rows(const T* logits, const SparseTargets<T>& target, const T* weight, T* dlogits,
-                    int64_t n, int V, double inv_total, T* scratch_rows, double& shard_loss) {
+                    int64_t n, int V, double inv_total, double& shard_loss) {
   const Block16<T> lanes = lane_indices<T>();
   Block16<T> zb[R], eb[R], pb[R];
   T zmax[R], sum[R], psum[R], pz[R];
@@ -54,9 +54,7 @@ void one_block_rows(const T* logits, const SparseTargets<T>& target, const T* we
     const bool has_entries = k < k_end;
     pb[r] = target_entries_block(target, k, k_end, 0);
     const Block16<T> e = exp_approx_lanes<T>(zb[r] - zmax[r]);
-    eb[r] = lanes < T(V) ? e : Block16<T>{};
-    // e_v is kept in dz (or scratch) as in the general loop.
-    store_first(dlogits != nullptr ? dlogits + (n + r) * V : scratch_rows + r * kBlock, V, eb[r]);
+    eb[r] = lanes < T(V) ? e : Block16<T>{};  // e_v stays in a register for the gradient
     Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
     sum_lanes += eb[r];
     if (has_entries) {
@@ -105,8 +103,7 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
     for (int64_t n = n0; n < n1; ++n) {
       if (V <= kBlock && n + kGroup <= n1 && scored(n) && scored(n + 1) && scored(n + 2) &&
           scored(n + 3)) {
-        one_block_rows<kGroup>(logits, target, weight, dlogits, n, V, inv_total,
-                               row_scratch<T>(kGroup * kBlock), shard_loss);
+        one_block_rows<kGroup>(logits, target, weight, dlogits, n, V, inv_total, shard_loss);
         n += kGroup - 1;
         continue;
       }
