@@ -154,9 +154,11 @@ void add_run_command(CLI::App& app) {
                          "(docs/particles.md)");
       }
       const std::string name = fs::path(*file).stem().string();
-      particles::run_study(
-          top, out->empty() ? fs::path("results") / study_folder_name(name, applied, normalized)
-                            : fs::path(*out));
+      particles::run_study(top,
+                           out->empty()
+                               ? fs::path("results") / study_folder_name(name, applied, normalized)
+                               : fs::path(*out),
+                           *jobs);
     }
   });
 }

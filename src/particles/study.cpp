@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "at_a_time.hpp"
 #include "finished_run.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
@@ -362,8 +363,10 @@ void print_table(const std::vector<RunResult>& results, double early_t) {
 
 }  // namespace
 
-void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
+void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs) {
   const std::string title = top.get_string("title", "");
+  const int64_t file_jobs = top.get_int("jobs", 1, {1, 256});
+  if (jobs <= 0) jobs = static_cast<int>(file_jobs);
   const bool scalar_check = top.get_bool("scalar_check", true);
   const double early_t = top.get_double("early_t", 1.0);
   if (!(early_t > 0)) {
@@ -379,11 +382,14 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
   if (!title.empty()) std::printf("%s\n", title.c_str());
   std::printf("results folder: %s\n", out_dir.string().c_str());
 
-  std::vector<RunResult> results;
+  // Finished runs are reused; the others are integrated, `jobs` at a time, each on its own
+  // thread (the runs share nothing, so each gives the same numbers at any `jobs`).
+  std::vector<RunResult> results(runs.size());
+  std::vector<size_t> todo;  // indices into `runs` still to integrate
   const auto study_start = Clock::now();
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSpec& spec = runs[i];
-    RunResult r;
+    RunResult& r = results[i];
     r.spec = spec;
     const std::string key = finished_run_key(spec.config, spec.fit, early_t, scalar_check);
     const std::filesystem::path record = out_dir / "runs" / (spec.name + ".json");
@@ -395,18 +401,31 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
       r.scalar_max_rel_diff_tail = kept->scalar_max_rel_diff_tail;
       std::fprintf(stderr, "[%zu/%zu] %s: finished earlier (%.1f s), reused from %s\n", i + 1,
                    runs.size(), spec.name.c_str(), r.seconds, record.string().c_str());
-    } else {
-      if (!why_not.empty()) {
-        std::fprintf(stderr, "[%zu/%zu] %s: not reusing %s: %s\n", i + 1, runs.size(),
-                     spec.name.c_str(), record.string().c_str(), why_not.c_str());
-      }
-      integrate_run(r, early_t, scalar_check, i, runs.size());
-      save_finished_run(record, key,
-                        {r.trajectory, r.seconds, r.scalar_max_diff, r.scalar_max_rel_diff_tail});
-      write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
-      std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),
-                   spec.name.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
+      continue;
     }
+    if (!why_not.empty()) {
+      std::fprintf(stderr, "[%zu/%zu] %s: not reusing %s: %s\n", i + 1, runs.size(),
+                   spec.name.c_str(), record.string().c_str(), why_not.c_str());
+    }
+    todo.push_back(i);
+  }
+  const int workers = static_cast<int>(std::min<size_t>(todo.size(), static_cast<size_t>(jobs)));
+  if (workers > 1) {
+    std::fprintf(stderr, "%zu run(s) to integrate, %d at a time\n", todo.size(), workers);
+  }
+  for_each_at_a_time(todo, workers, [&](size_t i) {
+    RunResult& r = results[i];
+    const RunSpec& spec = r.spec;
+    integrate_run(r, early_t, scalar_check, i, runs.size());
+    save_finished_run(out_dir / "runs" / (spec.name + ".json"),
+                      finished_run_key(spec.config, spec.fit, early_t, scalar_check),
+                      {r.trajectory, r.seconds, r.scalar_max_diff, r.scalar_max_rel_diff_tail});
+    write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
+    std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),
+                 spec.name.c_str(), r.seconds, static_cast<long long>(r.trajectory.stats.steps));
+  });
+  for (RunResult& r : results) {
+    const RunSpec& spec = r.spec;
     for (const Observation& o : r.trajectory.rows) {
       if (o.t <= early_t) r.early_angle = o.mean_angle_from_start;
     }
@@ -416,7 +435,6 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir) {
       r.has_prediction = true;
       r.predicted_velocity = predicted_initial_velocity(spec.config);
     }
-    results.push_back(std::move(r));
   }
 
   nlohmann::json summary;

@@ -1,8 +1,13 @@
 // A small study through `normlab run`: the results folder and the printed table.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "normlab/atomic_file.hpp"
 #include "particles/test_util.hpp"
@@ -104,6 +109,80 @@ r0 = 2.0
   EXPECT_NE(changed.output.find("cannot be read"), std::string::npos) << changed.output;
   EXPECT_EQ(read_file(out / "post.csv"), post_rows);
   EXPECT_NE(read_file(out / "summary.csv"), summary);
+  std::filesystem::remove_all(dir);
+}
+
+// Runs integrated two or three at a time (the file's `jobs`, or --jobs) give the same files as
+// one at a time: every run's CSV byte for byte, the summary but for its `seconds` column.
+TEST(Study, RunsAtATimeGiveTheSameResults) {
+  const std::filesystem::path dir = fresh_dir("study_jobs");
+  const std::string body = R"(runs = ["post", "pre", "peri", "ngpt", "mix"]
+[defaults]
+init = "random"
+qkv = "kaiming"
+qkv_depth = "per_layer"
+n = 8
+d = 8
+beta = 2.0
+seed = 3
+dt = 0.05
+record_every = 0.5
+t_end = 8.0
+[run.ngpt]
+alpha = 1.0
+[run.mix]
+tau = 2.0
+)";
+  const std::string one = (dir / "one.toml").string();
+  const std::string two = (dir / "two.toml").string();
+  write_file_atomic(one, "kind = \"particles\"\n" + body);
+  write_file_atomic(two, "kind = \"particles\"\njobs = 2\n" + body);
+  struct Case {
+    std::string file, flags, folder;
+    int at_a_time;  // 0: one at a time, no "at a time" line
+  };
+  const std::vector<Case> cases{
+      {one, "--jobs 1", "out1", 0}, {two, "", "out2", 2}, {one, "--jobs 3", "out3", 3}};
+  // summary.csv without its `seconds` column (the 23rd), which is wall time.
+  auto summary_without_seconds = [](const std::filesystem::path& file) {
+    std::istringstream in(read_file(file));
+    std::string out, line;
+    for (bool header = true; std::getline(in, line); header = false) {
+      std::vector<std::string> cells;
+      std::string cell;
+      bool quoted = false;
+      for (char c : line) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted) {
+          cells.push_back(cell);
+          cell.clear();
+        } else {
+          cell += c;
+        }
+      }
+      cells.push_back(cell);
+      if (header) EXPECT_EQ(cells.at(22), "seconds") << line;
+      cells.at(22) = "";
+      for (const std::string& c : cells) out += c + ",";
+      out += "\n";
+    }
+    return out;
+  };
+  for (const Case& c : cases) {
+    const auto r = run_cli("run " + c.file + " " + c.flags + " --out " + (dir / c.folder).string(),
+                           "NORMLAB_GNUPLOT=/nonexistent");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const std::string line = fmt::format("5 run(s) to integrate, {} at a time", c.at_a_time);
+    EXPECT_EQ(r.output.find(line) != std::string::npos, c.at_a_time > 0) << r.output;
+  }
+  const std::string summary = summary_without_seconds(dir / "out1" / "summary.csv");
+  for (const Case& c : cases) {
+    EXPECT_EQ(summary_without_seconds(dir / c.folder / "summary.csv"), summary) << c.folder;
+    for (const char* run : {"post", "pre", "peri", "ngpt", "mix"}) {
+      const std::string csv = std::string(run) + ".csv";
+      EXPECT_EQ(read_file(dir / c.folder / csv), read_file(dir / "out1" / csv)) << c.folder << csv;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 
