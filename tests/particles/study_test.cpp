@@ -161,7 +161,9 @@ tau = 2.0
         }
       }
       cells.push_back(cell);
-      if (header) EXPECT_EQ(cells.at(22), "seconds") << line;
+      if (header) {
+        EXPECT_EQ(cells.at(22), "seconds") << line;
+      }
       cells.at(22) = "";
       for (const std::string& c : cells) out += c + ",";
       out += "\n";
