@@ -5,6 +5,8 @@
 # ratio of the medians (B / A).
 #
 # Usage: bench/binary_compare.sh OLD_BINARY NEW_BINARY [PRESET] [ROUNDS]   (minimal, 5)
+# BENCH_ARGS: more options of `normlab bench train` for both sides, e.g.
+#   BENCH_ARGS="--scheme block_attnres --block-size 2 --layers 32 --width 64 --seconds 6"
 set -euo pipefail
 A=$1
 B=$2
@@ -13,11 +15,13 @@ ROUNDS=${4:-5}
 PY=/usr/bin/python3
 field() { $PY -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
-echo "preset $PRESET; load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+echo "preset $PRESET ${BENCH_ARGS:-}; load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 as=() bs=()
 for ((r = 1; r <= ROUNDS; r++)); do
-  a=$("$A" bench train --preset "$PRESET" --threads 1 --json | field steps_per_s)
-  b=$("$B" bench train --preset "$PRESET" --threads 1 --json | field steps_per_s)
+  # shellcheck disable=SC2086  # BENCH_ARGS holds several options
+  a=$("$A" bench train --preset "$PRESET" --threads 1 ${BENCH_ARGS:-} --json | field steps_per_s)
+  # shellcheck disable=SC2086
+  b=$("$B" bench train --preset "$PRESET" --threads 1 ${BENCH_ARGS:-} --json | field steps_per_s)
   as+=("$a") bs+=("$b")
   printf 'round %d: A %.1f steps/s  B %.1f steps/s  B/A %.3f\n' "$r" "$a" "$b" "$($PY -c "print($b / $a)")"
 done

@@ -22,7 +22,6 @@ enum class ScratchUse {
   attnres_row_dots,        // attnres.cpp: ⟨dx_p, x_p⟩ of a shard's rows (P, kRowShard)
   attnres_shard_logits,    // attnres.cpp: a shard's logits, then weights, by source (K, kRowShard)
   attnres_logit_rows,      // attnres.cpp: where each of P points' logits of a shard go (P pointers)
-  attnres_group_exps,      // attnres.cpp: the exponentials of 16 rows by source (K, 16)
   norm_partial,            // norm.cpp: per-shard partial gain and bias gradients
   norm_scale_partial,      // norm.cpp: per-shard partial scalenorm scale gradient
   pointwise_partial,       // pointwise_norm.cpp: per-shard partial gain and bias gradients

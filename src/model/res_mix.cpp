@@ -91,7 +91,6 @@ void Model<T>::res_mix_backward_point(int l, const T* dx, int64_t rows) {
     ResMixPoint<T> pt;
     pt.alpha = w.mix_alpha[p].data();
     pt.alpha_stride = static_cast<int64_t>(scheme_.res_sources[p].size());
-    pt.logits = w.mix_logits[p].data();  // the forward's, by source (K_p, rows)
     pt.x = w.stream[p].data();
     pt.dx = w.chunk_dx[p - first];
     pt.w = params_.data() + res_query_offset(p);

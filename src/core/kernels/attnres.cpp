@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "core/contracts.hpp"
@@ -115,18 +114,17 @@ template <typename T>
 }
 
 // Rows [n0, n1) of one mixing point, given their logits: row n of source k at
-// lt[k·stride + n − n0], left as they are (the backward reads them). The softmax over k goes 16
-// rows at a time, one row per lane (the reductions, exponentials and sums of 16 rows as single
-// vector operations; the per-row arithmetic is unchanged), the last rows short of 16 one by one;
-// α goes to its (N, K) rows. Then the mixture, C sources at a time.
+// lt[k·stride + n − n0], overwritten with the exponentials. The softmax over k goes 16 rows at a
+// time, one row per lane (the reductions, exponentials and sums of 16 rows as single vector
+// operations; the per-row arithmetic is unchanged), the last rows short of 16 one by one; α goes
+// to its (N, K) rows. Then the mixture, C sources at a time.
 template <typename T>
-[[gnu::always_inline]] inline void softmax_and_mix(const T* const* src, int K, const T* lt,
+[[gnu::always_inline]] inline void softmax_and_mix(const T* const* src, int K, T* lt,
                                                    int64_t stride, T* x, T* alpha, int64_t n0,
                                                    int64_t n1, int W) {
   const int64_t grouped_end = n0 + (n1 - n0) / kBlock * kBlock;
-  T* exps = grouped_end > n0 ? scratch<T>(ScratchUse::attnres_group_exps, K * kBlock) : nullptr;
   for (int64_t n = n0; n < grouped_end; n += kBlock) {
-    const T* l0 = lt + (n - n0);
+    T* l0 = lt + (n - n0);
     Block16<T> m = load16(l0);
     for (int k = 1; k < K; ++k) {
       const Block16<T> lk = load16(l0 + k * stride);
@@ -135,17 +133,17 @@ template <typename T>
     Block16<T> z = {};
     for (int k = 0; k < K; ++k) {
       const Block16<T> e = exp_approx_lanes<T>(load16(l0 + k * stride) - m);
-      std::memcpy(exps + k * kBlock, &e, sizeof(e));
+      std::memcpy(l0 + k * stride, &e, sizeof(e));
       z += e;
     }
     const Block16<T> inv = T(1) / z;
     for (int k = 0; k < K; ++k) {
-      const Block16<T> a = load16(exps + k * kBlock) * inv;
+      const Block16<T> a = load16(l0 + k * stride) * inv;
       for (int i = 0; i < kBlock; ++i) alpha[(n + i) * K + k] = a[i];
     }
   }
   for (int64_t n = grouped_end; n < n1; ++n) {
-    const T* l0 = lt + (n - n0);
+    T* l0 = lt + (n - n0);
     T* a = alpha + n * K;
     T m = l0[0];
     for (int k = 1; k < K; ++k) m = std::max(m, l0[k * stride]);
@@ -224,8 +222,7 @@ void res_logits(const T* s, const T* r, const T* const* q, T* const* out, int P,
 }
 
 template <typename T>
-void res_mix_from_logits(const T* const* src, int K, const T* logits, T* x, T* alpha, int64_t N,
-                         int D) {
+void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, int64_t N, int D) {
   require_contract(K >= 1 && N >= 0 && D >= 1, "res_mix_from_logits",
                    "K >= 1 sources, N >= 0, D >= 1");
   require_no_alias_of_sources("res_mix_from_logits", src, K, x, alpha, N, D);
@@ -245,12 +242,12 @@ void res_mix_from_logits(const T* const* src, int K, const T* logits, T* x, T* a
 // (its load-add-store per row was about a quarter of the kernel's time: docs/performance.md).
 // The values are those of one row at a time: the dot products are dot_lanes's lane sums, the
 // updates the same expression per element, and dq adds the rows in ascending order.
-template <int NB, int R, bool kStoredLogits, typename T>
+template <int NB, int R, typename T>
 [[gnu::always_inline]] inline void source_rows_backward(const T* __restrict sk, T* __restrict dsk,
                                                         const T* r, int64_t n, int k,
                                                         const ResMixPoint<T>* points, int P,
                                                         const T* q_base, T* dq_base, const T* c,
-                                                        int64_t c_stride, T inv_d, int64_t N) {
+                                                        int64_t c_stride, T inv_d) {
   constexpr int W = NB * static_cast<int>(kBlock);
   Block16<T> s[R][NB], ds[R][NB];
   for (int i = 0; i < R; ++i) {
@@ -269,19 +266,12 @@ template <int NB, int R, bool kStoredLogits, typename T>
       Block16<T> dx_s = {}, q_s = {};
       for (int b = 0; b < NB; ++b) {
         dx_s += load16(dxr + b * kBlock) * s[i][b];
-        if constexpr (!kStoredLogits) q_s += load16(q + b * kBlock) * s[i][b];
+        q_s += load16(q + b * kBlock) * s[i][b];
       }
       const T ak = pt.alpha[(n + i) * pt.alpha_stride + pt.alpha_col + k];
       const T dl = ak * (sum_of_lanes<T>(dx_s) - c[p * c_stride + i]);  // dℓ_k
       cq[i] = dl * r[i];
-      // ℓ_k = r · ⟨q, s⟩: the forward's logit, or the same dot product again.
-      T logit;
-      if constexpr (kStoredLogits) {
-        logit = pt.logits[(pt.alpha_col + k) * N + n + i];
-      } else {
-        logit = r[i] * sum_of_lanes<T>(q_s);
-      }
-      const T cs = -cq[i] * r[i] * logit * inv_d;
+      const T cs = -cq[i] * r[i] * (r[i] * sum_of_lanes<T>(q_s)) * inv_d;
       for (int b = 0; b < NB; ++b) {
         ds[i][b] += ak * load16(dxr + b * kBlock) + cq[i] * load16(q + b * kBlock) + cs * s[i][b];
       }
@@ -303,7 +293,7 @@ template <int NB, int R, bool kStoredLogits, typename T>
 template <typename T>
 inline void source_row_backward(const T* __restrict sk, T* __restrict dsk, T r, int64_t n, int k,
                                 const ResMixPoint<T>* points, int P, const T* q_base, T* dq_base,
-                                const T* c, int64_t c_stride, T inv_d, int W, int64_t N) {
+                                const T* c, int64_t c_stride, T inv_d, int W) {
   for (int p = 0; p < P; ++p) {
     const ResMixPoint<T>& pt = points[p];
     const T* __restrict q = q_base + p * W;
@@ -312,9 +302,7 @@ inline void source_row_backward(const T* __restrict sk, T* __restrict dsk, T r, 
     const T ak = pt.alpha[n * pt.alpha_stride + pt.alpha_col + k];
     const T dl = ak * (dot_lanes(dxr, sk, W) - c[p * c_stride]);  // dℓ_k
     const T cq = dl * r;
-    const T logit = pt.logits != nullptr ? pt.logits[(pt.alpha_col + k) * N + n]
-                                         : r * dot_lanes(q, sk, W);  // ℓ_k
-    const T cs = -cq * r * logit * inv_d;
+    const T cs = -cq * r * (r * dot_lanes(q, sk, W)) * inv_d;
     for (int d = 0; d < W; ++d) {
       dsk[d] += ak * dxr[d] + cq * q[d] + cs * sk[d];
       dq[d] += cq * sk[d];
@@ -338,8 +326,6 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
   const T* q_base = qs;
   T* partial_base = partial;
   const T inv_d = T(1) / T(D);
-  bool stored_logits = true;  // every point brought its forward's logits
-  for (int p = 0; p < P; ++p) stored_logits = stored_logits && points[p].logits != nullptr;
   for_row_shards(N, [&](int64_t sh, int64_t n0, int64_t n1) {
     // ⟨dx_p, x_p⟩ of each row, (P, rows)
     T* c = scratch<T>(ScratchUse::attnres_row_dots, static_cast<int64_t>(P) * kRowShard);
@@ -358,28 +344,18 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
         const T* rk = rstd[k];
         if constexpr (kBlocks > 0) {
           // Two rows at a time (then a last one), so each dq partial is updated once per pair.
-          auto rows = [&](auto stored) {
-            constexpr bool kStored = decltype(stored)::value;
-            int64_t n = n0;
-            for (; n + 2 <= n1; n += 2) {
-              if (n + kPrefetchRows + 2 <= n1) {
-                prefetch_row(src[k] + (n + kPrefetchRows) * W, 2 * W, false);
-                prefetch_row(dsrc[k] + (n + kPrefetchRows) * W, 2 * W, true);
-              }
-              source_rows_backward<kBlocks, 2, kStored>(src[k] + n * W, dsrc[k] + n * W, rk + n, n,
-                                                        k, points, P, q_base, dq_shard,
-                                                        c + (n - n0), kRowShard, inv_d, N);
+          int64_t n = n0;
+          for (; n + 2 <= n1; n += 2) {
+            if (n + kPrefetchRows + 2 <= n1) {
+              prefetch_row(src[k] + (n + kPrefetchRows) * W, 2 * W, false);
+              prefetch_row(dsrc[k] + (n + kPrefetchRows) * W, 2 * W, true);
             }
-            if (n < n1) {
-              source_rows_backward<kBlocks, 1, kStored>(src[k] + n * W, dsrc[k] + n * W, rk + n, n,
-                                                        k, points, P, q_base, dq_shard,
-                                                        c + (n - n0), kRowShard, inv_d, N);
-            }
-          };
-          if (stored_logits) {
-            rows(std::true_type{});
-          } else {
-            rows(std::false_type{});
+            source_rows_backward<kBlocks, 2>(src[k] + n * W, dsrc[k] + n * W, rk + n, n, k, points,
+                                             P, q_base, dq_shard, c + (n - n0), kRowShard, inv_d);
+          }
+          if (n < n1) {
+            source_rows_backward<kBlocks, 1>(src[k] + n * W, dsrc[k] + n * W, rk + n, n, k, points,
+                                             P, q_base, dq_shard, c + (n - n0), kRowShard, inv_d);
           }
         } else {
           for (int64_t n = n0; n < n1; ++n) {
@@ -390,7 +366,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
               prefetch_row(dsk + kPrefetchRows * W, W, true);
             }
             source_row_backward(sk, dsk, rk[n], n, k, points, P, q_base, dq_shard, c + (n - n0),
-                                kRowShard, inv_d, W, N);
+                                kRowShard, inv_d, W);
           }
         }
       }
@@ -415,7 +391,7 @@ void res_mix_backward(const T* const* src, const T* const* rstd, T* const* dsrc,
   template void res_mix_backward<T>(const T* const*, const T* const*, T* const*, int,             \
                                     const ResMixPoint<T>*, int, int64_t, int);                    \
   template void res_logits<T>(const T*, const T*, const T* const*, T* const*, int, int64_t, int); \
-  template void res_mix_from_logits<T>(const T* const*, int, const T*, T*, T*, int64_t, int);
+  template void res_mix_from_logits<T>(const T* const*, int, T*, T*, T*, int64_t, int);
 NORMLAB_INSTANTIATE(float)
 NORMLAB_INSTANTIATE(double)
 #undef NORMLAB_INSTANTIATE

@@ -39,18 +39,14 @@ template <typename T>
 void res_logits(const T* s, const T* r, const T* const* q, T* const* out, int P, int64_t N, int D);
 
 // res_mix_forward with the logits given by res_logits: logits (K, N), source k's row n at
-// logits[k·N + n], left unchanged (res_mix_backward can read them). x and alpha as
-// res_mix_forward, with the same bits.
+// logits[k·N + n]; they are overwritten (with the exponentials). x and alpha as res_mix_forward,
+// with the same bits.
 template <typename T>
-void res_mix_from_logits(const T* const* src, int K, const T* logits, T* x, T* alpha, int64_t N,
-                         int D);
+void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, int64_t N, int D);
 
 // One mixing point of res_mix_backward: its weights α (row n, source k at
 // alpha[n·alpha_stride + alpha_col + k]), its output x and the gradient dx (N, D), its query
-// and gain and their gradients (D, added to). logits: optionally the forward's logits ℓ (K_p, N),
-// source k's row n at logits[(alpha_col + k)·N + n] as res_logits wrote them; given for every
-// point of a call, the backward reads ℓ_k instead of computing r_k ⟨q, s_k⟩ again (the same
-// bits: res_logits's dot products are the backward's).
+// and gain and their gradients (D, added to).
 template <typename T>
 struct ResMixPoint {
   const T* alpha = nullptr;
@@ -62,7 +58,6 @@ struct ResMixPoint {
   const T* g = nullptr;
   T* dw = nullptr;
   T* dg = nullptr;
-  const T* logits = nullptr;
 };
 
 // The backward of P mixing points that share the K sources given (each point may have more
