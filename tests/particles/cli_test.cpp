@@ -100,7 +100,8 @@ TEST(RunCli, UnknownKindListsTheAllowedOnes) {
   const std::filesystem::path dir = fresh_dir("run_kind");
   const std::string file = (dir / "x.toml").string();
   write_file_atomic(file, "kind = \"sweep\"\n");
-  expect_usage_error("run " + file, "key 'kind' in top level is 'sweep'; allowed: train, particles");
+  expect_usage_error("run " + file,
+                     "key 'kind' in top level is 'sweep'; allowed: train, particles");
   std::filesystem::remove_all(dir);
 }
 

@@ -1,5 +1,6 @@
 // The n-particle simulation under symmetric initialization against the scalar reduction
-// (docs/particles.md), the closed-form initial velocities of arXiv 2510.22026, and the terminal laws.
+// (docs/particles.md), the closed-form initial velocities of arXiv 2510.22026, and the terminal
+// laws.
 #include "normlab/particles/scalar_reduction.hpp"
 
 #include <gtest/gtest.h>

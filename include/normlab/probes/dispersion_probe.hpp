@@ -1,5 +1,5 @@
-// The dispersion probe (attention dispersion, arXiv 2510.08341): how sharp each head's attention stays
-// as the sequence grows. At each length, for every attention layer and head, over the
+// The dispersion probe (attention dispersion, arXiv 2510.08341): how sharp each head's attention
+// stays as the sequence grows. At each length, for every attention layer and head, over the
 // measured rows (the same sweep and rows as the variance probe): the mean and standard
 // deviation of the query's largest attention weight and of its attention entropy (nats,
 // attention_stats.hpp), with the uniform reference: the mean of ln(keys seen), which the

@@ -1,5 +1,5 @@
-// The variance probe (vanishing variance, docs/reference.md §5; arXiv 2504.02827): how the spread of each
-// attention sublayer's output changes with the sequence length N.
+// The variance probe (vanishing variance, docs/reference.md §5; arXiv 2504.02827): how the spread
+// of each attention sublayer's output changes with the sequence length N.
 //
 // At each length, `samples` sequences (random i.i.d. tokens or a task's inputs) go through
 // the streaming forward; at the measured rows (the last k positions of every sequence,
