@@ -385,13 +385,15 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs)
   // Finished runs are reused; the others are integrated, `jobs` at a time, each on its own
   // thread (the runs share nothing, so each gives the same numbers at any `jobs`).
   std::vector<RunResult> results(runs.size());
-  std::vector<size_t> todo;  // indices into `runs` still to integrate
+  std::vector<size_t> todo;       // indices into `runs` still to integrate
+  std::vector<std::string> keys;  // each run's settings, as its record keeps them
   const auto study_start = Clock::now();
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunSpec& spec = runs[i];
     RunResult& r = results[i];
     r.spec = spec;
-    const std::string key = finished_run_key(spec.config, spec.fit, early_t, scalar_check);
+    const std::string& key =
+        keys.emplace_back(finished_run_key(spec.config, spec.fit, early_t, scalar_check));
     const std::filesystem::path record = out_dir / "runs" / (spec.name + ".json");
     std::string why_not;
     if (std::optional<FinishedRun> kept = load_finished_run(record, key, why_not)) {
@@ -417,8 +419,7 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs)
     RunResult& r = results[i];
     const RunSpec& spec = r.spec;
     integrate_run(r, early_t, scalar_check, i, runs.size());
-    save_finished_run(out_dir / "runs" / (spec.name + ".json"),
-                      finished_run_key(spec.config, spec.fit, early_t, scalar_check),
+    save_finished_run(out_dir / "runs" / (spec.name + ".json"), keys[i],
                       {r.trajectory, r.seconds, r.scalar_max_diff, r.scalar_max_rel_diff_tail});
     write_file_atomic(out_dir / (spec.name + ".csv"), observations_csv(r.trajectory.rows));
     std::fprintf(stderr, "[%zu/%zu] %s: done in %.1f s (%lld steps)\n", i + 1, runs.size(),

@@ -5,11 +5,11 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/claims_table.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {
@@ -143,32 +143,12 @@ tau = 2.0
   };
   const std::vector<Case> cases{
       {one, "--jobs 1", "out1", 0}, {two, "", "out2", 2}, {one, "--jobs 3", "out3", 3}};
-  // summary.csv without its `seconds` column (the 23rd), which is wall time.
+  // summary.csv's rows without its `seconds` column, which is wall time.
   auto summary_without_seconds = [](const std::filesystem::path& file) {
-    std::istringstream in(read_file(file));
-    std::string out, line;
-    for (bool header = true; std::getline(in, line); header = false) {
-      std::vector<std::string> cells;
-      std::string cell;
-      bool quoted = false;
-      for (char c : line) {
-        if (c == '"') quoted = !quoted;
-        if (c == ',' && !quoted) {
-          cells.push_back(cell);
-          cell.clear();
-        } else {
-          cell += c;
-        }
-      }
-      cells.push_back(cell);
-      if (header) {
-        EXPECT_EQ(cells.at(22), "seconds") << line;
-      }
-      cells.at(22) = "";
-      for (const std::string& c : cells) out += c + ",";
-      out += "\n";
-    }
-    return out;
+    claims::CsvTable t = claims::read_csv_table(file);
+    const size_t seconds = t.column("seconds");
+    for (std::vector<std::string>& row : t.rows) row.erase(row.begin() + seconds);
+    return t.rows;
   };
   for (const Case& c : cases) {
     const auto r = run_cli("run " + c.file + " " + c.flags + " --out " + (dir / c.folder).string(),
@@ -177,7 +157,7 @@ tau = 2.0
     const std::string line = fmt::format("5 run(s) to integrate, {} at a time", c.at_a_time);
     EXPECT_EQ(r.output.find(line) != std::string::npos, c.at_a_time > 0) << r.output;
   }
-  const std::string summary = summary_without_seconds(dir / "out1" / "summary.csv");
+  const auto summary = summary_without_seconds(dir / "out1" / "summary.csv");
   for (const Case& c : cases) {
     EXPECT_EQ(summary_without_seconds(dir / c.folder / "summary.csv"), summary) << c.folder;
     for (const char* run : {"post", "pre", "peri", "ngpt", "mix"}) {
