@@ -32,6 +32,8 @@ enum class ScratchUse {
   small_linear_weight,       // small_linear.cpp: the weight, transposed or padded (C, pad16(OC))
   small_linear_input,        // small_linear.cpp: the input padded to 16 columns (R, pad16(C))
   linear_weight_partial,     // gemm.cpp: the weight gradient's lanes 1.. (lanes-1, OC, C)
+  gemm_a_panels,             // gemm.cpp: a block of op(A) packed in tile rows (kRowBlock, kc)
+  gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
   rope_even_factors,         // rope.cpp: (cos θ, sin θ) of every (position, pair), interleaved
                              // (T, dh); rope.cpp relies on both tables lasting until its next call
   rope_odd_factors,          // rope.cpp: (−sin θ, cos θ) of every (position, pair) (T, dh)

@@ -83,7 +83,9 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
 // -ffp-contract=fast GCC fuses a product and a sum in the same basic block): where a kernel's
 // bits were fixed with the product rounded, it keeps them however the code around is
 // arranged. With AVX-512 the product is the rounding-mode form of vmulps / vmulpd (with the
-// current mode, the same instruction), which GCC treats as opaque.
+// current mode, the same instruction), which GCC treats as opaque; without it the product goes
+// through an empty asm statement that claims to change it, which GCC cannot see through either,
+// so AVX-512 and AVX2 builds round the same products (docs/design.md principle 8).
 template <typename T>
 inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
 #ifdef __AVX512F__
@@ -105,7 +107,9 @@ inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
   }
   return out;
 #else
-  return a * b;
+  Block16<T> out = a * b;
+  asm("" : "+m"(out));
+  return out;
 #endif
 }
 

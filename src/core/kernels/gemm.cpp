@@ -1,57 +1,163 @@
 #include "core/kernels/gemm.hpp"
 
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 
 #include "core/contracts.hpp"
+#include "core/kernels/gemm_tile.hpp"
 #include "core/kernels/small_linear.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
+#include "normlab/machine.hpp"
 
 namespace normlab {
 
-// OpenBLAS always runs single-threaded: we parallelize around it over fixed row shards. Its
-// own threading (by default one thread per core, or OPENBLAS_NUM_THREADS) blocks a product
-// differently and changes the bits of the result, so a program that never called
-// set_num_threads() would give results that depend on the machine (docs/design.md principle 8).
-// Done once, before the first product, whoever calls it.
+// OpenBLAS always runs single-threaded: its own threading (by default one thread per core, or
+// OPENBLAS_NUM_THREADS) blocks a product differently and changes the bits of the result.
+// Done once, before the first call, whoever calls it.
 void ensure_blas_single_threaded() {
   static const bool done = [] {
+    note_slow_openblas_once();
     openblas_set_num_threads(1);
     return true;
   }();
   (void)done;
 }
 
-template <>
-void gemm<float>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-                 const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
-                 int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  ensure_blas_single_threaded();
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+namespace {
+
+// Cache blocking, in the order of Goto's algorithm: a block of kColBlock columns of op(B) and
+// kDepth values of k is packed once (L2), then blocks of kRowBlock rows of op(A) (L2), and each
+// tile column's panel of B (kDepth × kCols, L1) meets every tile row's panel of A. The blocks
+// change where values wait between chains, never the chains (gemm_tile.hpp): speed only.
+constexpr int64_t kDepth = 256;
+constexpr int64_t kColBlock = 2048;
+template <typename T>
+constexpr int64_t kRowBlock = 16 * GemmTile<T>::kRows;
+
+// Rows [i0, i0 + rows) and k in [k0, k0 + kc) of op(A) into panels of kRows rows, zero past
+// the last row: panel p holds a[(p·kc + k)·kRows + r] = op(A)(i0 + p·kRows + r, k0 + k), where
+// op(A)(i, k) is A[i·lda + k], or A[k·lda + i] transposed. Each loop reads along memory.
+template <typename T>
+void pack_a(bool trans, const T* A, int64_t lda, int64_t i0, int64_t rows, int64_t k0, int64_t kc,
+            T* a) {
+  constexpr int64_t MR = GemmTile<T>::kRows;
+  for (int64_t p = 0; p * MR < rows; ++p, a += kc * MR) {
+    const int64_t i = i0 + p * MR, valid = std::min(MR, rows - p * MR);
+    if (!trans) {
+      for (int64_t r = 0; r < valid; ++r) {
+        const T* row = A + (i + r) * lda + k0;
+        for (int64_t k = 0; k < kc; ++k) a[k * MR + r] = row[k];
+      }
+    } else {
+      for (int64_t k = 0; k < kc; ++k) {
+        const T* col = A + (k0 + k) * lda + i;
+        for (int64_t r = 0; r < valid; ++r) a[k * MR + r] = col[r];
+      }
+    }
+    for (int64_t r = valid; r < MR; ++r) {
+      for (int64_t k = 0; k < kc; ++k) a[k * MR + r] = T(0);
+    }
+  }
 }
 
-template <>
-void gemm<double>(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
-                  const double* A, int64_t lda, const double* B, int64_t ldb, double beta,
-                  double* C, int64_t ldc) {
-  if (M == 0 || N == 0) return;
-  ensure_blas_single_threaded();
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+// k in [k0, k0 + kc) and columns [j0, j0 + cols) of op(B) into panels of kCols columns, zero
+// past the last column: panel p holds b[(p·kc + k)·kCols + c] = op(B)(k0 + k, j0 + p·kCols + c),
+// where op(B)(k, j) is B[k·ldb + j], or B[j·ldb + k] transposed.
+template <typename T>
+void pack_b(bool trans, const T* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t cols,
+            T* b) {
+  constexpr int64_t NR = GemmTile<T>::kCols;
+  for (int64_t p = 0; p * NR < cols; ++p, b += kc * NR) {
+    const int64_t j = j0 + p * NR, valid = std::min(NR, cols - p * NR);
+    if (!trans) {
+      for (int64_t k = 0; k < kc; ++k) {
+        const T* row = B + (k0 + k) * ldb + j;
+        for (int64_t c = 0; c < valid; ++c) b[k * NR + c] = row[c];
+        for (int64_t c = valid; c < NR; ++c) b[k * NR + c] = T(0);
+      }
+    } else {
+      for (int64_t c = 0; c < valid; ++c) {
+        const T* col = B + (j + c) * ldb + k0;
+        for (int64_t k = 0; k < kc; ++k) b[k * NR + c] = col[k];
+      }
+      for (int64_t c = valid; c < NR; ++c) {
+        for (int64_t k = 0; k < kc; ++k) b[k * NR + c] = T(0);
+      }
+    }
+  }
+}
+
+// One tile of C at c (rows × cols of it real): in place when whole, else through a full tile
+// in registers' layout whose extra rows and columns are discarded.
+template <typename T>
+void multiply_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int64_t rows,
+                   int64_t cols, bool from_zero) {
+  using Tile = GemmTile<T>;
+  if (rows == Tile::kRows && cols == Tile::kCols) {
+    return Tile::multiply(kc, a, b, c, ldc, from_zero);
+  }
+  T tile[Tile::kRows * Tile::kCols] = {};
+  for (int64_t r = 0; r < rows && !from_zero; ++r) {
+    std::copy(c + r * ldc, c + r * ldc + cols, tile + r * Tile::kCols);
+  }
+  Tile::multiply(kc, a, b, tile, Tile::kCols, from_zero);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(tile + r * Tile::kCols, tile + r * Tile::kCols + cols, c + r * ldc);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+          const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc) {
+  using Tile = GemmTile<T>;
+  constexpr int64_t MR = Tile::kRows, NR = Tile::kCols, MC = kRowBlock<T>;
+  if constexpr (Lanes<T>::kWidth == 1) note_scalar_products_once();
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M && !accumulate; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
+    return;
+  }
+  const int64_t depth = std::min(K, kDepth);
+  T* a = scratch<T>(ScratchUse::gemm_a_panels, std::min(M, MC) / MR * MR * depth + MR * depth);
+  T* b = scratch<T>(ScratchUse::gemm_b_panels, (std::min(N, kColBlock) + NR - 1) / NR * NR * depth);
+  for (int64_t j0 = 0; j0 < N; j0 += kColBlock) {
+    const int64_t cols = std::min(kColBlock, N - j0);
+    for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
+      const int64_t kc = std::min(kDepth, K - k0);
+      const bool from_zero = !accumulate && k0 == 0;
+      pack_b(trans_b, B, ldb, k0, kc, j0, cols, b);
+      for (int64_t i0 = 0; i0 < M; i0 += MC) {
+        const int64_t rows = std::min(MC, M - i0);
+        pack_a(trans_a, A, lda, i0, rows, k0, kc, a);
+        for (int64_t jr = 0; jr < cols; jr += NR) {
+          for (int64_t ir = 0; ir < rows; ir += MR) {
+            multiply_tile(kc, a + ir * kc, b + jr * kc, C + (i0 + ir) * ldc + j0 + jr, ldc,
+                          std::min(MR, rows - ir), std::min(NR, cols - jr), from_zero);
+          }
+        }
+      }
+    }
+  }
+}
+
+std::string gemm_kernel_description() {
+  return fmt::format("{}, float tile {}x{}, double tile {}x{}", kGemmTileIsa,
+                     GemmTile<float>::kRows, GemmTile<float>::kCols, GemmTile<double>::kRows,
+                     GemmTile<double>::kCols);
 }
 
 template <typename T>
-void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A,
+                  int64_t lda, const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc) {
   for_row_shards(M, [&](int64_t, int64_t m0, int64_t m1) {
-    const int64_t rows = m1 - m0;
     // Row m of op(A) starts at A + m*lda (no transpose) or at column m of A (transpose).
     const T* a = trans_a ? A + m0 : A + m0 * lda;
-    gemm<T>(trans_a, trans_b, rows, N, K, alpha, a, lda, B, ldb, beta, C + m0 * ldc, ldc);
+    gemm<T>(trans_a, trans_b, m1 - m0, N, K, a, lda, B, ldb, accumulate, C + m0 * ldc, ldc);
   });
 }
 
@@ -66,7 +172,7 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
                        !ranges_overlap<T>(y, y_count, weight, OC * C),
                    "linear_forward", "y may not alias x or weight");
   if (is_small_linear(C, OC)) return small_linear_forward(x, weight, y, shape);
-  gemm_sharded<T>(false, true, R, OC, C, T(1), x, ldx, weight, C, T(0), y, ldy);
+  gemm_sharded<T>(false, true, R, OC, C, x, ldx, weight, C, false, y, ldy);
 }
 
 // The weight gradient of linear_backward is summed over its rows in kWeightLanes lanes, each a
@@ -89,8 +195,7 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   // dx (R, C) += dy (R, OC) weight (OC, C), row shard by row shard.
   const auto dx_rows = [&](int64_t n0, int64_t n1) {
     if (dx == nullptr) return;
-    gemm<T>(false, false, n1 - n0, C, OC, T(1), dy + n0 * ldy, ldy, weight, C, T(1), dx + n0 * ldx,
-            ldx);
+    gemm<T>(false, false, n1 - n0, C, OC, dy + n0 * ldy, ldy, weight, C, true, dx + n0 * ldx, ldx);
   };
   // dweight (OC, C) += Σ_l dy_l^T (OC, R_l) x_l (R_l, C), l over the lanes' rows (above).
   // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the
@@ -104,8 +209,8 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     const int64_t s0 = lane * shards / lanes, s1 = (lane + 1) * shards / lanes;
     const int64_t n0 = s0 * kRowShard, n1 = std::min(R, s1 * kRowShard);
     for (int64_t s = s0; s < s1; ++s) dx_rows(s * kRowShard, std::min(R, (s + 1) * kRowShard));
-    gemm<T>(true, false, OC, C, n1 - n0, T(1), dy + n0 * ldy, ldy, x + n0 * ldx, ldx,
-            lane == 0 ? T(1) : T(0), lane == 0 ? dweight : partial + (lane - 1) * size, C);
+    gemm<T>(true, false, OC, C, n1 - n0, dy + n0 * ldy, ldy, x + n0 * ldx, ldx, lane == 0,
+            lane == 0 ? dweight : partial + (lane - 1) * size, C);
   });
   if (lanes == 1) return;
   // Elementwise, in fixed blocks: dweight += lane 1 + lane 2 + ... in lane order.
@@ -119,10 +224,14 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   });
 }
 
-template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*,
-                                  int64_t, const float*, int64_t, float, float*, int64_t);
-template void gemm_sharded<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*,
-                                   int64_t, const double*, int64_t, double, double*, int64_t);
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
+                          const float*, int64_t, bool, float*, int64_t);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                           const double*, int64_t, bool, double*, int64_t);
+template void gemm_sharded<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
+                                  const float*, int64_t, bool, float*, int64_t);
+template void gemm_sharded<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                                   const double*, int64_t, bool, double*, int64_t);
 template void linear_forward<float>(const float*, const float*, float*, const LinearShape&);
 template void linear_forward<double>(const double*, const double*, double*, const LinearShape&);
 template void linear_backward<float>(const float*, const float*, const float*, float*, float*,

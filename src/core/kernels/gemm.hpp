@@ -1,27 +1,36 @@
-// Matrix products on OpenBLAS, row-major.
+// Matrix products, row-major, on normlab's own register tiles (gemm_tile.hpp).
 //
-// C (M, N) = alpha * op(A) op(B) + beta * C, op(X) = X or X^T. Sharded variants cut C into
-// fixed blocks of rows (kRowShard) and run one product per block in parallel; the cut does not
-// depend on the thread count, so results are identical with any number of threads.
+// C (M, N) = op(A) op(B), or C += op(A) op(B), op(X) = X or X^T. Every value of C is one chain
+// of fused multiply-adds over k in ascending order, starting from C's value (accumulate) or
+// from +0: the bits depend on the operands only, not on the CPU's vector width, the tile or
+// cache blocking, nor the thread count (docs/design.md principle 8). Sharded variants cut C
+// into fixed blocks of rows (kRowShard) and run one product per block in parallel.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace normlab {
 
-// OpenBLAS runs single-threaded in normlab (callers parallelize around it over fixed shards):
-// its own threading blocks a product differently and changes the bits of the result. gemm()
-// calls this itself; code that calls cblas_* directly calls it once before.
+// OpenBLAS, which only the particle dynamics and the probes' eigen-solvers still call, runs
+// single-threaded in normlab: its own threading blocks a product differently and changes the
+// bits of the result. Code that calls cblas_* or LAPACK calls this once before.
 void ensure_blas_single_threaded();
 
+// op(A) is (M, K), op(B) is (K, N), C is (M, N); lda, ldb, ldc are the distances between rows
+// of A, B and C as stored.
 template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+          const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc);
 
 // As gemm, with the rows of C split into shards of kRowShard run in parallel.
 template <typename T>
-void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
-                  int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A,
+                  int64_t lda, const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc);
+
+// The products' register tiles as built for this binary, e.g. "AVX2+FMA, float tile 6x16,
+// double tile 6x8": for `normlab --version` and `normlab bench`.
+std::string gemm_kernel_description();
 
 // The shape of a linear layer: R rows of C input features to OC output features. Rows of x
 // and y may be strided (a column block of a wider buffer); 0 means dense (C and OC).

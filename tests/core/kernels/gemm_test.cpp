@@ -5,12 +5,15 @@
 //     gradients add to what the buffers held);
 //   - shapes with M > kRowShard (dX split into row shards) and N > kRowShard (dW split);
 //   - both implementations: the small kernels (K ≤ 32 and N ≤ 64, small_linear.hpp) with rows
-//     not a multiple of their groups of four and widths not a multiple of 16, and OpenBLAS just
-//     beyond their limits.
+//     not a multiple of their groups of four and widths not a multiple of 16, and the register
+//     tiles (gemm_tile.hpp) just beyond their limits;
+// and gemm in float and double, bit for bit against one std::fma chain per output (the
+// contract that makes its results the same on every CPU).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -105,24 +108,24 @@ TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
   EXPECT_EQ(dW_only, dW);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Linear,
-                         ::testing::Values(LinearCase{1, 1, 1, 0, 0}, LinearCase{3, 4, 5, 0, 0},
-                                           LinearCase{4, 3, 2, 2, 3},
-                                           // dX (M rows) split into two row shards; padded strides.
-                                           LinearCase{kRowShard + 44, 3, 4, 2, 1},
-                                           // dW (N rows) split into two row shards.
-                                           LinearCase{5, 3, kRowShard + 4, 0, 0},
-                                           // Small kernels: the minimal model's q|k|v shape,
-                                           // their limits, and row shards with a remainder.
-                                           LinearCase{13, 15, 45, 1, 2},
-                                           LinearCase{6, 32, 64, 0, 0},
-                                           LinearCase{kRowShard + 5, 7, 19, 3, 0},
-                                           // OpenBLAS just beyond the small kernels' limits.
-                                           LinearCase{6, 33, 17, 1, 0}, LinearCase{5, 17, 65, 0, 2},
-                                           // OpenBLAS over two row shards: dX per shard, dW
-                                           // summed per shard; padded strides.
-                                           LinearCase{kRowShard + 44, 33, 17, 2, 1}),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Linear,
+    ::testing::Values(LinearCase{1, 1, 1, 0, 0}, LinearCase{3, 4, 5, 0, 0},
+                      LinearCase{4, 3, 2, 2, 3},
+                      // dX (M rows) split into two row shards; padded strides.
+                      LinearCase{kRowShard + 44, 3, 4, 2, 1},
+                      // dW (N rows) split into two row shards.
+                      LinearCase{5, 3, kRowShard + 4, 0, 0},
+                      // Small kernels: the minimal model's q|k|v shape,
+                      // their limits, and row shards with a remainder.
+                      LinearCase{13, 15, 45, 1, 2}, LinearCase{6, 32, 64, 0, 0},
+                      LinearCase{kRowShard + 5, 7, 19, 3, 0},
+                      // The register tiles just beyond the small kernels' limits.
+                      LinearCase{6, 33, 17, 1, 0}, LinearCase{5, 17, 65, 0, 2},
+                      // The register tiles over two row shards: dX per shard, dW
+                      // summed per shard; padded strides.
+                      LinearCase{kRowShard + 44, 33, 17, 2, 1}),
+    case_name);
 
 // dW summed over row shards in two lanes (gemm.cpp), each a contiguous run of shards: 6 shards
 // (3 and 3) and 3 shards (1 and 2, the last one partial). The result is one product over all
@@ -142,7 +145,7 @@ TEST_P(WeightGradientLanes, AreOneProductAndIndependentOfThreads) {
   const std::vector<double> dY = random_normal(rng, M * N);
   const std::vector<double> dW0 = random_normal(rng, N * K);
   std::vector<double> reference = dW0;  // dW0 + dY^T X in one product
-  gemm<double>(true, false, N, K, M, 1.0, dY.data(), N, X.data(), K, 1.0, reference.data(), K);
+  gemm<double>(true, false, N, K, M, dY.data(), N, X.data(), K, true, reference.data(), K);
 
   const int saved = num_threads();
   std::vector<double> by_threads[2];
@@ -209,6 +212,83 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SmallLinearFloat,
                            return "M" + std::to_string(info.param.M) + "_K" +
                                   std::to_string(info.param.K) + "_N" +
                                   std::to_string(info.param.N);
+                         });
+
+// gemm (gemm.hpp): every output is one chain of fused multiply-adds over k in ascending order,
+// from C's value (accumulate) or +0, c = fma(a_i,K-1, b_K-1,j, … fma(a_i0, b_0j, c)), bit for bit,
+// for every transpose, at sizes off the tile's (6 × 16 with AVX2, 8 × 32 with AVX-512, 4 × 4
+// scalar) and the cache blocks' (k blocks of 256, row blocks of 16 tiles), with strided
+// operands whose padding stays untouched. The chain is what a lane of any vector width
+// computes, so this holding on one CPU means the same bits on every CPU.
+struct ChainCase {
+  bool trans_a, trans_b, accumulate;
+  int64_t M, N, K;
+};
+
+template <typename T>
+int64_t outputs_off_the_chain(const ChainCase& c) {
+  const int64_t lda = (c.trans_a ? c.M : c.K) + 3, ldb = (c.trans_b ? c.K : c.N) + 1;
+  const int64_t ldc = c.N + 2;
+  Rng rng(uint64_t(c.M * 7919 + c.N * 31 + c.K));
+  const auto values = [&](int64_t n) {
+    const std::vector<double> v = random_normal(rng, n);
+    return std::vector<T>(v.begin(), v.end());
+  };
+  const std::vector<T> A = values((c.trans_a ? c.K : c.M) * lda);
+  const std::vector<T> B = values((c.trans_b ? c.N : c.K) * ldb);
+  const std::vector<T> C0 = values(c.M * ldc);
+  std::vector<T> C = C0;
+  gemm<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, A.data(), lda, B.data(), ldb, c.accumulate, C.data(),
+          ldc);
+  int64_t off = 0;
+  for (int64_t i = 0; i < c.M; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      T want = C0[i * ldc + j];  // the padding columns j ≥ N stay as they were
+      if (j < c.N) {
+        T chain = c.accumulate ? C0[i * ldc + j] : T(0);
+        for (int64_t k = 0; k < c.K; ++k) {
+          const T a = c.trans_a ? A[k * lda + i] : A[i * lda + k];
+          const T b = c.trans_b ? B[j * ldb + k] : B[k * ldb + j];
+          chain = std::fma(a, b, chain);
+        }
+        want = chain;
+      }
+      off += std::memcmp(&want, &C[i * ldc + j], sizeof(T)) != 0;
+    }
+  }
+  return off;
+}
+
+class GemmChain : public ::testing::TestWithParam<ChainCase> {};
+
+TEST_P(GemmChain, FloatIsOneFusedMultiplyAddChainPerOutput) {
+  EXPECT_EQ(outputs_off_the_chain<float>(GetParam()), 0);
+}
+
+TEST_P(GemmChain, DoubleIsOneFusedMultiplyAddChainPerOutput) {
+  EXPECT_EQ(outputs_off_the_chain<double>(GetParam()), 0);
+}
+
+std::vector<ChainCase> chain_cases() {
+  // One value; smaller than a tile; exactly a tile's rows and columns at one k block; one past
+  // a k block; several row blocks with a partial tile; a full column block and one more column.
+  const int64_t shapes[][3] = {{1, 1, 1},     {5, 7, 3},     {8, 32, 256}, {7, 17, 257},
+                               {200, 33, 40}, {13, 40, 600}, {9, 2049, 5}};
+  std::vector<ChainCase> cases;
+  for (const auto& s : shapes) {
+    for (int flags = 0; flags < 8; ++flags) {
+      cases.push_back({bool(flags & 1), bool(flags & 2), bool(flags & 4), s[0], s[1], s[2]});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemmChain, ::testing::ValuesIn(chain_cases()),
+                         [](const ::testing::TestParamInfo<ChainCase>& info) {
+                           const ChainCase& c = info.param;
+                           return std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") +
+                                  (c.accumulate ? "_acc" : "_set") + "_M" + std::to_string(c.M) +
+                                  "_N" + std::to_string(c.N) + "_K" + std::to_string(c.K);
                          });
 
 }  // namespace
