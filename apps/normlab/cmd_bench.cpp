@@ -10,6 +10,7 @@
 #include "core/parallel.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/eval_bench.hpp"
+#include "normlab/machine.hpp"
 #include "normlab/model_config.hpp"
 #include "normlab/task.hpp"
 #include "normlab/train_bench.hpp"
@@ -202,8 +203,16 @@ void add_bench_command(CLI::App& app) {
                              {"tokens_per_s", r.tokens_per_s},
                              {"flops_per_step", r.flops_per_step},
                              {"gflops", r.gflops},
+                             {"openblas_sgemm_gflops", r.openblas_sgemm_gflops},
+                             {"normlab_sgemm_gflops", r.normlab_sgemm_gflops},
                              {"sgemm_peak_gflops", r.sgemm_peak_gflops},
                              {"fraction_of_sgemm_peak", r.fraction_of_peak}};
+    const MachineInfo machine = machine_info();
+    j["cpu"] = machine.cpu;
+    j["cpu_family"] = machine.family;
+    j["cpu_model"] = machine.model;
+    j["products"] = machine.products;
+    j["openblas_core"] = machine.openblas_core;
     if (task) {
       for (const char* key : {"flops_per_step", "gflops", "fraction_of_sgemm_peak"}) j.erase(key);
       j["random_tokens_steps_per_s"] = base.steps_per_s;
@@ -213,6 +222,7 @@ void add_bench_command(CLI::App& app) {
       std::printf("%s\n", j.dump().c_str());
       return;
     }
+    std::printf("%s", describe_machine(machine).c_str());
     std::printf("preset %s (%s, norm %s, L=%d, D=%d, B=%lld, T=%lld), %s, %d thread(s)\n",
                 p.name.c_str(), scheme_label(p.model).c_str(), to_string(p.model.norm).c_str(),
                 p.model.layers, p.model.width, static_cast<long long>(p.batch),
@@ -221,8 +231,11 @@ void add_bench_command(CLI::App& app) {
     if (!task) {
       std::printf("  %.1f steps/s, %.0f tokens/s, %.2f model GFLOP/s\n", r.steps_per_s,
                   r.tokens_per_s, r.gflops);
-      std::printf("  OpenBLAS single-core SGEMM peak %.1f GFLOP/s; model at %.1f%% of it\n",
-                  r.sgemm_peak_gflops, 100 * r.fraction_of_peak);
+      std::printf(
+          "  single-core SGEMM peak %.1f GFLOP/s (OpenBLAS %.1f, normlab %.1f); model at %.1f%% "
+          "of it\n",
+          r.sgemm_peak_gflops, r.openblas_sgemm_gflops, r.normlab_sgemm_gflops,
+          100 * r.fraction_of_peak);
     } else {
       // Only scored rows reach the unembedding, so model FLOPs are not comparable here.
       std::printf("  %.1f steps/s, %.0f tokens/s (batch generation included)\n", r.steps_per_s,

@@ -1,8 +1,9 @@
-// `normlab version` and `normlab --version`: the program version and the commit it was built
-// from.
+// `normlab version` and `normlab --version`: the program version, the commit it was built
+// from, the CPU and the kernels in use (normlab/machine.hpp).
 #include <cstdio>
 
 #include "commands.hpp"
+#include "normlab/machine.hpp"
 #include "normlab/provenance.hpp"
 
 namespace normlab::cli {
@@ -13,6 +14,7 @@ void print_version() {
   const std::string commit = build_git_commit();
   std::printf("normlab %s%s\n", normlab_version().c_str(),
               commit.empty() ? "" : (" (commit " + commit + ")").c_str());
+  std::printf("%s", describe_machine(machine_info()).c_str());
 }
 
 }  // namespace

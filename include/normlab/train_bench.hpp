@@ -1,5 +1,6 @@
 // Training-throughput benchmark: timed steps of forward, cross-entropy, backward and AdamW,
-// next to this CPU's single-core SGEMM peak measured with OpenBLAS in the same run.
+// next to this CPU's single-core SGEMM peak measured in the same run: the faster of OpenBLAS's
+// product (whichever kernels it picked for this CPU) and normlab's own.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,11 @@ struct TrainBenchResult {
   double cpu_seconds_per_step = 0;
   double tokens_per_s = 0;
   double flops_per_step = 0;
-  double gflops = 0;             // model GFLOP/s (normlab/flops.hpp)
-  double sgemm_peak_gflops = 0;  // OpenBLAS, one thread, 2048³ product, best of 3
-  double fraction_of_peak = 0;   // gflops / sgemm_peak_gflops
+  double gflops = 0;                 // model GFLOP/s (normlab/flops.hpp)
+  double openblas_sgemm_gflops = 0;  // one thread, 2048³ product, best of 3
+  double normlab_sgemm_gflops = 0;   // normlab's gemm<float>, the same product
+  double sgemm_peak_gflops = 0;      // the larger of the two
+  double fraction_of_peak = 0;       // gflops / sgemm_peak_gflops
 };
 
 // Runs `warmup` untimed steps, then timed steps until both `min_steps` and `min_seconds`
@@ -33,7 +36,8 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
                                  int64_t min_steps, double min_seconds, const Task* task = nullptr,
                                  int64_t task_len = 0);
 
-// GFLOP/s of a single-threaded OpenBLAS SGEMM of n×n×n, best of `repeats`.
-double measure_sgemm_peak(int n = 2048, int repeats = 3);
+// GFLOP/s of a single-threaded n×n×n float product, best of `repeats`: by OpenBLAS's
+// cblas_sgemm, or by normlab's gemm<float>.
+double measure_sgemm_peak(bool openblas, int n = 2048, int repeats = 3);
 
 }  // namespace normlab

@@ -15,6 +15,7 @@ from ._torch import to_torch
 from . import probes, tasks
 from ._particles import particles
 from ._normlab import set_threads as _set_threads
+from ._normlab import machine
 
 
 def set_threads(n: int) -> None:
@@ -25,4 +26,4 @@ def set_threads(n: int) -> None:
 
 
 __all__ = ["Model", "init", "load", "run", "train", "results", "claims", "to_torch", "tasks",
-           "probes", "particles", "set_threads"]
+           "probes", "particles", "set_threads", "machine"]

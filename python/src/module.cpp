@@ -5,6 +5,7 @@
 #include "bindings.hpp"
 #include "core/parallel.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/machine.hpp"
 
 namespace py = pybind11;
 
@@ -21,6 +22,23 @@ PYBIND11_MODULE(_normlab, m) {
   });
   m.def("set_threads", &normlab::set_num_threads, py::arg("n"),
         "Threads used by every kernel (1 by default); results are bit-identical at any count.");
+  m.def(
+      "machine",
+      [] {
+        const normlab::MachineInfo info = normlab::machine_info();
+        py::dict d;
+        d["cpu"] = info.cpu;
+        d["family"] = info.family;
+        d["model"] = info.model;
+        d["avx2_fma"] = info.avx2_fma;
+        d["avx512"] = info.avx512;
+        d["build_arch"] = info.build_arch;
+        d["products"] = info.products;
+        d["openblas"] = info.openblas;
+        d["openblas_core"] = info.openblas_core;
+        return d;
+      },
+      "The CPU and the kernels normlab uses on it (as `normlab --version` prints them).");
   normlab::python::add_model_bindings(m);
   normlab::python::add_task_bindings(m);
 }

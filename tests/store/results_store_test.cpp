@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/kernels/gemm.hpp"
 #include "normlab/csv_writer.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/machine.hpp"
 #include "normlab/results_store.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
@@ -203,6 +205,14 @@ TEST(VersionCommand, VersionFlagAndSubcommandAgree) {
   ASSERT_EQ(flag.exit_code, 0) << flag.describe();
   EXPECT_EQ(flag.out, sub.out);
   EXPECT_EQ(flag.out.rfind("normlab 0.1.0", 0), 0u) << flag.out;
+  // The CPU and the kernels in use (normlab/machine.hpp), one line each.
+  const MachineInfo m = machine_info();
+  EXPECT_NE(flag.out.find("\ncpu: " + m.cpu + " (family "), std::string::npos) << flag.out;
+  EXPECT_NE(flag.out.find("\nproducts: normlab's own, " + gemm_kernel_description()),
+            std::string::npos)
+      << flag.out;
+  EXPECT_NE(flag.out.find("\nopenblas: "), std::string::npos) << flag.out;
+  EXPECT_EQ(flag.err, "") << flag.describe();
 }
 
 }  // namespace
