@@ -48,4 +48,8 @@ void save_checkpoint(const std::filesystem::path& dir, const Model<float>& model
 std::unique_ptr<Model<float>> load_checkpoint(const std::filesystem::path& dir,
                                               const ModelConfig* expected = nullptr);
 
+// The same into a Model<double>, every float32 value widened exactly (float64 cross-checks).
+std::unique_ptr<Model<double>> load_checkpoint_double(const std::filesystem::path& dir,
+                                                      const ModelConfig* expected = nullptr);
+
 }  // namespace normlab

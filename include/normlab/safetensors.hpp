@@ -1,4 +1,5 @@
-// The safetensors file format (https://huggingface.co/docs/safetensors), float32 only:
+// The safetensors file format (https://huggingface.co/docs/safetensors), float32 (F32; float64,
+// F64, is only written, by write_safetensors_f64):
 //   8 bytes  little-endian u64 N, the header length
 //   N bytes  JSON: {"NAME": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]},
 //                   ..., "__metadata__": {"key": "string value", ...}}
@@ -30,6 +31,17 @@ struct SafetensorsFile {
 
 // Writes atomically. Tensor data sizes must match their shapes.
 void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file);
+
+// A float64 tensor, for files only other tools read (`normlab grads --double`).
+struct SafeTensor64 {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+// Writes float64 tensors (dtype F64) atomically. read_safetensors does not read them back.
+void write_safetensors_f64(const std::filesystem::path& path,
+                           const std::vector<SafeTensor64>& tensors);
 
 // CRC-32 (zlib's) of the tensors' data in order: the data section write_safetensors writes.
 uint32_t data_crc32(const std::vector<SafeTensor>& tensors);

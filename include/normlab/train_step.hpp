@@ -18,6 +18,8 @@ struct StepResult {
 // Forward and backward only: fills model.grads() (zeroed first) and returns the loss.
 // `dlogits` is scratch, resized as needed.
 double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits);
+// The same in double (float64 cross-checks; the batch's float targets widened exactly).
+double loss_and_grads(Model<double>& model, const Batch& batch, std::vector<double>& dlogits);
 
 // A full step with learning rate `lr`. If the loss or the gradient norm is not finite,
 // nothing is updated and the returned loss is not finite.

@@ -149,15 +149,31 @@ void save_checkpoint(const std::filesystem::path& dir, const Model<float>& model
   save_param_file(dir / kModelFile, model.config(), model.layout(), model.params());
 }
 
-std::unique_ptr<Model<float>> load_checkpoint(const std::filesystem::path& dir,
-                                              const ModelConfig* expected) {
+namespace {
+
+LoadedParams load_checkpoint_params(const std::filesystem::path& dir, const ModelConfig* expected) {
   if (!std::filesystem::is_directory(dir)) {
     throw InputError(
         fmt::format("{}: not a checkpoint directory (no such directory)", dir.string()));
   }
-  LoadedParams loaded = load_param_file(dir / kModelFile, expected);
+  return load_param_file(dir / kModelFile, expected);
+}
+
+}  // namespace
+
+std::unique_ptr<Model<float>> load_checkpoint(const std::filesystem::path& dir,
+                                              const ModelConfig* expected) {
+  LoadedParams loaded = load_checkpoint_params(dir, expected);
   auto model = std::make_unique<Model<float>>(loaded.config);
   model->params() = std::move(loaded.values);
+  return model;
+}
+
+std::unique_ptr<Model<double>> load_checkpoint_double(const std::filesystem::path& dir,
+                                                      const ModelConfig* expected) {
+  const LoadedParams loaded = load_checkpoint_params(dir, expected);
+  auto model = std::make_unique<Model<double>>(loaded.config);
+  model->params().assign(loaded.values.begin(), loaded.values.end());
   return model;
 }
 

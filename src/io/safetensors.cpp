@@ -109,23 +109,30 @@ const SafeTensor* SafetensorsFile::find(const std::string& name) const {
   return nullptr;
 }
 
-void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
+namespace {
+
+// The header and data of tensors with `.name`, `.shape` and `.data` of one element type, that
+// type's safetensors dtype name given.
+template <typename Tensor>
+std::string encode_safetensors(const std::map<std::string, std::string>& metadata,
+                               const std::vector<Tensor>& tensors, const char* dtype) {
+  using Value = typename decltype(Tensor::data)::value_type;
   nlohmann::ordered_json header;
-  if (!file.metadata.empty()) {
+  if (!metadata.empty()) {
     header["__metadata__"] = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : file.metadata) header["__metadata__"][k] = v;
+    for (const auto& [k, v] : metadata) header["__metadata__"][k] = v;
   }
   uint64_t offset = 0;
-  for (const SafeTensor& t : file.tensors) {
+  for (const Tensor& t : tensors) {
     int64_t count = 1;
     for (int64_t d : t.shape) count *= d;
     if (count != static_cast<int64_t>(t.data.size())) {
       throw std::logic_error(fmt::format("tensor {} has {} values for shape {}", t.name,
                                          t.data.size(), shape_string(t.shape)));
     }
-    const uint64_t bytes = t.data.size() * sizeof(float);
+    const uint64_t bytes = t.data.size() * sizeof(Value);
     header[t.name] = {
-        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        {"dtype", dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string json = header.dump();
@@ -135,10 +142,21 @@ void write_safetensors(const std::filesystem::path& path, const SafetensorsFile&
   const uint64_t n = json.size();
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   out += json;
-  for (const SafeTensor& t : file.tensors) {
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float));
+  for (const Tensor& t : tensors) {
+    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(Value));
   }
-  write_file_atomic(path, out);
+  return out;
+}
+
+}  // namespace
+
+void write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
+  write_file_atomic(path, encode_safetensors(file.metadata, file.tensors, "F32"));
+}
+
+void write_safetensors_f64(const std::filesystem::path& path,
+                           const std::vector<SafeTensor64>& tensors) {
+  write_file_atomic(path, encode_safetensors({}, tensors, "F64"));
 }
 
 uint32_t data_crc32(const std::vector<SafeTensor>& tensors) {

@@ -7,11 +7,28 @@
 
 namespace normlab {
 
-double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits) {
+namespace {
+
+// The batch's targets with probabilities of type T: the batch's own for float, widened for
+// double (into `widened`).
+SparseTargets<float> targets_as(const Batch& batch, const int32_t* slots, std::vector<float>&) {
+  return sparse_targets(batch, slots);
+}
+
+SparseTargets<double> targets_as(const Batch& batch, const int32_t* slots,
+                                 std::vector<double>& widened) {
+  const SparseTargets<float> t = sparse_targets(batch, slots);
+  widened.assign(batch.target_probs.begin(), batch.target_probs.end());
+  return {.slot = t.slot, .offsets = t.offsets, .tokens = t.tokens, .probs = widened.data()};
+}
+
+template <typename T>
+double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dlogits) {
   // Only rows with a target reach the unembedding; their targets, in row order.
   thread_local std::vector<int64_t> rows;
   thread_local std::vector<int32_t> slots;
-  thread_local std::vector<float> weights;
+  thread_local std::vector<T> weights;
+  thread_local std::vector<T> probs;
   rows.clear();
   slots.clear();
   weights.clear();
@@ -24,13 +41,22 @@ double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float
   }
   const int64_t R = static_cast<int64_t>(rows.size());
   dlogits.resize(R * batch.vocab);
-  const float* logits =
-      model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields, &rows);
-  const double loss = cross_entropy(logits, sparse_targets(batch, slots.data()), weights.data(),
+  const T* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields, &rows);
+  const double loss = cross_entropy(logits, targets_as(batch, slots.data(), probs), weights.data(),
                                     dlogits.data(), R, batch.vocab);
   model.zero_grads();
   if (std::isfinite(loss)) model.backward(dlogits.data());
   return loss;
+}
+
+}  // namespace
+
+double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits) {
+  return loss_and_grads_of(model, batch, dlogits);
+}
+
+double loss_and_grads(Model<double>& model, const Batch& batch, std::vector<double>& dlogits) {
+  return loss_and_grads_of(model, batch, dlogits);
 }
 
 StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch, double lr,

@@ -5,7 +5,11 @@
 // width 256) for OpenBLAS to use its threads when allowed to.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "normlab/safetensors.hpp"
 #include "support/cli.hpp"
@@ -45,6 +49,42 @@ TEST(Grads, IdenticalBytesWithOneAndTwoBlasThreads) {
       }
     }
     ADD_FAILURE() << "the files differ";
+  }
+}
+
+// --double: the same tensors (names, shapes) in float64, from Model<double>
+// on the float32 checkpoint. Their values are checked against the PyTorch twin in float64
+// (tests/twin/twin_test.cpp).
+TEST(Grads, DoubleWritesTheSameTensorsInFloat64) {
+  TempDir dir;
+  const RunResult init = testing::run_normlab(
+      {"init", "--out", (dir / "m").string(), "--init-std", "0.3", "--seed", "1"});
+  ASSERT_TRUE(init.exited && init.exit_code == 0) << init.describe();
+  const std::vector<std::string> grads = {
+      "grads", "--checkpoint", (dir / "m").string(), "--batch", "2", "--seq-len", "5", "--seed",
+      "3"};
+  std::vector<std::string> args = grads;
+  args.insert(args.end(), {"--out", (dir / "g32").string()});
+  ASSERT_EQ(testing::run_normlab(args).exit_code, 0);
+  args = grads;
+  args.insert(args.end(), {"--double", "--out", (dir / "g64").string()});
+  const RunResult r = testing::run_normlab(args);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+
+  const SafetensorsFile f32 = read_safetensors(dir / "g32");
+  const std::string bytes = testing::slurp(dir / "g64");
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+  ASSERT_EQ(header.size(), f32.tensors.size());
+  for (const SafeTensor& t : f32.tensors) {
+    SCOPED_TRACE(t.name);
+    ASSERT_TRUE(header.contains(t.name));
+    const nlohmann::json& h = header[t.name];
+    EXPECT_EQ(h["dtype"], "F64");
+    EXPECT_EQ(h["shape"].get<std::vector<int64_t>>(), t.shape);
+    const uint64_t begin = h["data_offsets"][0], end = h["data_offsets"][1];
+    ASSERT_EQ(end - begin, t.data.size() * sizeof(double));
   }
 }
 
