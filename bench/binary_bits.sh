@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Whether two normlab binaries give the same bits: each of seven schemes (pre, post, peri, ngpt,
-# attnres, block_attnres with blocks of 2 and 3) is initialized once by OLD, then trained a few
-# AdamW steps on random tokens by OLD and by NEW from that same checkpoint; the two checkpoints
-# must be byte-identical. This is how a kernel change that claims to be bit-identical is shown
-# to be (docs/performance.md); bench/binary_compare.sh then shows whether it is faster.
+# Whether two normlab binaries give the same bits: every scheme of the scheme table (README,
+# "Schemes"; `custom` as a placement, `hyper_connections` also with --sinkhorn) is initialized
+# once by OLD, then trained a few AdamW steps on random tokens by OLD and by NEW from that same
+# checkpoint; the two checkpoints must be byte-identical. This is how a kernel change that
+# claims to be bit-identical is shown to be (docs/performance.md), and how two builds (AVX-512
+# and AVX2, any -march) or two OpenBLAS kernel sets are shown to give the same training
+# (bench/bits_everywhere.sh, docs/training.md "Determinism").
 #
 # Usage: bench/binary_bits.sh OLD_BINARY NEW_BINARY
 # The model and batch come from the environment, so that one change can be checked at the
 # shapes its code paths take:
 #   VOCAB (64), WIDTH (64), HEADS (4), LAYERS (4), BATCH (7), SEQ (41), STEPS (5),
 #   CAUSAL (1; 0 for bidirectional attention), POS (none; or learned, sinusoidal, rope),
-#   THREADS (1).
+#   THREADS (1), NORM (rmsnorm), SCHEMES (every scheme; or a list such as "pre post").
+#   OLD_ENV and NEW_ENV: assignments for each side's environment, e.g.
+#   NEW_ENV="OPENBLAS_CORETYPE=Prescott".
 # Prints one line per scheme that differs and a count; exits 1 if any differs.
 set -euo pipefail
 OLD=$1
@@ -19,18 +23,29 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 causal=()
 [[ ${CAUSAL:-1} == 1 ]] && causal=(--causal)
+ALL_SCHEMES=("pre" "post" "peri" "peri_init" "post_attn" "mix --mix-layers 2" "ngpt"
+  "sqrt_scaling" "deepnorm" "attnres" "block_attnres --block-size 2"
+  "block_attnres --block-size 3" "sandwich" "pre_and_post" "reordered" "layernorm_scaling"
+  "layerscale" "rezero" "hybridnorm" "resi_dual" "siamesenorm" "hyper_connections"
+  "hyper_connections --sinkhorn" "custom --placement attn:in+out;mlp:post")
+if [[ -n ${SCHEMES:-} ]]; then
+  read -r -a list <<<"$SCHEMES"
+else
+  list=("${ALL_SCHEMES[@]}")
+fi
 identical=0 different=0
-for spec in "pre" "post" "peri" "ngpt" "attnres" "block_attnres --block-size 2" \
-  "block_attnres --block-size 3"; do
-  name=${spec// /_}
+for spec in "${list[@]}"; do
+  name=${spec//[ :;+]/_}
   # shellcheck disable=SC2086  # spec holds the scheme and its options
-  "$OLD" init --scheme $spec --norm rmsnorm --vocab "${VOCAB:-64}" --width "${WIDTH:-64}" \
-    --heads "${HEADS:-4}" --layers "${LAYERS:-4}" "${causal[@]}" --untied --pos "${POS:-none}" \
-    --out "$dir/$name.init" >/dev/null
+  "$OLD" init --scheme $spec --norm "${NORM:-rmsnorm}" --vocab "${VOCAB:-64}" \
+    --width "${WIDTH:-64}" --heads "${HEADS:-4}" --layers "${LAYERS:-4}" "${causal[@]}" \
+    --untied --pos "${POS:-none}" --out "$dir/$name.init" >/dev/null
   for side in OLD NEW; do
-    "${!side}" train-steps --checkpoint "$dir/$name.init" --out "$dir/$name.$side" \
-      --steps "${STEPS:-5}" --batch "${BATCH:-7}" --seq-len "${SEQ:-41}" \
-      --threads "${THREADS:-1}" >/dev/null
+    env_name=${side}_ENV
+    # shellcheck disable=SC2086  # the side's assignments, word-split on purpose
+    env ${!env_name:-} "${!side}" train-steps --checkpoint "$dir/$name.init" \
+      --out "$dir/$name.$side" --steps "${STEPS:-5}" --batch "${BATCH:-7}" \
+      --seq-len "${SEQ:-41}" --threads "${THREADS:-1}" >/dev/null
   done
   if diff -rq "$dir/$name.OLD" "$dir/$name.NEW" >/dev/null; then
     identical=$((identical + 1))

@@ -6,12 +6,16 @@
 # of each round's pair is printed too, to show the spread.
 #
 # Usage: bench/train_bench.sh [PRESET] [ROUNDS]      (defaults minimal and 3)
-# Needs a Release build in build/ and Debian's python3-torch (/usr/bin/python3).
+# Needs a Release build in build/ (NORMLAB=PATH for another binary) and Debian's python3-torch
+# (/usr/bin/python3). NORMLAB_ENV and TWIN_ENV hold assignments for one side's environment
+# alone: the comparison a user meets on a CPU that OpenBLAS does not know is
+#   NORMLAB_ENV=OPENBLAS_CORETYPE=Prescott TWIN_ENV=OPENBLAS_CORETYPE=Haswell   (or SkylakeX)
+# normlab as shipped on such a CPU against the twin at the best kernel of the CPU's family.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PRESET=${1:-minimal}
 ROUNDS=${2:-3}
-BIN=build/normlab
+BIN=${NORMLAB:-build/normlab}
 PY=/usr/bin/python3
 
 [[ -x $BIN ]] || { echo "train_bench: $BIN not built" >&2; exit 1; }
@@ -19,12 +23,14 @@ $PY -c "import torch" 2>/dev/null || { echo "train_bench: $PY has no torch (apt 
 
 field() { $PY -c "import json, sys; print(json.load(sys.stdin)['$1'])"; }
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(getconf _NPROCESSORS_ONLN) cores; load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(getconf _NPROCESSORS_ONLN) cores; load average $(cut -d' ' -f1-3 /proc/loadavg); OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; normlab env: ${NORMLAB_ENV:-none}; twin env: ${TWIN_ENV:-none}"
 ours=() twins=()
 for ((r = 1; r <= ROUNDS; r++)); do
-  json=$($BIN bench train --preset "$PRESET" --threads 1 --json)
+  # shellcheck disable=SC2086  # the assignments, word-split on purpose
+  json=$(env ${NORMLAB_ENV:-} $BIN bench train --preset "$PRESET" --threads 1 --json)
   n=$(field steps_per_s <<<"$json")
-  t=$($PY bench/twin.py --bench "$PRESET" --json | field steps_per_s)
+  # shellcheck disable=SC2086
+  t=$(env ${TWIN_ENV:-} $PY bench/twin.py --bench "$PRESET" --json | field steps_per_s)
   ours+=("$n") twins+=("$t")
   printf 'round %d: normlab %.1f steps/s (%.1f GFLOP/s, %.0f%% of SGEMM peak %.1f)  twin %.1f steps/s  ratio %.2f\n' \
     "$r" "$n" "$(field gflops <<<"$json")" "$($PY -c "print(100 * $(field fraction_of_sgemm_peak <<<"$json"))")" \
