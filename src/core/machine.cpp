@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/kernels/gemm.hpp"
@@ -79,11 +80,19 @@ void note_slow_openblas_once() {
   static const bool said = [] {
     const MachineInfo m = machine_info();
     if (!m.avx2_fma || is_avx2_core(m.openblas_core)) return false;
-    std::fprintf(stderr,
-                 "normlab: OpenBLAS runs its %s kernels on this CPU (%s), which has AVX2: the "
-                 "particle dynamics and eigen-solvers run slower; OPENBLAS_CORETYPE=%s selects "
-                 "faster ones\n",
-                 m.openblas_core.c_str(), m.cpu.c_str(), m.avx512 ? "SkylakeX" : "Haswell");
+    const char* chosen = std::getenv("OPENBLAS_CORETYPE");
+    if (chosen != nullptr) {
+      std::fprintf(stderr,
+                   "normlab: OPENBLAS_CORETYPE=%s makes OpenBLAS run its %s kernels on this CPU "
+                   "(%s), which has AVX2: the particle dynamics and eigen-solvers run slower\n",
+                   chosen, m.openblas_core.c_str(), m.cpu.c_str());
+    } else {
+      std::fprintf(stderr,
+                   "normlab: OpenBLAS does not know this CPU (%s) and runs its %s kernels, though "
+                   "it has AVX2: the particle dynamics and eigen-solvers run slower; "
+                   "OPENBLAS_CORETYPE=%s selects faster ones\n",
+                   m.cpu.c_str(), m.openblas_core.c_str(), m.avx512 ? "SkylakeX" : "Haswell");
+    }
     return true;
   }();
   (void)said;
