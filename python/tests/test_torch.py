@@ -1,4 +1,8 @@
-"""normlab.to_torch: the twin as a torch.nn.Module, logits within 1e-5 of normlab per scheme."""
+"""normlab.to_torch: the twin as a torch.nn.Module, logits of normlab's within the twin's
+rounding bound (docs/twin.md, "The bound") per scheme."""
+
+import json
+import math
 
 import numpy as np
 import pytest
@@ -6,6 +10,22 @@ import pytest
 import normlab
 
 torch = pytest.importorskip("torch")  # Debian's python3-torch, installed by the bootstrap
+from normlab import twin  # noqa: E402 (needs torch)
+
+
+def assert_logits_match(model, tokens):
+    """normlab's float32 logits of `tokens` (B, T) against the twin in float64: their error at
+    most sqrt(K) times the float32 twin's plus eps32 of the logits' magnitude, K the roundings
+    of the forward (twin.reduction_length)."""
+    t = torch.from_numpy(tokens)
+    with torch.no_grad():
+        ref = normlab.to_torch(model, torch.float64)(t).numpy()
+        twin32 = normlab.to_torch(model)(t).numpy().astype(np.float64)
+    ours = model.forward(tokens).astype(np.float64)
+    cfg = twin.parse_config({"normlab_config": json.dumps(model.config)}, "model")
+    K = twin.reduction_length(cfg, tokens.shape[0], tokens.shape[1], ref.size, backward=False)
+    bound = math.sqrt(K) * (np.abs(twin32 - ref).max() + twin.EPS32 * np.abs(ref).max())
+    assert np.abs(ours - ref).max() <= bound
 
 SCHEMES = [
     dict(scheme="pre"), dict(scheme="post"), dict(scheme="peri"), dict(scheme="peri_init"),
@@ -32,14 +52,8 @@ def test_logits_match_normlab(options, norm):
         norm = None  # nGPT is defined with l2
     model = normlab.init(norm=norm, vocab=13, width=16, heads=2, layers=3, pos="rope", seed=9,
                          **options)
-    module = normlab.to_torch(model)
-    assert isinstance(module, torch.nn.Module)
-    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
-    with torch.no_grad():
-        twin = module(torch.from_numpy(tokens)).numpy()
-    ours = model.forward(tokens)
-    scale = max(np.abs(ours).max(), 1e-30)
-    assert np.abs(twin - ours).max() / scale < 1e-5
+    assert isinstance(normlab.to_torch(model), torch.nn.Module)
+    assert_logits_match(model, np.random.default_rng(0).integers(0, 13, size=(2, 12)))
 
 
 NORMS = ["layernorm", "rmsnorm", "standardize", "l2", "dyt", "derf", "scalenorm"]
@@ -59,13 +73,7 @@ def test_every_norm_kind_matches_normlab(norm):
     for name, view in model.parameters().items():
         if ".norm" in name or name.startswith(("embed_norm.", "final_norm.")):
             view += (0.3 * rng.standard_normal(view.shape)).astype(np.float32)
-    module = normlab.to_torch(model)
-    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
-    with torch.no_grad():
-        twin = module(torch.from_numpy(tokens)).numpy()
-    ours = model.forward(tokens)
-    scale = max(np.abs(ours).max(), 1e-30)
-    assert np.abs(twin - ours).max() / scale < 1e-5
+    assert_logits_match(model, np.random.default_rng(0).integers(0, 13, size=(2, 12)))
 
 
 @pytest.mark.parametrize("scheme", ["pre", "post", "block_attnres"])
@@ -80,13 +88,7 @@ def test_qk_norm_matches_normlab(scheme, qk_norm):
         if name.endswith((".qk_scale", ".q_norm.weight", ".k_norm.weight")):
             view += (0.3 * rng.standard_normal(view.shape)).astype(np.float32)
     assert model.config["qk_norm"] == qk_norm
-    module = normlab.to_torch(model)
-    tokens = np.random.default_rng(0).integers(0, 13, size=(2, 12))
-    with torch.no_grad():
-        twin = module(torch.from_numpy(tokens)).numpy()
-    ours = model.forward(tokens)
-    scale = max(np.abs(ours).max(), 1e-30)
-    assert np.abs(twin - ours).max() / scale < 1e-5
+    assert_logits_match(model, np.random.default_rng(0).integers(0, 13, size=(2, 12)))
 
 
 def test_state_dict_names_are_the_checkpoint_names(checkpoint):

@@ -2,15 +2,21 @@
 //
 // For every scheme and a spread of norm kinds and options: `normlab init` writes a checkpoint,
 // `normlab grads` writes normlab's logits, loss and every parameter gradient on a random batch,
-// and `twin.py --check` recomputes them with PyTorch autograd from the checkpoint alone. The
-// case passes iff every tensor's relative difference max|a − b| / max(max|a|, max|b|) is
-// below 1e-4 in float32. Without python3-torch the cases are skipped, visibly.
+// in float32 and (--double) in float64 from the same checkpoint, and `twin.py --check`
+// recomputes them with PyTorch autograd from the checkpoint alone. The case passes iff every
+// tensor of both files is within the bound of docs/twin.md ("The bound"): normlab's error
+// against the twin in float64 at most sqrt(K) times PyTorch's own float32 error plus eps32 of the
+// tensor's magnitude, K the roundings that accumulate into one of its elements, and the same
+// scaled by eps64 / eps32 for the float64 file (which checks that the two compute the same
+// function). Without python3-torch the cases are skipped, visibly.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -85,8 +91,8 @@ class ScratchDir {
 };
 
 // Runs `normlab init`, optionally `normlab train-steps` with train_args (into ckpt; the initial
-// checkpoint goes to ckpt + ".init"), then `normlab grads`; returns "" or the failing command's
-// output.
+// checkpoint goes to ckpt + ".init"), then `normlab grads` into grads and `normlab grads
+// --double` into grads + ".f64"; returns "" or the failing command's output.
 // With move_hyper, hyper-connections' weights are then moved off their inits
 // (tests/model/hyper_params.hpp) and the checkpoint rewritten before `grads`.
 std::string make_checkpoint_and_grads(const std::string& init_args, uint64_t init_seed,
@@ -108,19 +114,30 @@ std::string make_checkpoint_and_grads(const std::string& init_args, uint64_t ini
     randomize_hyper(*m, 23);
     save_checkpoint(ckpt, *m);
   }
-  const CommandResult g =
-      run(bin + " grads --checkpoint " + quote(ckpt.string()) + " --batch " +
-          std::to_string(batch) + " --seq-len " + std::to_string(len) + " --seed " +
-          std::to_string(batch_seed) + " --out " + quote(grads.string()));
+  const std::string grads_args = " grads --checkpoint " + quote(ckpt.string()) + " --batch " +
+                                 std::to_string(batch) + " --seq-len " + std::to_string(len) +
+                                 " --seed " + std::to_string(batch_seed);
+  const CommandResult g = run(bin + grads_args + " --out " + quote(grads.string()));
   if (g.exit_code != 0) return "normlab grads failed:\n" + g.output;
+  const CommandResult g64 =
+      run(bin + grads_args + " --double --out " + quote(grads.string() + ".f64"));
+  if (g64.exit_code != 0) return "normlab grads --double failed:\n" + g64.output;
   return "";
 }
 
-// twin_double: the twin computes in float64 (normlab's float32 gradients against exact ones).
-CommandResult twin_check(const fs::path& ckpt, const fs::path& grads, bool twin_double = false) {
+// The twin on normlab's float32 and float64 files of one checkpoint.
+CommandResult twin_check(const fs::path& ckpt, const fs::path& grads) {
   return run(std::string(kPython) + " " + quote(twin_script()) + " --check " +
-             quote(ckpt.string()) + " " + quote(grads.string()) + " --tol 1e-4" +
-             (twin_double ? " --double" : ""));
+             quote(ckpt.string()) + " " + quote(grads.string()) + " " + quote(ckpt.string()) + " " +
+             quote(grads.string() + ".f64"));
+}
+
+// The "worst:" lines of the twin's output, for the log.
+void print_worst(const std::string& name, const std::string& output) {
+  for (size_t at = output.find("worst:"); at != std::string::npos;
+       at = output.find("worst:", at + 1)) {
+    std::printf("%s: %s\n", name.c_str(), output.substr(at, output.find('\n', at) - at).c_str());
+  }
 }
 
 struct TwinCase {
@@ -128,13 +145,11 @@ struct TwinCase {
   const char* init_args;        // `normlab init` options
   const char* train_args = "";  // `normlab train-steps` options, run before `grads` when set
   bool move_hyper = false;      // hyper-connections' weights moved off their inits first
-  bool twin_double = false;     // the twin in float64
 };
 
 // AttnRes's pseudo-queries start at zero (uniform mixtures, no gain gradient); 20 small AdamW
 // steps move them (|w_d| ≤ 0.1) so that the mixtures are not uniform and the key gains get
-// gradients, without moving the other weights so far that attention saturates (larger steps
-// leave q/k gradients of ~1e-6 whose float32 rounding in the twin alone approaches 1e-4).
+// gradients, without moving the other weights so far that attention saturates.
 constexpr const char* kAttnResSteps = "--steps 20 --lr 0.005";
 
 // The scalars of dyt and derf start at α = 0.5 and s = 0 and every gain at 1, where a formula
@@ -246,10 +261,9 @@ const TwinCase kCases[] = {
     // slots. scalenorm at init std 0.005, like l2, so that eps's place shows.
     {"pre_dyt", "--scheme pre --norm dyt --init-std 0.3"},
     {"post_derf_rope_heads2", "--scheme post --norm derf --pos rope --heads 2 --init-std 0.3"},
-    // Not peri with scalenorm everywhere: there the attention's input scale acts only through
-    // the softmax temperature (the output norm cancels its value path), and its gradient is a
-    // near-cancelling sum that float32 gets to ~7e-5 in normlab alone (against the twin in
-    // float64), and to 1.5e-4 against the float32 twin.
+    // peri with scalenorm everywhere: the attention's input scale acts only through the softmax
+    // temperature (the output norm cancels its value path), its gradient a near-cancelling sum.
+    {"peri_scalenorm", "--scheme peri --norm scalenorm --init-std 0.3"},
     {"sqrt_scaling_scalenorm_learned",
      "--scheme sqrt_scaling --norm scalenorm --pos learned --max-len 16 --init-std 0.3"},
     {"pre_scalenorm_tied_small_init", "--scheme pre --norm scalenorm --tied --init-std 0.005"},
@@ -257,10 +271,11 @@ const TwinCase kCases[] = {
      kMoveScalars},
     {"post_dyt_finalnorm_trained", "--scheme post --norm dyt --final-norm --init-std 0.3",
      kMoveScalars},
-    // Not ngpt with scalenorm: the next layer's attention normalizes q and k, its output norm
+    // ngpt with scalenorm: the next layer's attention normalizes q and k, its output norm
     // cancels the value path's scale and the interpolation reads N(h), so an MLP post-norm's
-    // scale acts only through eps (a gradient of ~1e-10 of the others in double, float32
-    // rounding noise on normlab's side); the finite differences check ngpt/scalenorm in double.
+    // scale acts only through eps (a gradient of ~1e-10 of the others, rounding noise in
+    // float32).
+    {"ngpt_scalenorm", "--scheme ngpt --norm scalenorm --init-std 0.3"},
     {"ngpt_dyt_trained", "--scheme ngpt --norm dyt --init-std 0.3", kMoveScalars},
     // nGPT's scales (alpha, s_qk, s_uv, s_z) after steps; q/k normalized after RoPE; N(x) of
     // an embedding plus learned positions.
@@ -308,10 +323,10 @@ const TwinCase kCases[] = {
      "--scheme hybridnorm --norm rmsnorm --layers 2 --init-std 0.3 --placement 'all[0:1]: in'"},
     // The two-stream schemes under the norm kinds they allow; the twin writes their blocks out
     // from the papers (TWO_STREAMS), not from normlab's slots. "trained": the gains, biases and
-    // scalars of their many norms moved off their inits. No siamesenorm case with scalenorm: its
-    // first attention reads N_in(N_x(e) + N_y(e)), where N_y's scale acts only through eps (a
-    // gradient of ~1e-11, float32 rounding noise on normlab's side); the finite differences
-    // check siamesenorm/scalenorm in double (docs/twin.md).
+    // scalars of their many norms moved off their inits. siamesenorm with scalenorm: its first
+    // attention reads N_in(N_x(e) + N_y(e)), where N_y's scale acts only through eps (a gradient
+    // of ~1e-11, rounding noise in float32).
+    {"siamesenorm_scalenorm", "--scheme siamesenorm --norm scalenorm --init-std 0.3"},
     {"resi_dual_layernorm", "--scheme resi_dual --norm layernorm --layers 2 --init-std 0.3"},
     {"resi_dual_rmsnorm_rope_heads2_trained",
      "--scheme resi_dual --norm rmsnorm --pos rope --width 16 --heads 2 --init-std 0.3",
@@ -340,14 +355,12 @@ const TwinCase kCases[] = {
     // Hyper-connections, HC and mHC, each written out from its paper (hyper_streams in twin.py).
     // At init every stream holds the same values (each the embedding plus every earlier branch
     // output) and the dynamic projections are 0; AdamW steps keep the streams close (its steps
-    // move every bias alike), so that mHC's H_pre acts almost only through the input norm's eps
-    // and H_res through how far its rows sum from 1, gradients of 1e-8 or less whose float32
-    // rounding fails the bound. "moved": every hyper-connection weight is moved off its init
-    // (tests/model/hyper_params.hpp) before `grads`, so that the streams differ. The mHC cases
-    // run the twin in float64: its float32 Sinkhorn alone puts ~2e-4 of rounding on the small
-    // H_res gradients (normlab's float32 is within 3e-5 of the float64 twin there); the mHC
-    // weights that the first and last sublayers leave (almost) without effect are compared as
-    // twin.py's mhc_edge_tensors says.
+    // move every bias alike). "moved": every hyper-connection weight is moved off its init
+    // (tests/model/hyper_params.hpp) before `grads`, so that the streams differ. mHC's first
+    // sublayer reads n equal streams, so its H_res and H_pre act only through how far H_res's
+    // rows sum from 1 and through the input norm's eps, and its last sublayer's H_res gradient
+    // is analytically 0 (the streams are summed, and H_res's columns sum to 1): near-cancelling
+    // sums whose rounding the bound measures through PyTorch's own error.
     {"hc_layernorm", "--scheme hyper_connections --norm layernorm --init-std 0.3"},
     {"hc_rmsnorm_rope_heads2_trained",
      "--scheme hyper_connections --norm rmsnorm --pos rope --width 16 --heads 2 --init-std 0.3",
@@ -361,22 +374,22 @@ const TwinCase kCases[] = {
      "--scheme hyper_connections --norm standardize --pos learned --max-len 16 --init-std 0.3", "",
      true},
     {"mhc_rmsnorm_moved", "--scheme hyper_connections --sinkhorn --norm rmsnorm --init-std 0.3", "",
-     true, true},
+     true},
     {"mhc_layernorm_learned_trained_moved",
      "--scheme hyper_connections --sinkhorn --norm layernorm --pos learned --max-len 16 "
      "--init-std 0.3",
-     kMoveScalars, true, true},
+     kMoveScalars, true},
     {"mhc_streams3_derf_layers3_trained_moved",
      "--scheme hyper_connections --sinkhorn --streams 3 --norm derf --layers 3 --init-std 0.3",
-     kMoveScalars, true, true},
+     kMoveScalars, true},
     {"mhc_streams2_standardize_tied_bidirectional_moved",
      "--scheme hyper_connections --sinkhorn --streams 2 --norm standardize --tied "
      "--bidirectional --init-std 0.3",
-     "", true, true},
+     "", true},
     {"mhc_l2_rope_heads2_moved",
      "--scheme hyper_connections --sinkhorn --norm l2 --pos rope --width 16 --heads 2 "
      "--init-std 0.3",
-     "", true, true},
+     "", true},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {
@@ -393,21 +406,18 @@ TEST_P(TwinCrossCheck, LogitsAndGradientsMatchPyTorch) {
   const std::string error =
       make_checkpoint_and_grads(c.init_args, 7, ckpt, grads, 3, 9, 11, c.train_args, c.move_hyper);
   ASSERT_EQ(error, "");
-  const CommandResult r = twin_check(ckpt, grads, c.twin_double);
+  const CommandResult r = twin_check(ckpt, grads);
   SKIP_IF_NO_TORCH(r);
   EXPECT_EQ(r.exit_code, 0) << "twin.py --check failed for normlab init " << c.init_args << ":\n"
                             << r.output;
-  // The twin compared the logits, the loss and at least one gradient, and said OK.
+  // The twin compared the logits, the loss and at least one gradient of both files, and said OK.
+  EXPECT_NE(r.output.find("normlab in float32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("normlab in float64"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  logits "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  grad.embed.weight "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\nOK\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2/2 pairs OK\nOK\n"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
-  // The per-case numbers, for the log.
-  const size_t worst = r.output.find("worst:");
-  if (worst != std::string::npos) {
-    std::printf("%s: %s\n", c.name,
-                r.output.substr(worst, r.output.find('\n', worst) - worst).c_str());
-  }
+  print_worst(c.name, r.output);
 }
 
 INSTANTIATE_TEST_SUITE_P(EverySchemeAndOption, TwinCrossCheck, ::testing::ValuesIn(kCases),
@@ -431,11 +441,8 @@ TEST(TwinCheck, WideModelOverTwoRowShardsMatchesPyTorch) {
   SKIP_IF_NO_TORCH(r);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("  grad.embed.weight "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("\nOK\n"), std::string::npos) << r.output;
-  const size_t worst = r.output.find("worst:");
-  if (worst != std::string::npos) {
-    std::printf("wide: %s\n", r.output.substr(worst, r.output.find('\n', worst) - worst).c_str());
-  }
+  EXPECT_NE(r.output.find("2/2 pairs OK\nOK\n"), std::string::npos) << r.output;
+  print_worst("wide", r.output);
 }
 
 // Negative control: the check must fail when the gradients come from a different model
@@ -450,7 +457,27 @@ TEST(TwinCheck, FailsOnGradientsOfAnotherModel) {
   const CommandResult r = twin_check(b, grads);
   SKIP_IF_NO_TORCH(r);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("\nFAIL\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("0/2 pairs OK\nFAIL\n"), std::string::npos) << r.output;
+}
+
+// The float64 comparison resolves what float32 rounding hides: gradients of a model whose every
+// parameter is one float32 ulp off the checkpoint the twin reads fail it.
+TEST(TwinCheck, DoubleFailsOnAModelOneUlpAway) {
+  ScratchDir dir("ulp");
+  const fs::path ckpt = dir.path() / "ckpt", grads = dir.path() / "grads.safetensors";
+  ASSERT_EQ(make_checkpoint_and_grads("--scheme pre --norm rmsnorm --layers 1 --init-std 0.3", 1,
+                                      ckpt, grads, 2, 5, 3),
+            "");
+  std::unique_ptr<Model<float>> m = load_checkpoint(ckpt);
+  for (float& v : m->params()) v = std::nextafter(v, std::numeric_limits<float>::infinity());
+  save_checkpoint(ckpt, *m);
+  const CommandResult r = twin_check(ckpt, grads);
+  SKIP_IF_NO_TORCH(r);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const size_t f64 = r.output.find("normlab in float64");
+  ASSERT_NE(f64, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\nFAIL\n", f64), std::string::npos) << r.output;
+  print_worst("one ulp away", r.output);
 }
 
 }  // namespace
