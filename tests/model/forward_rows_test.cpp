@@ -5,7 +5,10 @@
 // The two-stream schemes cut their second stream there too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +18,7 @@
 #include "model/hyper_params.hpp"
 #include "normlab/model.hpp"
 #include "normlab/rng.hpp"
+#include "support/rounding.hpp"
 
 namespace normlab {
 namespace {
@@ -30,8 +34,7 @@ struct Case {
   const char* attn_norms = "auto";              // placement override of the attention sublayers
   const char* placement = "";                   // the model's placement rules (docs/schemes.md)
   QkNorm qk_norm = QkNorm::none;
-  double float_bound = 2e-4;  // the float path's bound (below)
-  int streams = 4;            // hyper_connections
+  int streams = 4;  // hyper_connections
   bool sinkhorn = false;
 };
 
@@ -50,10 +53,7 @@ void PrintTo(const Case& k, std::ostream* os) {
   if (k.qk_norm != QkNorm::none) *os << ", qk_norm " << to_string(k.qk_norm);
 }
 
-// Worst |forward_rows − forward| / (1e-3 + |forward|) over the listed rows' logits, with the
-// model in precision T.
-template <typename T>
-double worst_difference(const Case& k) {
+ModelConfig config_of(const Case& k) {
   ModelConfig c;
   c.vocab = 11;
   c.width = 16;
@@ -74,209 +74,217 @@ double worst_difference(const Case& k) {
   c.causal = k.causal;
   c.max_len = 600;
   c.init_std = 0.3;
-  Model<T> m(c);
-  m.init(3);
+  return c;
+}
+
+// The case's model in float, initialized, with AttnRes queries and key gains, learnable residual
+// and branch factors and hyper-connections' weights moved off their inits.
+std::unique_ptr<Model<float>> model_of(const Case& k) {
+  auto m = std::make_unique<Model<float>>(config_of(k));
+  m->init(3);
   Rng prng(4);
-  // AttnRes queries and key gains; learnable residual and branch factors.
-  for (const TensorSpec& t : m.layout().tensors()) {
+  for (const TensorSpec& t : m->layout().tensors()) {
     const bool query = t.name.ends_with("res_query") || t.name == "final_res.query";
     const bool factor = t.name.ends_with("_scale") && t.name.starts_with("layers.");
     if (!query && !factor && !t.name.ends_with("res_norm.weight")) continue;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
-      m.params()[i] = static_cast<T>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
+      m->params()[i] = static_cast<float>(query ? 0.5 * prng.normal() : 1 + 0.3 * prng.normal());
     }
   }
-  randomize_hyper(m, 5);  // hyper-connections: the dynamic weights and the Sinkhorn mix
-  // Long enough that the streaming kernel crosses several key blocks of 256.
-  const int64_t B = 2, L = 600, F = 2;
+  randomize_hyper(*m, 5);  // hyper-connections: the dynamic weights and the Sinkhorn mix
+  return m;
+}
+
+// Long enough that the streaming kernel crosses several key blocks of 256.
+constexpr int64_t kBatch = 2, kLen = 600, kFields = 2;
+
+struct ListedLogits {
+  std::vector<double> full;  // the training forward's logits of the listed rows
+  std::vector<double> rows;  // forward_rows's
+};
+
+template <typename T>
+ListedLogits listed_logits(Model<T>& m) {
+  const int V = m.config().vocab;
   Rng rng(9);
-  std::vector<int32_t> tokens(B * L * F);
-  for (auto& t : tokens) t = rng.below(3) == 0 ? -1 : static_cast<int32_t>(rng.below(c.vocab));
-  const T* full = m.forward(tokens.data(), B, L, F);
-  std::vector<T> expected(full, full + B * L * c.vocab);
-  const std::vector<int64_t> rows = {0, 5, 299, L - 1, L, L + 257, 2 * L - 1};
-  const T* got = m.forward_rows(tokens.data(), B, L, F, rows);
-  double worst = 0;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    for (int v = 0; v < c.vocab; ++v) {
-      const double e = expected[rows[r] * c.vocab + v];
-      worst = std::max(worst, std::abs(got[r * c.vocab + v] - e) / (1e-3 + std::abs(e)));
-    }
-  }
-  return worst;
+  std::vector<int32_t> tokens(kBatch * kLen * kFields);
+  for (auto& t : tokens) t = rng.below(3) == 0 ? -1 : static_cast<int32_t>(rng.below(V));
+  const std::vector<int64_t> rows = {0, 5, 299, kLen - 1, kLen, kLen + 257, 2 * kLen - 1};
+  ListedLogits out;
+  const T* full = m.forward(tokens.data(), kBatch, kLen, kFields);
+  for (int64_t r : rows) out.full.insert(out.full.end(), full + r * V, full + (r + 1) * V);
+  const T* got = m.forward_rows(tokens.data(), kBatch, kLen, kFields, rows);
+  out.rows.assign(got, got + rows.size() * V);
+  return out;
 }
 
 class ForwardRows : public ::testing::TestWithParam<Case> {};
 
-// In double the two paths agree to rounding (~1e-13): they compute the same function. In
-// float, streaming attention rounds differently from the materialized one; the differences
-// grow through depth (up to 1.2e-4 in the 3-layer block_attnres(4) rope case, 5e-5 in the
-// additive ones), hence the float bound of 2e-4. The two-stream cases with RoPE measured
-// 2.3e-4 (resi_dual, 2 layers) and 3.0e-4 (siamesenorm, 3 layers), with y carrying every
-// branch output's rounding to the output unnormalized until N(y); their float bound is 5e-4,
-// and 1.5e-3 for resi_dual with RoPE, whose rounding depends on OpenBLAS's kernels: below
-// 5e-4 with its Haswell and Zen kernels, 5.2e-4 with Sandybridge's, 8.4e-4 with SkylakeX's
-// (the AVX-512 kernels it picks on an AMD EPYC with AVX-512; OPENBLAS_CORETYPE selects them).
-// Double, which decides whether the two paths compute the same function, stays at 1e-10.
+// The streaming path's logits against the training forward's, both in float and in double, the
+// double model holding the float model's parameters. The reference is the training forward in
+// double. In float the streaming path's error is bounded by the training forward's float error
+// as support/rounding.hpp says, K the roundings of the forward (forward_roundings); in double,
+// which decides whether the two paths compute the same function, by that bound times eps64 / eps32.
 TEST_P(ForwardRows, MatchesTrainingForward) {
-  EXPECT_LT(worst_difference<double>(GetParam()), 1e-10) << "double";
-  EXPECT_LT(worst_difference<float>(GetParam()), GetParam().float_bound) << "float";
+  using namespace normlab::testing;
+  const std::unique_ptr<Model<float>> m32 = model_of(GetParam());
+  Model<double> m64(m32->config());
+  m64.params().assign(m32->params().begin(), m32->params().end());
+  const ListedLogits f = listed_logits(*m32), d = listed_logits(m64);
+  const double K = forward_roundings(m32->config(), kLen);
+  const double bound = rounding_bound(K, max_abs_diff(f.full, d.full), max_abs(d.full));
+  const double err32 = max_abs_diff(f.rows, d.full), err64 = max_abs_diff(d.rows, d.full);
+  EXPECT_LE(err32, bound) << "float";
+  EXPECT_LE(err64, bound * kEps64 / kEps32) << "double";
+  std::printf("err/bound float %.3f, double %.3f\n", err32 / bound,
+              err64 / (bound * kEps64 / kEps32));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Schemes, ForwardRows,
-    ::testing::Values(Case{Scheme::pre, PosEncoding::none, true, 1},
-                      Case{Scheme::post, PosEncoding::rope, true, 2},
-                      Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
-                      Case{Scheme::post_attn, PosEncoding::learned, true, 1},
-                      Case{Scheme::ngpt, PosEncoding::none, false, 2},
-                      // nGPT's q/k normalization after RoPE; N(x) of learned positions.
-                      Case{Scheme::ngpt, PosEncoding::rope, true, 3},
-                      Case{Scheme::ngpt, PosEncoding::learned, true, 2},
-                      Case{Scheme::deepnorm, PosEncoding::none, true, 3},
-                      Case{Scheme::mix, PosEncoding::rope, false, 2},
-                      Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2},
-                      Case{Scheme::attnres, PosEncoding::rope, true, 2},
-                      Case{Scheme::attnres, PosEncoding::none, false, 2, 1, false},
-                      Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
-                      Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
-                      Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
-                      Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
-                      Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
-                      Case{Scheme::rezero, PosEncoding::learned, true, 2},
-                      Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
-                      // Two streams: y (and SiameseNorm's x̂) cut to the listed rows at the last
-                      // attention, with an MLP after it and without.
-                      Case{.scheme = Scheme::resi_dual,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 2,
-                           .float_bound = 1.5e-3},
-                      Case{Scheme::resi_dual, PosEncoding::learned, false, 2, 2, false},
-                      Case{.scheme = Scheme::siamesenorm,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 3,
-                           .float_bound = 5e-4},
-                      // Hyper-connections: the n streams and the sublayer's weights cut to the
-                      // listed rows at the last attention; HC and mHC.
-                      Case{.scheme = Scheme::hyper_connections,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 2,
-                           .float_bound = 5e-4},
-                      Case{.scheme = Scheme::hyper_connections,
-                           .pos = PosEncoding::learned,
-                           .causal = false,
-                           .layers = 2,
-                           .mlp = false,
-                           .norm = NormKind::rmsnorm,
-                           .streams = 3},
-                      Case{.scheme = Scheme::hyper_connections,
-                           .pos = PosEncoding::sinusoidal,
-                           .causal = true,
-                           .layers = 3,
-                           .float_bound = 5e-4,
-                           .sinkhorn = true},
-                      Case{.scheme = Scheme::hyper_connections,
-                           .pos = PosEncoding::none,
-                           .causal = true,
-                           .layers = 2,
-                           .mlp = false,
-                           .norm = NormKind::derf,
-                           .streams = 2,
-                           .sinkhorn = true},
-                      Case{.scheme = Scheme::siamesenorm,
-                           .pos = PosEncoding::sinusoidal,
-                           .causal = false,
-                           .layers = 2,
-                           .mlp = false,
-                           .norm = NormKind::rmsnorm},
-                      Case{.scheme = Scheme::siamesenorm,
-                           .pos = PosEncoding::none,
-                           .causal = true,
-                           .layers = 2,
-                           .norm = NormKind::derf},
-                      Case{.scheme = Scheme::custom,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 3,
-                           .placement = "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
-                                        "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"},
-                      // The kinds with scalar parameters, as the model's norm and on one slot.
-                      Case{.scheme = Scheme::pre,
-                           .pos = PosEncoding::none,
-                           .causal = true,
-                           .layers = 2,
-                           .norm = NormKind::dyt},
-                      Case{.scheme = Scheme::post,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 2,
-                           .norm = NormKind::derf},
-                      Case{.scheme = Scheme::peri_init,
-                           .pos = PosEncoding::sinusoidal,
-                           .causal = false,
-                           .layers = 2,
-                           .norm = NormKind::scalenorm},
-                      Case{.scheme = Scheme::ngpt,
-                           .pos = PosEncoding::none,
-                           .causal = true,
-                           .layers = 2,
-                           .norm = NormKind::scalenorm},
-                      Case{.scheme = Scheme::block_attnres,
-                           .pos = PosEncoding::learned,
-                           .causal = true,
-                           .layers = 3,
-                           .block_size = 2,
-                           .norm = NormKind::derf},
-                      Case{.scheme = Scheme::post,
-                           .pos = PosEncoding::learned,
-                           .causal = true,
-                           .layers = 2,
-                           .attn_norms = "out:dyt"},
-                      Case{.scheme = Scheme::pre,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 2,
-                           .norm = NormKind::rmsnorm,
-                           .attn_norms = "in:scalenorm+post:derf"},
-                      // QK-norm on the streamed q and k rows, and HybridNorm's q, k, v norms.
-                      Case{.scheme = Scheme::pre,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 2,
-                           .qk_norm = QkNorm::l2},
-                      Case{.scheme = Scheme::post,
-                           .pos = PosEncoding::none,
-                           .causal = false,
-                           .layers = 2,
-                           .qk_norm = QkNorm::rmsnorm},
-                      Case{.scheme = Scheme::block_attnres,
-                           .pos = PosEncoding::rope,
-                           .causal = true,
-                           .layers = 3,
-                           .block_size = 2,
-                           .qk_norm = QkNorm::l2},
-                      Case{.scheme = Scheme::peri,
-                           .pos = PosEncoding::learned,
-                           .causal = true,
-                           .layers = 2,
-                           .mlp = false,
-                           .qk_norm = QkNorm::rmsnorm},
-                      Case{Scheme::hybridnorm, PosEncoding::rope, true, 2},
-                      Case{.scheme = Scheme::hybridnorm,
-                           .pos = PosEncoding::none,
-                           .causal = true,
-                           .layers = 3,
-                           .norm = NormKind::rmsnorm,
-                           .placement = "all[0:1]: in"},
-                      Case{.scheme = Scheme::hybridnorm,
-                           .pos = PosEncoding::sinusoidal,
-                           .causal = false,
-                           .layers = 2,
-                           .mlp = false,
-                           .norm = NormKind::dyt}));
+    ::testing::Values(
+        Case{Scheme::pre, PosEncoding::none, true, 1},
+        Case{Scheme::post, PosEncoding::rope, true, 2},
+        Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
+        Case{Scheme::post_attn, PosEncoding::learned, true, 1},
+        Case{Scheme::ngpt, PosEncoding::none, false, 2},
+        // nGPT's q/k normalization after RoPE; N(x) of learned positions.
+        Case{Scheme::ngpt, PosEncoding::rope, true, 3},
+        Case{Scheme::ngpt, PosEncoding::learned, true, 2},
+        Case{Scheme::deepnorm, PosEncoding::none, true, 3},
+        Case{Scheme::mix, PosEncoding::rope, false, 2},
+        Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2},
+        Case{Scheme::attnres, PosEncoding::rope, true, 2},
+        Case{Scheme::attnres, PosEncoding::none, false, 2, 1, false},
+        Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
+        Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
+        Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
+        Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
+        Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
+        Case{Scheme::rezero, PosEncoding::learned, true, 2},
+        Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
+        // Two streams: y (and SiameseNorm's x̂) cut to the listed rows at the last
+        // attention, with an MLP after it and without.
+        Case{.scheme = Scheme::resi_dual, .pos = PosEncoding::rope, .causal = true, .layers = 2},
+        Case{Scheme::resi_dual, PosEncoding::learned, false, 2, 2, false},
+        Case{.scheme = Scheme::siamesenorm, .pos = PosEncoding::rope, .causal = true, .layers = 3},
+        // Hyper-connections: the n streams and the sublayer's weights cut to the
+        // listed rows at the last attention; HC and mHC.
+        Case{.scheme = Scheme::hyper_connections,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 2},
+        Case{.scheme = Scheme::hyper_connections,
+             .pos = PosEncoding::learned,
+             .causal = false,
+             .layers = 2,
+             .mlp = false,
+             .norm = NormKind::rmsnorm,
+             .streams = 3},
+        Case{.scheme = Scheme::hyper_connections,
+             .pos = PosEncoding::sinusoidal,
+             .causal = true,
+             .layers = 3,
+             .sinkhorn = true},
+        Case{.scheme = Scheme::hyper_connections,
+             .pos = PosEncoding::none,
+             .causal = true,
+             .layers = 2,
+             .mlp = false,
+             .norm = NormKind::derf,
+             .streams = 2,
+             .sinkhorn = true},
+        Case{.scheme = Scheme::siamesenorm,
+             .pos = PosEncoding::sinusoidal,
+             .causal = false,
+             .layers = 2,
+             .mlp = false,
+             .norm = NormKind::rmsnorm},
+        Case{.scheme = Scheme::siamesenorm,
+             .pos = PosEncoding::none,
+             .causal = true,
+             .layers = 2,
+             .norm = NormKind::derf},
+        Case{.scheme = Scheme::custom,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 3,
+             .placement = "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
+                          "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"},
+        // The kinds with scalar parameters, as the model's norm and on one slot.
+        Case{.scheme = Scheme::pre,
+             .pos = PosEncoding::none,
+             .causal = true,
+             .layers = 2,
+             .norm = NormKind::dyt},
+        Case{.scheme = Scheme::post,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 2,
+             .norm = NormKind::derf},
+        Case{.scheme = Scheme::peri_init,
+             .pos = PosEncoding::sinusoidal,
+             .causal = false,
+             .layers = 2,
+             .norm = NormKind::scalenorm},
+        Case{.scheme = Scheme::ngpt,
+             .pos = PosEncoding::none,
+             .causal = true,
+             .layers = 2,
+             .norm = NormKind::scalenorm},
+        Case{.scheme = Scheme::block_attnres,
+             .pos = PosEncoding::learned,
+             .causal = true,
+             .layers = 3,
+             .block_size = 2,
+             .norm = NormKind::derf},
+        Case{.scheme = Scheme::post,
+             .pos = PosEncoding::learned,
+             .causal = true,
+             .layers = 2,
+             .attn_norms = "out:dyt"},
+        Case{.scheme = Scheme::pre,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 2,
+             .norm = NormKind::rmsnorm,
+             .attn_norms = "in:scalenorm+post:derf"},
+        // QK-norm on the streamed q and k rows, and HybridNorm's q, k, v norms.
+        Case{.scheme = Scheme::pre,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 2,
+             .qk_norm = QkNorm::l2},
+        Case{.scheme = Scheme::post,
+             .pos = PosEncoding::none,
+             .causal = false,
+             .layers = 2,
+             .qk_norm = QkNorm::rmsnorm},
+        Case{.scheme = Scheme::block_attnres,
+             .pos = PosEncoding::rope,
+             .causal = true,
+             .layers = 3,
+             .block_size = 2,
+             .qk_norm = QkNorm::l2},
+        Case{.scheme = Scheme::peri,
+             .pos = PosEncoding::learned,
+             .causal = true,
+             .layers = 2,
+             .mlp = false,
+             .qk_norm = QkNorm::rmsnorm},
+        Case{Scheme::hybridnorm, PosEncoding::rope, true, 2},
+        Case{.scheme = Scheme::hybridnorm,
+             .pos = PosEncoding::none,
+             .causal = true,
+             .layers = 3,
+             .norm = NormKind::rmsnorm,
+             .placement = "all[0:1]: in"},
+        Case{.scheme = Scheme::hybridnorm,
+             .pos = PosEncoding::sinusoidal,
+             .causal = false,
+             .layers = 2,
+             .mlp = false,
+             .norm = NormKind::dyt}));
 
 }  // namespace
 }  // namespace normlab
