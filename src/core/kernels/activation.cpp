@@ -2,28 +2,66 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
+#include <type_traits>
 
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 
 namespace normlab {
 namespace {
-constexpr int64_t kChunk = 4096;
+constexpr int64_t kChunk = 4096;  // values per task; a multiple of kBlock
+
+// gelu and gelu' of one value or of 16 at once (V a Block16): the same operations lane by lane.
+// The loops below run whole blocks through the Block16 form and the rest through the scalar
+// one, so the bits are the same either way and on every CPU; written as a scalar loop, GCC
+// vectorizes it only where it can turn the selects into mask registers (AVX-512), leaving it
+// scalar, and a fifth of an MLP model's step, on AVX2.
+template <typename T, typename V>
+V gelu(V x) {
+  const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
+  if constexpr (std::is_same_v<V, T>) {
+    return T(0.5) * x * (T(1) + erf_approx(x * inv_sqrt2));
+  } else {
+    return T(0.5) * x * (T(1) + erf_approx_lanes<T>(x * inv_sqrt2));
+  }
 }
+
+// In Φ + x φ both terms are products, and the compiler may fuse either into the addition (it
+// chose differently for the two forms): Φ's product is rounded first (multiply_rounded), so
+// only x φ is fused, fma(x, φ, Φ), in both.
+template <typename T, typename V>
+V gelu_gradient(V x, V dy) {
+  const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
+  const T inv_sqrt2pi = T(1 / std::sqrt(2 * std::numbers::pi));
+  if constexpr (std::is_same_v<V, T>) {
+    const T cdf = multiply_rounded(T(0.5), T(1) + erf_approx(x * inv_sqrt2));
+    const T pdf = exp_approx(T(-0.5) * x * x) * inv_sqrt2pi;
+    return dy * (cdf + x * pdf);
+  } else {
+    const V cdf = multiply_rounded<T>(V{} + T(0.5), T(1) + erf_approx_lanes<T>(x * inv_sqrt2));
+    const V pdf = exp_approx_lanes<T>(T(-0.5) * x * x) * inv_sqrt2pi;
+    return dy * (cdf + x * pdf);
+  }
+}
+
+}  // namespace
 
 template <typename T>
 void activation_forward(Activation a, const T* x, T* y, int64_t n) {
   parallel_for(shard_count(n, kChunk), [&](int64_t s) {
     const int64_t end = std::min(n, (s + 1) * kChunk);
+    int64_t i = s * kChunk;
     if (a == Activation::relu) {
-      for (int64_t i = s * kChunk; i < end; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
-    } else {
-      const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
-      for (int64_t i = s * kChunk; i < end; ++i) {
-        y[i] = T(0.5) * x[i] * (T(1) + erf_approx(x[i] * inv_sqrt2));
-      }
+      for (; i < end; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+      return;
     }
+    for (; i + kBlock <= end; i += kBlock) {
+      const Block16<T> v = gelu<T>(load16(x + i));
+      std::memcpy(y + i, &v, sizeof(v));
+    }
+    for (; i < end; ++i) y[i] = gelu<T>(x[i]);
   });
 }
 
@@ -31,17 +69,16 @@ template <typename T>
 void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n) {
   parallel_for(shard_count(n, kChunk), [&](int64_t s) {
     const int64_t end = std::min(n, (s + 1) * kChunk);
+    int64_t i = s * kChunk;
     if (a == Activation::relu) {
-      for (int64_t i = s * kChunk; i < end; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0);
-    } else {
-      const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
-      const T inv_sqrt2pi = T(1 / std::sqrt(2 * std::numbers::pi));
-      for (int64_t i = s * kChunk; i < end; ++i) {
-        const T cdf = T(0.5) * (T(1) + erf_approx(x[i] * inv_sqrt2));
-        const T pdf = exp_approx(T(-0.5) * x[i] * x[i]) * inv_sqrt2pi;
-        dx[i] = dy[i] * (cdf + x[i] * pdf);
-      }
+      for (; i < end; ++i) dx[i] = x[i] > T(0) ? dy[i] : T(0);
+      return;
     }
+    for (; i + kBlock <= end; i += kBlock) {
+      const Block16<T> v = gelu_gradient<T>(load16(x + i), load16(dy + i));
+      std::memcpy(dx + i, &v, sizeof(v));
+    }
+    for (; i < end; ++i) dx[i] = gelu_gradient<T>(x[i], dy[i]);
   });
 }
 

@@ -106,11 +106,79 @@ inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
     }
   }
   return out;
+#elif defined(__AVX__)
+  // 32-byte pieces (two of floats, four of doubles), each in a ymm register the asm claims to
+  // change.
+  typedef float Piece __attribute__((vector_size(32)));
+  constexpr int kPieces = sizeof(Block16<T>) / sizeof(Piece);
+  const Block16<T> product = a * b;
+  Piece pieces[kPieces];
+  std::memcpy(pieces, &product, sizeof(product));
+  for (int i = 0; i < kPieces; ++i) asm("" : "+x"(pieces[i]));
+  Block16<T> out;
+  std::memcpy(&out, pieces, sizeof(out));
+  return out;
 #else
   Block16<T> out = a * b;
   asm("" : "+m"(out));
   return out;
 #endif
+}
+
+// The scalar form: a ⊙ b of two floats or doubles, kept out of a following addition the same
+// way (an empty asm statement on the SSE register that holds it).
+template <typename T>
+inline T multiply_rounded(T a, T b) {
+  T out = a * b;
+  asm("" : "+x"(out));
+  return out;
+}
+
+// a < b ? then : else, lane by lane (for a scalar, the plain conditional). With AVX-512 a
+// compare of whole blocks is one instruction into a mask register; without, GCC 12 lowers a
+// compare of 64-byte vectors lane by lane (16 scalar compares and blends), so the blocks are
+// compared as two 32-byte halves (two vcmpps) and selected with bit operations. A select is
+// exact: the same values either way.
+inline float where_less(float a, float b, float then_value, float else_value) {
+  return a < b ? then_value : else_value;
+}
+inline double where_less(double a, double b, double then_value, double else_value) {
+  return a < b ? then_value : else_value;
+}
+
+template <typename T>
+inline Block16<T> where_less_lanes(const Block16<T>& a, const Block16<T>& b,
+                                   const Block16<T>& then_value, const Block16<T>& else_value) {
+#ifdef __AVX512F__
+  return a < b ? then_value : else_value;
+#else
+  typedef T Half __attribute__((vector_size(kBlock * sizeof(T) / 2)));
+  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef Bits HalfMask __attribute__((vector_size(kBlock * sizeof(T) / 2)));
+  typedef Bits Mask __attribute__((vector_size(kBlock * sizeof(T))));
+  Half ha[2], hb[2];
+  std::memcpy(ha, &a, sizeof(a));
+  std::memcpy(hb, &b, sizeof(b));
+  const HalfMask halves[2] = {ha[0] < hb[0], ha[1] < hb[1]};
+  Mask m, t, e;
+  std::memcpy(&m, halves, sizeof(m));
+  std::memcpy(&t, &then_value, sizeof(t));
+  std::memcpy(&e, &else_value, sizeof(e));
+  const Mask chosen = (m & t) | (~m & e);
+  Block16<T> out;
+  std::memcpy(&out, &chosen, sizeof(out));
+  return out;
+#endif
+}
+inline Block16<float> where_less(const Block16<float>& a, const Block16<float>& b,
+                                 const Block16<float>& then_value,
+                                 const Block16<float>& else_value) {
+  return where_less_lanes<float>(a, b, then_value, else_value);
+}
+inline Block16<double> where_less(const Block16<double>& a, const Block16<double>& b,
+                                  const Block16<double>& then_value,
+                                  const Block16<double>& else_value) {
+  return where_less_lanes<double>(a, b, then_value, else_value);
 }
 
 // Σ of the 16 lanes in a fixed pairwise order: lanes l and l + 8, then l and l + 4, l and l + 2,

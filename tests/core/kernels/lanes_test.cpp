@@ -3,7 +3,10 @@
 // by one) and results must not depend on which form computed a value:
 //   - sums_of_lanes16 (block16.hpp) against sum_of_lanes of each block;
 //   - exp_approx_lanes (fast_math.hpp) against exp_approx<float>, over a dense sweep of inputs
-//     that covers the clamps, the rounding trick and both signs.
+//     that covers the clamps, the rounding trick and both signs;
+//   - erf_approx_lanes against erf_approx<float> over the same kind of sweep, and gelu's
+//     forward and backward (activation.cpp), whose whole blocks go through the lane forms and
+//     whose last values through the scalar ones, against each value alone.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -14,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/kernels/activation.hpp"
 #include "core/kernels/block16.hpp"
 #include "core/kernels/fast_math.hpp"
 
@@ -86,6 +90,52 @@ TEST(Lanes, ExpApproxLanesInDoubleIsStdExp) {
   for (int l = 0; l < kBlock; ++l) x[l] = -3.0 + 0.4 * l;
   const Block16<double> y = exp_approx_lanes<double>(x);
   for (int l = 0; l < kBlock; ++l) EXPECT_EQ(y[l], std::exp(x[l])) << l;
+}
+
+TEST(Lanes, ErfApproxLanesIsErfApproxBitForBit) {
+  // Every 89th float bit pattern between −10 and 10 (erf is ±1 in float beyond), plus zeros.
+  std::vector<float> inputs = {0.0f, -0.0f, 1e-30f, -1e-30f};
+  for (uint32_t bits = 0; bits < 0x41200000u; bits += 89) {  // 0 ≤ x < 10
+    const float x = std::bit_cast<float>(bits);
+    inputs.push_back(x);
+    inputs.push_back(-x);
+  }
+  while (inputs.size() % kBlock != 0) inputs.push_back(0.5f);
+  int64_t checked = 0;
+  for (size_t i = 0; i < inputs.size(); i += kBlock) {
+    const Block16<float> y = erf_approx_lanes<float>(load16(inputs.data() + i));
+    for (int l = 0; l < kBlock; ++l) {
+      const float one = erf_approx(inputs[i + l]);
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[l]), std::bit_cast<uint32_t>(one))
+          << "x = " << inputs[i + l] << ": " << y[l] << " vs " << one;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20000000);
+  // And it is erf: A&S 7.1.26's 1.5e-7 plus float rounding of a few operations.
+  for (float x : {-3.0f, -1.0f, -0.1f, 0.0f, 0.3f, 1.5f, 4.0f}) {
+    EXPECT_NEAR(erf_approx(x), std::erf(x), 5e-7f) << x;
+  }
+}
+
+TEST(Lanes, GeluBlocksGiveEachValuesBits) {
+  // 4096 + 4096 + 37 values: two whole tasks of blocks, then a task with a partial block.
+  const int64_t n = 8229;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> x(n), dy(n), y(n), dx(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = normal(rng), dy[i] = normal(rng);
+  activation_forward(Activation::gelu, x.data(), y.data(), n);
+  activation_backward(Activation::gelu, x.data(), dy.data(), dx.data(), n);
+  int64_t differing = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float y1, dx1;
+    activation_forward(Activation::gelu, &x[i], &y1, 1);
+    activation_backward(Activation::gelu, &x[i], &dy[i], &dx1, 1);
+    differing += std::bit_cast<uint32_t>(y1) != std::bit_cast<uint32_t>(y[i]);
+    differing += std::bit_cast<uint32_t>(dx1) != std::bit_cast<uint32_t>(dx[i]);
+  }
+  EXPECT_EQ(differing, 0);
 }
 
 }  // namespace
