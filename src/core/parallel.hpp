@@ -23,8 +23,7 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
 
 // Runs fn(i) for every i in [begin, end). The one compiled copy of a task body: `noipa` keeps
 // it out of its callers and unspecialized, so the serial call and each thread's call in
-// parallel_for run the same instructions. A second copy could contract multiply-adds
-// differently (-ffp-contract=fast), and 1 and 2 threads would no longer give the same bits.
+// parallel_for run the same instructions, whatever the compiler would make of a second copy.
 template <typename F>
 [[gnu::noipa]] void run_tasks(F& fn, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) fn(i);

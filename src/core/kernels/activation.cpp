@@ -28,19 +28,16 @@ V gelu(V x) {
   }
 }
 
-// In Φ + x φ both terms are products, and the compiler may fuse either into the addition (it
-// chose differently for the two forms): Φ's product is rounded first (multiply_rounded), so
-// only x φ is fused, fma(x, φ, Φ), in both.
 template <typename T, typename V>
 V gelu_gradient(V x, V dy) {
   const T inv_sqrt2 = T(1 / std::numbers::sqrt2);
   const T inv_sqrt2pi = T(1 / std::sqrt(2 * std::numbers::pi));
   if constexpr (std::is_same_v<V, T>) {
-    const T cdf = multiply_rounded(T(0.5), T(1) + erf_approx(x * inv_sqrt2));
+    const T cdf = T(0.5) * (T(1) + erf_approx(x * inv_sqrt2));
     const T pdf = exp_approx(T(-0.5) * x * x) * inv_sqrt2pi;
     return dy * (cdf + x * pdf);
   } else {
-    const V cdf = multiply_rounded<T>(V{} + T(0.5), T(1) + erf_approx_lanes<T>(x * inv_sqrt2));
+    const V cdf = T(0.5) * (T(1) + erf_approx_lanes<T>(x * inv_sqrt2));
     const V pdf = exp_approx_lanes<T>(T(-0.5) * x * x) * inv_sqrt2pi;
     return dy * (cdf + x * pdf);
   }

@@ -8,7 +8,8 @@
 #include <type_traits>
 #include <utility>
 
-#ifdef __AVX512F__
+#include <cmath>
+#if defined(__AVX__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -40,6 +41,50 @@ inline Block16<T> load16(const T* p) {
   Block16<T> v;
   std::memcpy(&v, p, sizeof(v));
   return v;
+}
+
+// a ⊙ b + c in one rounding per lane (a fused multiply-add), written out: normlab compiles with
+// -ffp-contract=off, so the compiler fuses nothing by itself and every fused multiply-add is one
+// of these (or std::fma), the same in every build (docs/design.md principle 8). With AVX-512 one
+// vfmadd per register; with AVX2 one per 32-byte piece; otherwise std::fma lane by lane.
+template <typename T>
+inline Block16<T> fma16(const Block16<T>& a, const Block16<T>& b, const Block16<T>& c) {
+#if defined(__FMA__) && defined(__AVX__)
+  Block16<T> out;
+  if constexpr (std::is_same_v<T, float>) {
+#ifdef __AVX512F__
+    __m512 x, y, z;
+    std::memcpy(&x, &a, sizeof(x));
+    std::memcpy(&y, &b, sizeof(y));
+    std::memcpy(&z, &c, sizeof(z));
+    const __m512 r = _mm512_fmadd_ps(x, y, z);
+    std::memcpy(&out, &r, sizeof(out));
+#else
+    for (int piece = 0; piece < 2; ++piece) {
+      __m256 x, y, z;
+      std::memcpy(&x, reinterpret_cast<const char*>(&a) + piece * sizeof(x), sizeof(x));
+      std::memcpy(&y, reinterpret_cast<const char*>(&b) + piece * sizeof(y), sizeof(y));
+      std::memcpy(&z, reinterpret_cast<const char*>(&c) + piece * sizeof(z), sizeof(z));
+      const __m256 r = _mm256_fmadd_ps(x, y, z);
+      std::memcpy(reinterpret_cast<char*>(&out) + piece * sizeof(r), &r, sizeof(r));
+    }
+#endif
+  } else {
+    for (int piece = 0; piece < 4; ++piece) {
+      __m256d x, y, z;
+      std::memcpy(&x, reinterpret_cast<const char*>(&a) + piece * sizeof(x), sizeof(x));
+      std::memcpy(&y, reinterpret_cast<const char*>(&b) + piece * sizeof(y), sizeof(y));
+      std::memcpy(&z, reinterpret_cast<const char*>(&c) + piece * sizeof(z), sizeof(z));
+      const __m256d r = _mm256_fmadd_pd(x, y, z);
+      std::memcpy(reinterpret_cast<char*>(&out) + piece * sizeof(r), &r, sizeof(r));
+    }
+  }
+  return out;
+#else
+  Block16<T> out;
+  for (int l = 0; l < kBlock; ++l) out[l] = std::fma(a[l], b[l], c[l]);
+  return out;
+#endif
 }
 
 // The first n lanes of a block (all 16 when n ≥ 16), the others zero, and their store: rows
@@ -79,59 +124,18 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
   for (int64_t l = 0; l < kBlock && l < n; ++l) p[l] = v[l];
 }
 
-// a ⊙ b rounded to T, which the compiler may not fuse into a following addition (with
-// -ffp-contract=fast GCC fuses a product and a sum in the same basic block): where a kernel's
-// bits were fixed with the product rounded, it keeps them however the code around is
-// arranged. With AVX-512 the product is the rounding-mode form of vmulps / vmulpd (with the
-// current mode, the same instruction), which GCC treats as opaque; without it the product goes
-// through an empty asm statement that claims to change it, which GCC cannot see through either,
-// so AVX-512 and AVX2 builds round the same products (docs/design.md principle 8).
+// a ⊙ b rounded to T, where a kernel's formula keeps a product apart from the addition after
+// it. The build compiles with -ffp-contract=off (CMakeLists.txt), so no product is fused unless
+// written with fma16 or std::fma; the name says that this one must stay so.
 template <typename T>
 inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
-#ifdef __AVX512F__
-  Block16<T> out;
-  if constexpr (std::is_same_v<T, float>) {
-    __m512 x, y;
-    std::memcpy(&x, &a, sizeof(x));
-    std::memcpy(&y, &b, sizeof(y));
-    const __m512 p = _mm512_maskz_mul_round_ps(__mmask16(0xFFFF), x, y, _MM_FROUND_CUR_DIRECTION);
-    std::memcpy(&out, &p, sizeof(out));
-  } else {  // 16 doubles: two registers
-    for (int half = 0; half < 2; ++half) {
-      __m512d x, y;
-      std::memcpy(&x, reinterpret_cast<const char*>(&a) + half * sizeof(x), sizeof(x));
-      std::memcpy(&y, reinterpret_cast<const char*>(&b) + half * sizeof(y), sizeof(y));
-      const __m512d p = _mm512_maskz_mul_round_pd(__mmask8(0xFF), x, y, _MM_FROUND_CUR_DIRECTION);
-      std::memcpy(reinterpret_cast<char*>(&out) + half * sizeof(p), &p, sizeof(p));
-    }
-  }
-  return out;
-#elif defined(__AVX__)
-  // 32-byte pieces (two of floats, four of doubles), each in a ymm register the asm claims to
-  // change.
-  typedef float Piece __attribute__((vector_size(32)));
-  constexpr int kPieces = sizeof(Block16<T>) / sizeof(Piece);
-  const Block16<T> product = a * b;
-  Piece pieces[kPieces];
-  std::memcpy(pieces, &product, sizeof(product));
-  for (int i = 0; i < kPieces; ++i) asm("" : "+x"(pieces[i]));
-  Block16<T> out;
-  std::memcpy(&out, pieces, sizeof(out));
-  return out;
-#else
-  Block16<T> out = a * b;
-  asm("" : "+m"(out));
-  return out;
-#endif
+  return a * b;
 }
 
-// The scalar form: a ⊙ b of two floats or doubles, kept out of a following addition the same
-// way (an empty asm statement on the SSE register that holds it).
+// The scalar form.
 template <typename T>
 inline T multiply_rounded(T a, T b) {
-  T out = a * b;
-  asm("" : "+x"(out));
-  return out;
+  return a * b;
 }
 
 // a < b ? then : else, lane by lane (for a scalar, the plain conditional). With AVX-512 a
@@ -259,7 +263,7 @@ inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, i
     Block16<T> acc[R] = {};
     for (int64_t c = c0; c < c1; ++c) {
       const Block16<T> mc = load16(m + c * ld + k0);
-      for (int r = 0; r < R; ++r) acc[r] += x[r * rs + c * cs] * mc;
+      for (int r = 0; r < R; ++r) acc[r] = fma16<T>(Block16<T>{} + x[r * rs + c * cs], mc, acc[r]);
     }
     for (int r = 0; r < R; ++r) store(r, k0, acc[r]);
   }
@@ -281,7 +285,7 @@ inline void rows_times_blocks(const T* __restrict x, int64_t rs, int64_t cs, int
     for (int b = 0; b < NB; ++b) mc[b] = load16(m + c * ld + b * kBlock);
     for (int r = 0; r < R; ++r) {
       const T xrc = x[r * rs + c * cs];
-      for (int b = 0; b < NB; ++b) acc[r][b] += xrc * mc[b];
+      for (int b = 0; b < NB; ++b) acc[r][b] = fma16<T>(Block16<T>{} + xrc, mc[b], acc[r][b]);
     }
   }
   for (int r = 0; r < R; ++r) {

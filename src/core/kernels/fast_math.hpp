@@ -47,16 +47,13 @@ template <typename V>
   y = y * r + 1.6666665459e-1f;
   y = y * r + 5.0000001201e-1f;
   y = y * z + r + 1.0f;
-  // The last product is rounded on its own (multiply_rounded): inlined into a caller, it would
-  // otherwise fuse with the caller's next addition where the compiler inlines it and not where
-  // it does not, and inlining differs between builds.
   if constexpr (std::is_same_v<V, float>) {
     const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
-    return multiply_rounded(y, std::bit_cast<float>(bits));
+    return y * std::bit_cast<float>(bits);
   } else {
     typedef int32_t Lanes32 __attribute__((vector_size(sizeof(V))));
     const Lanes32 bits = (__builtin_convertvector(n, Lanes32) + 127) << 23;
-    return multiply_rounded<float>(y, std::bit_cast<V>(bits));
+    return y * std::bit_cast<V>(bits);
   }
 }
 
