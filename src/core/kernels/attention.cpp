@@ -106,7 +106,7 @@ void softmax_backward_rows_one_block(const T* __restrict p, T* __restrict ds, in
   T weighted[R];
   for (int r = 0; r < R; ++r) {
     Block16<T> lanes = {};
-    lanes = fma16<T>(load16(p + r * ld), load16(ds + r * ld), lanes);
+    lanes += load16(p + r * ld) * load16(ds + r * ld);
     weighted[r] = sum_of_lanes<T>(lanes);
   }
   for (int r = 0; r < R; ++r) {
@@ -241,9 +241,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
           T* ds = dS + (i0 + r) * Tp;
           // dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik) · scale; P_ij = 0 makes dS_ij = 0.
           Block16<T> lanes = {};
-          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-            lanes = fma16<T>(load16(p + k0), load16(ds + k0), lanes);
-          }
+          for (int64_t k0 = 0; k0 < jp; k0 += kBlock) lanes += load16(p + k0) * load16(ds + k0);
           const T weighted = sum_of_lanes<T>(lanes);
           for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
             const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;

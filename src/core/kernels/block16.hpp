@@ -8,8 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <cmath>
-#if defined(__AVX__) || defined(__AVX512F__)
+#ifdef __AVX512F__
 #include <immintrin.h>
 #endif
 
@@ -41,50 +40,6 @@ inline Block16<T> load16(const T* p) {
   Block16<T> v;
   std::memcpy(&v, p, sizeof(v));
   return v;
-}
-
-// a ⊙ b + c in one rounding per lane (a fused multiply-add), written out: normlab compiles with
-// -ffp-contract=off, so the compiler fuses nothing by itself and every fused multiply-add is one
-// of these (or std::fma), the same in every build (docs/design.md principle 8). With AVX-512 one
-// vfmadd per register; with AVX2 one per 32-byte piece; otherwise std::fma lane by lane.
-template <typename T>
-inline Block16<T> fma16(const Block16<T>& a, const Block16<T>& b, const Block16<T>& c) {
-#if defined(__FMA__) && defined(__AVX__)
-  Block16<T> out;
-  if constexpr (std::is_same_v<T, float>) {
-#ifdef __AVX512F__
-    __m512 x, y, z;
-    std::memcpy(&x, &a, sizeof(x));
-    std::memcpy(&y, &b, sizeof(y));
-    std::memcpy(&z, &c, sizeof(z));
-    const __m512 r = _mm512_fmadd_ps(x, y, z);
-    std::memcpy(&out, &r, sizeof(out));
-#else
-    for (int piece = 0; piece < 2; ++piece) {
-      __m256 x, y, z;
-      std::memcpy(&x, reinterpret_cast<const char*>(&a) + piece * sizeof(x), sizeof(x));
-      std::memcpy(&y, reinterpret_cast<const char*>(&b) + piece * sizeof(y), sizeof(y));
-      std::memcpy(&z, reinterpret_cast<const char*>(&c) + piece * sizeof(z), sizeof(z));
-      const __m256 r = _mm256_fmadd_ps(x, y, z);
-      std::memcpy(reinterpret_cast<char*>(&out) + piece * sizeof(r), &r, sizeof(r));
-    }
-#endif
-  } else {
-    for (int piece = 0; piece < 4; ++piece) {
-      __m256d x, y, z;
-      std::memcpy(&x, reinterpret_cast<const char*>(&a) + piece * sizeof(x), sizeof(x));
-      std::memcpy(&y, reinterpret_cast<const char*>(&b) + piece * sizeof(y), sizeof(y));
-      std::memcpy(&z, reinterpret_cast<const char*>(&c) + piece * sizeof(z), sizeof(z));
-      const __m256d r = _mm256_fmadd_pd(x, y, z);
-      std::memcpy(reinterpret_cast<char*>(&out) + piece * sizeof(r), &r, sizeof(r));
-    }
-  }
-  return out;
-#else
-  Block16<T> out;
-  for (int l = 0; l < kBlock; ++l) out[l] = std::fma(a[l], b[l], c[l]);
-  return out;
-#endif
 }
 
 // The first n lanes of a block (all 16 when n ≥ 16), the others zero, and their store: rows
@@ -125,8 +80,9 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
 }
 
 // a ⊙ b rounded to T, where a kernel's formula keeps a product apart from the addition after
-// it. The build compiles with -ffp-contract=off (CMakeLists.txt), so no product is fused unless
-// written with fma16 or std::fma; the name says that this one must stay so.
+// it. The build compiles with -ffp-contract=off (CMakeLists.txt), so no product of these
+// kernels is fused: a block's multiply-add is a product rounded, then a sum rounded, in every
+// build; the name says that this one must stay so.
 template <typename T>
 inline Block16<T> multiply_rounded(const Block16<T>& a, const Block16<T>& b) {
   return a * b;
@@ -263,7 +219,7 @@ inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, i
     Block16<T> acc[R] = {};
     for (int64_t c = c0; c < c1; ++c) {
       const Block16<T> mc = load16(m + c * ld + k0);
-      for (int r = 0; r < R; ++r) acc[r] = fma16<T>(Block16<T>{} + x[r * rs + c * cs], mc, acc[r]);
+      for (int r = 0; r < R; ++r) acc[r] += x[r * rs + c * cs] * mc;
     }
     for (int r = 0; r < R; ++r) store(r, k0, acc[r]);
   }
@@ -272,7 +228,7 @@ inline void rows_times_mat_each(const T* __restrict x, int64_t rs, int64_t cs, i
 // The same sums with all NB blocks of the rows at once (cols = 16·NB): each value of X is
 // broadcast once for NB blocks instead of once per block, so a row group of a narrow product
 // (q|k|v at D = 15: NB = 3) is bound by its multiply-adds, not by its loads. Each output is
-// still one multiply-add chain over c in ascending order, so the bits equal
+// still one chain of products and sums over c in ascending order, so the bits equal
 // rows_times_mat_each's. The R·NB accumulators must fit in the 32 vector registers beside
 // the NB blocks of m and the broadcast value: R·NB ≤ 24.
 template <int R, int NB, typename T, typename Store>
@@ -285,7 +241,7 @@ inline void rows_times_blocks(const T* __restrict x, int64_t rs, int64_t cs, int
     for (int b = 0; b < NB; ++b) mc[b] = load16(m + c * ld + b * kBlock);
     for (int r = 0; r < R; ++r) {
       const T xrc = x[r * rs + c * cs];
-      for (int b = 0; b < NB; ++b) acc[r][b] = fma16<T>(Block16<T>{} + xrc, mc[b], acc[r][b]);
+      for (int b = 0; b < NB; ++b) acc[r][b] += xrc * mc[b];
     }
   }
   for (int r = 0; r < R; ++r) {

@@ -173,16 +173,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientLanes,
                                   std::to_string(info.param.width);
                          });
 
-// The small kernels' forward in float: every output is one multiply-add chain over the inputs
-// in ascending order, y_rn = fma(x_r,K-1, w_n,K-1, … fma(x_r0, w_n0, 0)), bit for bit, whether
-// the row's blocks are computed one at a time (N ≤ 16) or side by side (N in (16, 48]).
+// The small kernels' forward in float: every output is one chain over the inputs in ascending
+// order, each product rounded and then added (nothing is fused: -ffp-contract=off),
+// y_rn = (…((0 + x_r0 w_n0) + x_r1 w_n1) …) + x_r,K-1 w_n,K-1, bit for bit, whether the row's
+// blocks are computed one at a time (N ≤ 16) or side by side (N in (16, 48]).
 struct FloatForwardCase {
   int64_t M, K, N;
 };
 
 class SmallLinearFloat : public ::testing::TestWithParam<FloatForwardCase> {};
 
-TEST_P(SmallLinearFloat, ForwardIsOneMultiplyAddChainPerOutput) {
+TEST_P(SmallLinearFloat, ForwardIsOneChainOfProductsAndSumsPerOutput) {
   const auto [M, K, N] = GetParam();
   Rng rng(11);
   const std::vector<double> x64 = random_normal(rng, M * K), w64 = random_normal(rng, N * K);
@@ -193,7 +194,7 @@ TEST_P(SmallLinearFloat, ForwardIsOneMultiplyAddChainPerOutput) {
   for (int64_t r = 0; r < M; ++r) {
     for (int64_t n = 0; n < N; ++n) {
       float chain = 0;
-      for (int64_t k = 0; k < K; ++k) chain = std::fma(X[r * K + k], W[n * K + k], chain);
+      for (int64_t k = 0; k < K; ++k) chain = chain + X[r * K + k] * W[n * K + k];
       differing += Y[r * N + n] != chain;
     }
   }
