@@ -54,7 +54,8 @@ for study in "experiments/quick.toml" \
       dir=$out/$(basename "$b")${env:+_prescott}
       rm -rf "$dir"
       # shellcheck disable=SC2086  # the study and its options, word-split on purpose
-      env $env "$b/normlab" run $study --out "$dir" >/dev/null
+      env $env "$b/normlab" run $study --out "$dir" >/dev/null 2>"$dir.log" ||
+        { cat "$dir.log" >&2; exit 1; }
       hashes+=("$(sha256sum "$dir/results.csv" | cut -d' ' -f1)  $b ${env:-default}")
     done
   done
