@@ -156,10 +156,15 @@ void read_study_record(StudyRun& s) {
 
 }  // namespace
 
+// The study's output folder is named OUT/<study folder>, OUT the ledger's --out: records and
+// reports are kept and copied (docs/full-tier), so they name no path of the machine that ran.
 std::string StudyRun::command() const {
   if (!recorded.empty()) return recorded;
   std::string out = "normlab";
-  for (const std::string& a : args) out += " " + shell_quoted(a);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool folder = i > 0 && args[i - 1] == "--out";
+    out += " " + shell_quoted(folder ? "OUT/" + fs::path(args[i]).filename().string() : args[i]);
+  }
   return out;
 }
 
