@@ -81,7 +81,7 @@ TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
 
   std::string other = base + "dilution = true\n";
   other.replace(other.find("name = \"set_complement\"\nv = 6"), 29,
-                "name = \"max_retrieval\"\nv = 6");
+                "name = \"max_retrieval\"\nlevels = 6");
   err = read_error(other);
   EXPECT_EQ(
       err.rfind(fmt::format(":{}: dilution applies to set_complement only", probe_line + 1), 0), 0u)
@@ -93,7 +93,7 @@ TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(e.probe_lengths, (std::vector<int64_t>{1, 2, 4, 5}));
   EXPECT_EQ(e.probe_samples, 256);
   EXPECT_TRUE(e.probe_dilution);
-  auto retrieval = make_task_from_json({{"name", "max_retrieval"}});
+  auto retrieval = make_task_from_json({{"name", "argmax_retrieval"}});
   const std::vector<int64_t> lengths = default_probe_lengths(*retrieval);
   EXPECT_EQ(lengths.front(), 1);
   EXPECT_EQ(lengths.back(), 16384);
