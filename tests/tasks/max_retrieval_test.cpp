@@ -132,9 +132,13 @@ TEST(TaskMaxRetrieval, GapClosedFormCountsEverySubset) {
         const uint32_t rest = mask & ~(1u << top);
         ++count[top - (31 - __builtin_clz(rest))];
       }
+      int64_t gap_sum = 0;
       for (int64_t g = 1; g <= levels; ++g) {
         EXPECT_EQ(count[g], choose(levels - g, k - 1)) << "P=" << levels << " k=" << k;
+        gap_sum += g * count[g];
       }
+      // The mean gap is (P + 1)/(k + 1): k + 1 exchangeable spacings fill P + 1.
+      EXPECT_EQ(gap_sum * (k + 1), choose(levels, k) * (levels + 1)) << "P=" << levels;
     }
   }
 }
