@@ -2,6 +2,11 @@
 // (Task::make_batch with validation = true; seeded by seed and n, so every model sees the same
 // inputs), logits at the scored positions only
 // (Model::forward_rows, streaming attention), every metric of the task with its 95% interval.
+//
+// Chance rows: a metric whose chance level depends on the samples (TVD) also gets the row
+// "<metric>_chance", the same metric of the uniform-over-the-vocabulary predictor (all logits
+// equal, so softmax = 1/V everywhere) on the same samples: the floor of design rule D1
+// (docs/claims.md, docs/tasks.md "Floor and ceiling").
 #pragma once
 
 #include <cstdint>
@@ -32,9 +37,18 @@ struct LengthResult {
 };
 
 // Throws UsageError (naming task, length and range) before doing any work if a length is
-// invalid. `progress` (may be empty) is called after each length.
+// invalid. `progress` (may be empty) is called after each length. The task's metrics, then its
+// chance rows.
 std::vector<LengthResult> evaluate(Model<float>& model, const Task& task, const EvalConfig& config,
                                    const std::function<void(const LengthResult&)>& progress = {});
+
+// The metrics that get a chance row ("tvd") and a chance row's name ("tvd" → "tvd_chance").
+const std::vector<std::string>& sample_dependent_chance_metrics();
+std::string chance_metric_name(const std::string& metric);
+
+// Only the chance rows, on the samples evaluate() draws for the same task and config, without a
+// model: for tables written before the rows were recorded.
+std::vector<LengthResult> evaluate_chance(const Task& task, const EvalConfig& config);
 
 // Table with one row per length and a "value [low, high]" column per metric.
 std::string format_eval_table(const std::vector<LengthResult>& results);

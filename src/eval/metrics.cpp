@@ -81,7 +81,7 @@ double roc_auc(const std::vector<double>& scores, const std::vector<bool>& label
 
 MetricBounds metric_bounds(const std::string& name) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  for (const char* unit : {"accuracy", "tvd", "roc_auc", "all_legal"}) {
+  for (const char* unit : {"accuracy", "tvd", "tvd_chance", "roc_auc", "all_legal"}) {
     if (name == unit) return {0.0, 1.0};
   }
   if (name == "loss" || name == "bpc") return {0.0, kInf};

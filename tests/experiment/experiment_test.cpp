@@ -269,9 +269,11 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.out.find("accuracy (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("post_attn/standardize"), std::string::npos) << r.out;
-  // results.csv: 3 variants × 2 seeds × 2 weights × 2 lengths × 2 metrics rows + header.
+  // results.csv: 3 variants × 2 seeds × 2 weights × 2 lengths × 3 metrics rows + header (tvd,
+  // accuracy and tvd_chance, the uniform predictor's TVD: (s + 1)/(v + 1) = 3/7 at s = 2).
   const std::string csv = testing::slurp(out / "results.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 2 * 2 * 2) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 2 * 2 * 3) << csv;
+  EXPECT_NE(csv.find(",raw,2,3,tvd_chance,0.428571,"), std::string::npos) << csv;
   EXPECT_TRUE(std::filesystem::exists(out / "summary.md"));
   {  // The SQLite store holds the same rows.
     sqlite3* db = nullptr;
@@ -283,7 +285,7 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
                                  -1, &st, nullptr),
               SQLITE_OK);
     ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_EQ(sqlite3_column_int(st, 0), 2 * 2 * 2 * 2);
+    EXPECT_EQ(sqlite3_column_int(st, 0), 2 * 2 * 2 * 3);
     EXPECT_EQ(sqlite3_column_int(st, 1), 2);
     sqlite3_finalize(st);
     sqlite3_close(db);
