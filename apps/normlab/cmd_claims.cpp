@@ -3,7 +3,8 @@
 //   normlab claims list [--paper P] [--ledger FILE]... [--claims DIR]
 //       one line per claim: id, arXiv id, verdict in the ledger files (default the committed
 //       full-tier ledger: docs/claims.json, or while the papers' full tiers are committed one
-//       by one, every docs/claims-full-*.json) or "not run", the sentence
+//       by one, every docs/claims-full-*.json) or "not run", the sentence; a verdict is
+//       reproduced, contradicted, inconclusive, untestable (ceiling) or untestable (floor)
 //   normlab claims run [--tier T] [--paper P] [--claim ID] [--out DIR] [--jobs N] [--claims DIR]
 //                      [--tables DIR] [--decide-only]
 //       runs each selected claim's study at the tier (reusing finished runs), decides every
@@ -69,12 +70,20 @@ void list_claims(const fs::path& claims_dir, const std::string& paper,
       claims::select_claims(claims::read_ledger(claims_dir), paper, "");
   std::map<std::string, std::string> verdicts;
   for (const std::string& file : ledgers) read_ledger_verdicts(file, verdicts);
-  size_t width = 0;
-  for (const claims::Claim& c : selected) width = std::max(width, c.id.size());
-  for (const claims::Claim& c : selected) {
+  const auto verdict_of = [&](const claims::Claim& c) {
     const auto it = verdicts.find(c.id);
-    std::printf("%-*s  %-10s  %-12s  %s\n", static_cast<int>(width), c.id.c_str(), c.paper.c_str(),
-                it == verdicts.end() ? "not run" : it->second.c_str(), c.sentence.c_str());
+    return it == verdicts.end() ? std::string("not run") : it->second;
+  };
+  // Columns as wide as their longest entry, the verdict's at least 12 characters
+  // ("untestable (ceiling)" is 20).
+  size_t width = 0, verdict_width = 12;
+  for (const claims::Claim& c : selected) {
+    width = std::max(width, c.id.size());
+    verdict_width = std::max(verdict_width, verdict_of(c).size());
+  }
+  for (const claims::Claim& c : selected) {
+    std::printf("%-*s  %-10s  %-*s  %s\n", static_cast<int>(width), c.id.c_str(), c.paper.c_str(),
+                static_cast<int>(verdict_width), verdict_of(c).c_str(), c.sentence.c_str());
   }
 }
 
@@ -143,8 +152,13 @@ void add_claims_command(CLI::App& app) {
     write_file_atomic(options.out / "claims.json", claims::to_json(r).dump(2) + "\n");
     write_file_atomic(options.out / "claims.md", claims::to_markdown(r));
     std::printf("\n");
+    size_t verdict_width = 12;  // "untestable (ceiling)" widens it
     for (const claims::ClaimOutcome& c : r.claims) {
-      std::printf("%-12s  %s\n", c.verdict.c_str(), c.claim.id.c_str());
+      verdict_width = std::max(verdict_width, c.verdict.size());
+    }
+    for (const claims::ClaimOutcome& c : r.claims) {
+      std::printf("%-*s  %s\n", static_cast<int>(verdict_width), c.verdict.c_str(),
+                  c.claim.id.c_str());
     }
     std::printf("\nwrote %s/claims.json, claims.md\n", options.out.string().c_str());
     std::vector<std::string> failed;

@@ -8,6 +8,10 @@
 //   expect band [lo, hi]: interval ⊂ band → reproduced; disjoint → contradicted; else
 //                         inconclusive
 //   fewer than min_pairs pairs → inconclusive, whatever the interval
+//
+// Before any of this, design rule D1 (claims_informativeness.hpp) may find the claim
+// untestable: its baseline arm at the floor or the ceiling of the metric at all but at most one
+// length beyond training. That verdict is the fourth, distinct from inconclusive.
 #pragma once
 
 #include <string>
@@ -17,9 +21,13 @@
 
 namespace normlab::claims {
 
-enum class Verdict { reproduced, contradicted, inconclusive };
+enum class Verdict { reproduced, contradicted, inconclusive, untestable_ceiling, untestable_floor };
 
+// "reproduced", "contradicted", "inconclusive", "untestable (ceiling)", "untestable (floor)":
+// the words of claims.json, claims.md and `claims list`.
 std::string to_string(Verdict v);
+// Every verdict a decided claim can have, in that order.
+const std::vector<std::string>& decided_verdicts();
 
 struct PairStatistic {
   int n = 0;

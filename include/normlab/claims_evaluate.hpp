@@ -9,6 +9,7 @@
 
 #include "normlab/claims.hpp"
 #include "normlab/claims_decision.hpp"
+#include "normlab/claims_informativeness.hpp"
 #include "normlab/claims_table.hpp"
 
 namespace normlab::claims {
@@ -24,6 +25,13 @@ struct StudyFacts {
   int64_t last_step = 0;         // train.steps: "last_step"
   int64_t decay_start = -1;      // the WSD decay's first step: "decay_start" (-1: not wsd)
 };
+
+// The cell as a number, if all of it is one.
+std::optional<double> cell_number(const std::string& cell);
+
+// Whether a CSV cell meets one filter condition; `facts` only for the special values.
+bool filter_matches(const FilterValue& f, const std::string& cell,
+                    const std::optional<StudyFacts>& facts);
 
 // The per-pair values of claim `c` over `table`, pairs in ascending order (numeric when every
 // pair is a number). `facts` are needed only by the special filter values. InputError naming
@@ -42,10 +50,12 @@ StudyFacts study_facts(const std::filesystem::path& study_dir);
 struct ClaimEvaluation {
   std::vector<PairValue> pairs;
   PairStatistic statistic;
+  Informativeness informativeness;  // design rule D1; applies = false where it does not govern
   Decision decision;
 };
 
-// Reads STUDY_DIR/<c.source>, computes the pairs and decides.
+// Reads STUDY_DIR/<c.source>, computes the pairs, checks D1 where it governs the claim (an
+// untestable claim is not decided by its interval) and decides.
 ClaimEvaluation evaluate_claim(const Claim& c, const std::filesystem::path& study_dir);
 
 }  // namespace normlab::claims

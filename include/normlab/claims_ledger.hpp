@@ -35,8 +35,8 @@ struct StudyRun {
 struct ClaimOutcome {
   Claim claim;
   size_t study = 0;     // index into LedgerResult::studies
-  std::string verdict;  // reproduced, contradicted, inconclusive; "error", "study failed" or
-                        // "not run"
+  std::string verdict;  // reproduced, contradicted, inconclusive, untestable (ceiling),
+                        // untestable (floor); "error", "study failed" or "not run"
   std::string reason;   // the decision's reason, or the error
   ClaimEvaluation evaluation;
 };
@@ -46,7 +46,7 @@ struct LedgerResult {
   bool decide_only = false;  // decided from kept study folders, none of them run
   std::vector<StudyRun> studies;
   std::vector<ClaimOutcome> claims;
-  // every claim has reproduced, contradicted or inconclusive, or (--decide-only) not run
+  // every claim has one of decided_verdicts(), or (--decide-only) not run
   bool all_decided() const;
 };
 

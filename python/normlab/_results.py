@@ -29,7 +29,11 @@ def results(out) -> Dict[str, "pandas.DataFrame"]:
 
 def claims(out) -> "pandas.DataFrame":
     """The claims ledger OUT/claims.json (written by `normlab claims run`): one row per claim
-    with its paper, verdict, effect and 95% interval (low, high)."""
+    with its paper, verdict, effect and 95% interval (low, high). A verdict is reproduced,
+    contradicted, inconclusive, "untestable (ceiling)" or "untestable (floor)" (design rule D1,
+    docs/claims.md); `informative` is the number of informative lengths beyond training (<NA>
+    where D1 does not govern the claim) and `informativeness` D1's check as claims.json gives
+    it, with m(n), f and c per length."""
     import pandas as pd
 
     out = os.fspath(out)
@@ -41,7 +45,11 @@ def claims(out) -> "pandas.DataFrame":
     rows = ledger.get("claims") if isinstance(ledger, dict) else None
     if not isinstance(rows, list):
         raise ValueError(f"{path}: not a claims ledger (no 'claims' list)")
-    columns = ["id", "paper", "verdict", "effect", "low", "high", "n", "sentence", "study"]
+    columns = ["id", "paper", "verdict", "informative", "effect", "low", "high", "n", "sentence",
+               "study"]
     frame = pd.DataFrame(rows)
+    if "informativeness" in frame.columns:
+        frame["informative"] = pd.array([c.get("informative") if isinstance(c, dict) else None
+                                         for c in frame["informativeness"]], dtype="Int64")
     return frame[[c for c in columns if c in frame.columns] +
                  [c for c in frame.columns if c not in columns]]

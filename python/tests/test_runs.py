@@ -50,13 +50,25 @@ def test_results_and_claims_refuse_other_folders(tmp_path):
 
 
 def test_claims_reads_a_ledger(tmp_path):
-    pytest.importorskip("pandas")
+    pd = pytest.importorskip("pandas")
     ledger = {"tier": "quick", "studies": [], "claims": [
         {"id": "a.b", "paper": "2504.02827", "verdict": "reproduced", "effect": 0.2, "low": 0.1,
          "high": 0.3, "n": 3, "sentence": "A beats B.", "study": "experiments/x.toml"}]}
     (tmp_path / "claims.json").write_text(json.dumps(ledger))
     frame = normlab.claims(tmp_path)
     assert list(frame["verdict"]) == ["reproduced"] and frame["low"][0] == 0.1
+    # Design rule D1's fourth verdict and its check per length come through as written.
+    lengths = [{"length": 16, "baseline_mean": 0.995, "floor": 0.5, "ceiling": 1.0,
+                "margin": 0.01, "place": "ceiling"}]
+    ledger["claims"].append(dict(ledger["claims"][0], id="a.c", verdict="untestable (ceiling)",
+                                 informativeness={"metric": "roc_auc", "informative": 0,
+                                                  "lengths": lengths}))
+    ledger["claims"][0]["informativeness"] = None
+    (tmp_path / "claims.json").write_text(json.dumps(ledger))
+    frame = normlab.claims(tmp_path)
+    assert list(frame["verdict"]) == ["reproduced", "untestable (ceiling)"]
+    assert pd.isna(frame["informative"][0]) and frame["informative"][1] == 0
+    assert frame["informativeness"][1]["lengths"][0]["place"] == "ceiling"
     (tmp_path / "claims.json").write_text("[]")
     with pytest.raises(ValueError, match="not a claims ledger"):
         normlab.claims(tmp_path)

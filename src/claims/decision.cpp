@@ -17,8 +17,20 @@ std::string to_string(Verdict v) {
       return "contradicted";
     case Verdict::inconclusive:
       return "inconclusive";
+    case Verdict::untestable_ceiling:
+      return "untestable (ceiling)";
+    case Verdict::untestable_floor:
+      return "untestable (floor)";
   }
   return "?";
+}
+
+const std::vector<std::string>& decided_verdicts() {
+  static const std::vector<std::string> names = {
+      to_string(Verdict::reproduced), to_string(Verdict::contradicted),
+      to_string(Verdict::inconclusive), to_string(Verdict::untestable_ceiling),
+      to_string(Verdict::untestable_floor)};
+  return names;
 }
 
 PairStatistic pair_statistic(const std::vector<double>& values) {

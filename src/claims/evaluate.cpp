@@ -18,10 +18,7 @@
 namespace normlab::claims {
 namespace fs = std::filesystem;
 
-namespace {
-
-// The cell as a number, if all of it is one.
-std::optional<double> number_of(const std::string& cell) {
+std::optional<double> cell_number(const std::string& cell) {
   if (cell.empty()) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(cell.c_str(), &end);
@@ -29,28 +26,28 @@ std::optional<double> number_of(const std::string& cell) {
   return v;
 }
 
-bool matches(const FilterValue& f, const std::string& cell,
-             const std::optional<StudyFacts>& facts) {
+bool filter_matches(const FilterValue& f, const std::string& cell,
+                    const std::optional<StudyFacts>& facts) {
   switch (f.kind) {
     case FilterValue::Kind::text:
       return cell == f.text;
     case FilterValue::Kind::number: {
-      const auto v = number_of(cell);
+      const auto v = cell_number(cell);
       return v && *v == f.number;
     }
     case FilterValue::Kind::one_of:
       return std::any_of(f.choices.begin(), f.choices.end(),
-                         [&](const FilterValue& c) { return matches(c, cell, facts); });
+                         [&](const FilterValue& c) { return filter_matches(c, cell, facts); });
     case FilterValue::Kind::beyond_training:
     case FilterValue::Kind::within_training: {
-      const auto v = number_of(cell);
+      const auto v = cell_number(cell);
       if (!v) return false;
       const bool beyond = *v > static_cast<double>(facts->max_train_length);
       return beyond == (f.kind == FilterValue::Kind::beyond_training);
     }
     case FilterValue::Kind::last_step:
     case FilterValue::Kind::decay_start: {
-      const auto v = number_of(cell);
+      const auto v = cell_number(cell);
       const int64_t step =
           f.kind == FilterValue::Kind::last_step ? facts->last_step : facts->decay_start;
       return v && *v == static_cast<double>(step);
@@ -58,6 +55,8 @@ bool matches(const FilterValue& f, const std::string& cell,
   }
   return false;
 }
+
+namespace {
 
 // A filter (or one of a list's choices) that compares against the study's facts.
 bool is_special(const FilterValue& f) {
@@ -79,9 +78,9 @@ bool needs_study_facts(const Claim& c) {
 // Pairs sort numerically when every one is a number, else as text.
 void sort_pairs(std::vector<std::string>& pairs) {
   const bool numeric = std::all_of(pairs.begin(), pairs.end(),
-                                   [](const std::string& p) { return number_of(p).has_value(); });
+                                   [](const std::string& p) { return cell_number(p).has_value(); });
   std::sort(pairs.begin(), pairs.end(), [&](const std::string& a, const std::string& b) {
-    return numeric ? *number_of(a) < *number_of(b) : a < b;
+    return numeric ? *cell_number(a) < *cell_number(b) : a < b;
   });
 }
 
@@ -174,10 +173,10 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
     const size_t x_column = term.x.empty() ? value_column : table.column(term.x);
     for (const std::vector<std::string>& row : table.rows) {
       const bool all = std::all_of(conditions.begin(), conditions.end(), [&](const auto& cond) {
-        return matches(*cond.second, row[cond.first], facts);
+        return filter_matches(*cond.second, row[cond.first], facts);
       });
       if (!all) continue;
-      const auto value = number_of(row[value_column]), x = number_of(row[x_column]);
+      const auto value = cell_number(row[value_column]), x = cell_number(row[x_column]);
       if (!value || !x) {
         throw InputError(
             fmt::format("{}: claim '{}': a row matching {} has '{}' in column '{}', "
@@ -248,6 +247,15 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     e.statistic.low = *lo;
     e.statistic.high = *hi;
+  }
+  if (informativeness_applies(c)) {
+    const nlohmann::json experiment =
+        nlohmann::json::parse(read_file(study_dir / "experiment.json"));
+    e.informativeness = check_informativeness(c, table, *facts, experiment);
+    if (const std::optional<Verdict> untestable = e.informativeness.untestable()) {
+      e.decision = {*untestable, e.informativeness.summary()};
+      return e;
+    }
   }
   e.decision = decide(c.expect, e.statistic, c.min_pairs);
   return e;

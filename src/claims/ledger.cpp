@@ -54,7 +54,8 @@ int run_child(const fs::path& program, const std::vector<std::string>& args) {
 }
 
 bool decided(const std::string& verdict) {
-  return verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive";
+  const std::vector<std::string>& all = decided_verdicts();
+  return std::find(all.begin(), all.end(), verdict) != all.end();
 }
 
 // The record a study leaves in its folder when the ledger has run it.

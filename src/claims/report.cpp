@@ -21,6 +21,37 @@ std::string cell(std::string s) {
   return s;
 }
 
+// Design rule D1's check as claims.json gives it; null where D1 does not govern the claim.
+nlohmann::json informativeness_json(const Informativeness& info) {
+  if (!info.applies) return nullptr;
+  nlohmann::json lengths = nlohmann::json::array();
+  for (const LengthCheck& l : info.lengths) {
+    lengths.push_back({{"length", l.length},
+                       {"baseline_mean", l.baseline},
+                       {"floor", l.floor},
+                       {"ceiling", l.ceiling},
+                       {"margin", l.margin},
+                       {"place", to_string(l.place)}});
+  }
+  return {{"metric", info.metric},         {"baseline", info.baseline},
+          {"floor_rule", info.floor_rule}, {"informative", info.informative()},
+          {"summary", info.summary()},     {"lengths", lengths}};
+}
+
+// D1's check in claims.md: one line, then m(n), f, c and ε per length.
+std::string informativeness_markdown(const Informativeness& info) {
+  if (!info.applies) return "";
+  std::string md = fmt::format(
+      "- informativeness (design rule D1): {}; baseline: {}; floor f: {}\n\n"
+      "  | n | m(n) | f | c | ε | place |\n  | --- | --- | --- | --- | --- | --- |\n",
+      info.summary(), info.baseline, info.floor_rule);
+  for (const LengthCheck& l : info.lengths) {
+    md += fmt::format("  | {} | {} | {} | {} | {} | {} |\n", l.length, number(l.baseline),
+                      number(l.floor), number(l.ceiling), number(l.margin), to_string(l.place));
+  }
+  return md + "\n";
+}
+
 }  // namespace
 
 nlohmann::json to_json(const LedgerResult& r) {
@@ -58,6 +89,7 @@ nlohmann::json to_json(const LedgerResult& r) {
                       {"min_pairs", c.claim.min_pairs},
                       {"pair_by", c.claim.pair_by},
                       {"values", values},
+                      {"informativeness", informativeness_json(c.evaluation.informativeness)},
                       {"tier", s.tier},
                       {"study", c.claim.study_text},
                       {"sets", s.sets},
@@ -88,8 +120,13 @@ std::string to_markdown(const LedgerResult& r) {
       "reduce(rows); interval: 95% Student t over the pairs (the range of the values for a "
       "deterministic claim). A claim is *reproduced* when the interval lies on the side the "
       "paper claims (or inside its band), *contradicted* when it lies on the other side (or "
-      "outside the band), *inconclusive* otherwise. Each claim's protocol choices follow its "
-      "details below; each study's own tables follow the claims.\n\n"
+      "outside the band), *inconclusive* otherwise. A claim about lengths beyond training is "
+      "*untestable (ceiling)* or *untestable (floor)* when fewer than 2 of those lengths are "
+      "informative, its baseline arm (the terms with negative weight) within 5% of the "
+      "floor-to-ceiling span of the metric's perfect score or of its chance level at the "
+      "others (design rule D1); its details give m(n), f and c per length. Each claim's "
+      "protocol choices follow its details below; each study's own tables follow the "
+      "claims.\n\n"
       "| claim | paper | verdict | effect [95% interval] | n | command |\n"
       "| --- | --- | --- | --- | --- | --- |\n",
       r.tier, how);
@@ -123,6 +160,7 @@ std::string to_markdown(const LedgerResult& r) {
       }
       md += fmt::format("- per pair: {}\n", fmt::join(values, "; "));
     }
+    md += informativeness_markdown(c.evaluation.informativeness);
     md += fmt::format("- **{}**: {}\n", c.verdict, c.reason);
     if (!c.claim.choice.empty()) md += fmt::format("- protocol choice: {}\n", c.claim.choice);
   }

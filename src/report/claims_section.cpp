@@ -58,6 +58,26 @@ void claims_section(Page& page, const fs::path& out) {
         text(ledger, "tier"), rows.size(), rows.size() == 1 ? "" : "s", counts));
     page.table({"claim", "paper", "verdict", "effect [95% interval]", "n", "sentence"}, rows,
                false);
+    // Design rule D1: where each governed claim's baseline sits at each length beyond training.
+    std::vector<std::vector<std::string>> places;
+    for (const auto& c : ledger["claims"]) {
+      const nlohmann::json info = c.value("informativeness", nlohmann::json());
+      if (!info.is_object()) continue;
+      for (const auto& l : info.value("lengths", nlohmann::json::array())) {
+        places.push_back({text(c, "id"), text(c, "verdict"), text(l, "length"),
+                          cell_text(number(l, "baseline_mean")), cell_text(number(l, "floor")),
+                          cell_text(number(l, "ceiling")), text(l, "place")});
+      }
+    }
+    if (!places.empty()) {
+      page.heading(3, "Informativeness (design rule D1)");
+      page.paragraph(
+          "For every claim about lengths beyond training: the baseline arm's mean m(n) at each "
+          "length, the metric's floor f (chance) and ceiling c (perfect score). A length is "
+          "informative when m(n) is more than 5% of |c − f| away from both; with fewer than 2 "
+          "informative lengths the claim is untestable (docs/claims.md).");
+      page.table({"claim", "verdict", "n", "m(n)", "f", "c", "place"}, places, false);
+    }
     std::vector<std::vector<std::string>> studies;
     for (const auto& s : ledger.value("studies", nlohmann::json::array())) {
       const double seconds = number(s, "seconds");

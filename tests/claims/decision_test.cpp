@@ -69,6 +69,16 @@ TEST(Decide, Band) {
   EXPECT_EQ(decide(band, interval(0.3, 0.7), 2).verdict, Verdict::inconclusive);  // contains it
 }
 
+// The words of claims.json, claims.md and `claims list`; the untestable ones (design rule D1)
+// count as decided.
+TEST(Decide, VerdictNames) {
+  EXPECT_EQ(to_string(Verdict::untestable_ceiling), "untestable (ceiling)");
+  EXPECT_EQ(to_string(Verdict::untestable_floor), "untestable (floor)");
+  EXPECT_EQ(decided_verdicts(),
+            (std::vector<std::string>{"reproduced", "contradicted", "inconclusive",
+                                      "untestable (ceiling)", "untestable (floor)"}));
+}
+
 TEST(Decide, TooFewPairsIsInconclusiveWhateverTheInterval) {
   const Decision d = decide(expect(Expectation::Kind::negative), interval(-2, -1), 6);
   EXPECT_EQ(d.verdict, Verdict::inconclusive);

@@ -82,8 +82,31 @@ choice = "a toy: v = 8 and 300 steps"
   EXPECT_EQ(claim["id"], "tiny.post_vs_pre");
   EXPECT_EQ(claim["paper"], "0000.00001");
   const std::string verdict = claim["verdict"];
-  EXPECT_TRUE(verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive")
+  EXPECT_TRUE(verdict == "reproduced" || verdict == "contradicted" || verdict == "inconclusive" ||
+              verdict == "untestable (ceiling)" || verdict == "untestable (floor)")
       << claim.dump(2);
+  // Design rule D1: the baseline (pre) at each length beyond training (the study's eval
+  // lengths above train.max_len), against TVD's ceiling 0 and the evaluator's tvd_chance rows.
+  const auto& info = claim["informativeness"];
+  ASSERT_TRUE(info.is_object()) << claim.dump(2);
+  EXPECT_EQ(info["metric"], "tvd");
+  const int64_t max_len = experiment["train"]["max_len"];
+  size_t beyond = 0;
+  for (const auto& n : experiment["eval"]["lengths"]) beyond += n.get<int64_t>() > max_len;
+  ASSERT_EQ(info["lengths"].size(), beyond) << info.dump(2);
+  ASSERT_GT(beyond, 0u);
+  int informative = 0;
+  for (const auto& l : info["lengths"]) {
+    EXPECT_GT(l["length"].get<int64_t>(), max_len);
+    EXPECT_EQ(l["ceiling"], 0.0);
+    EXPECT_GT(l["floor"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(l["margin"].get<double>(), 0.05 * l["floor"].get<double>());
+    informative += l["place"] == "informative";
+  }
+  EXPECT_EQ(info["informative"], informative);
+  EXPECT_EQ(verdict.rfind("untestable", 0) == 0, informative < 2) << info.dump(2);
+  EXPECT_NE(info["floor_rule"].get<std::string>().find("tvd_chance rows"), std::string::npos);
+  EXPECT_NE(testing::slurp(study / "results.csv").find(",tvd_chance,"), std::string::npos);
   EXPECT_EQ(claim["n"], 2);  // seeds 1 and 2
   ASSERT_EQ(claim["values"].size(), 2u);
   EXPECT_EQ(claim["values"][0]["seed"], "1");
@@ -123,6 +146,15 @@ choice = "a toy: v = 8 and 300 steps"
   list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(), "--ledger",
                       (tmp / "none.json").string()});
   EXPECT_NE(list.out.find("not run"), std::string::npos) << list.out;
+  // The fourth verdict, as claims.json gives it, widens the verdict column.
+  testing::write_bytes(
+      tmp / "untestable.json",
+      R"j({"claims": [{"id": "tiny.post_vs_pre", "verdict": "untestable (floor)"}]})j");
+  list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(), "--ledger",
+                      (tmp / "untestable.json").string()});
+  EXPECT_NE(list.out.find("tiny.post_vs_pre  0000.00001  untestable (floor)  Post-norm lowers"),
+            std::string::npos)
+      << list.out;
 
   // The kept tables alone decide the claim again, with the record of the run that made them.
   const fs::path kept_study = kept / study.filename();

@@ -151,10 +151,15 @@ TEST(ReportCommand, RefusesWhatIsNotAResultsFolder) {
 
 TEST(ReportCommand, ClaimsLedgerFolderShowsItsTextAsText) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims.json", R"({"tier": "quick",
+  testing::write_bytes(tmp / "claims.json", R"j({"tier": "quick",
     "claims": [{"id": "x.<i>y</i>", "paper": "2510.0", "sentence": "<script>alert(2)</script>",
-                "verdict": "reproduced", "effect": -0.5, "low": -0.7, "high": -0.3, "n": 3}],
-    "studies": [{"command": "normlab run a.toml", "seconds": 1.5, "ok": true, "failure": ""}]})");
+                "verdict": "reproduced", "effect": -0.5, "low": -0.7, "high": -0.3, "n": 3},
+               {"id": "x.z", "paper": "2510.0", "sentence": "s", "verdict": "untestable (ceiling)",
+                "effect": 0.01, "low": 0.0, "high": 0.02, "n": 3,
+                "informativeness": {"metric": "roc_auc", "informative": 0, "lengths": [
+                  {"length": 64, "baseline_mean": 0.995, "floor": 0.5, "ceiling": 1,
+                   "margin": 0.01, "place": "ceiling"}]}}],
+    "studies": [{"command": "normlab run a.toml", "seconds": 1.5, "ok": true, "failure": ""}]})j");
   testing::write_bytes(tmp / "claims.md", "# ledger\n<img src=x onerror=alert(3)>\n");
   const RunResult r = run_normlab({"report", tmp.path().string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
@@ -164,7 +169,13 @@ TEST(ReportCommand, ClaimsLedgerFolderShowsItsTextAsText) {
   EXPECT_NE(html.find("<td>x.&lt;i&gt;y&lt;/i&gt;</td>"), npos);
   EXPECT_NE(html.find("&lt;img src=x onerror=alert(3)&gt;"), npos);
   EXPECT_NE(html.find("<td>-0.5 [-0.7, -0.3]</td>"), npos);
-  EXPECT_NE(html.find("1 claim, 1 reproduced"), npos);
+  EXPECT_NE(html.find("2 claims, 1 reproduced, 1 untestable (ceiling)"), npos);
+  // Design rule D1's table: the claim, its verdict, n, m(n), f, c and the place.
+  EXPECT_NE(html.find("Informativeness (design rule D1)"), npos);
+  EXPECT_NE(html.find("<td>x.z</td><td>untestable (ceiling)</td><td>64</td><td>0.995</td>"
+                      "<td>0.5</td><td>1</td><td>ceiling</td>"),
+            npos)
+      << html;
   EXPECT_NE(html.find("<td>normlab run a.toml</td>"), npos);
 }
 
