@@ -164,14 +164,15 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
   ASSERT_TRUE(run.exited && run.exit_code == 0) << run.describe();
   const auto db = out / "results.sqlite";
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE status = 'finished'"), 4);
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 4 * 2 * 2);  // runs × lengths × metrics
+  // runs × lengths × metrics (tvd, accuracy and the evaluator's tvd_chance row)
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 4 * 2 * 3);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM curves WHERE val_loss IS NOT NULL"), 4 * 4);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs WHERE seconds > 0 AND started_at != ''"), 4);
   EXPECT_EQ(count(db, "SELECT COUNT(DISTINCT hash) FROM runs"), 4);
   // Running again (all done) leaves every count as it was.
   const auto again = testing::run_normlab(run_args);
   ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
-  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 16);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM results"), 24);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments"), 1);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM experiments WHERE finished_at IS NOT NULL"), 1);
 
@@ -183,7 +184,7 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
       {"results", out.string(), "--csv", "--sql",
        "SELECT variant, COUNT(*) AS n FROM results GROUP BY variant ORDER BY variant"});
   ASSERT_EQ(query.exit_code, 0) << query.describe();
-  EXPECT_EQ(query.out, "variant,n\npost,8\npre,8\n");
+  EXPECT_EQ(query.out, "variant,n\npost,12\npre,12\n");
   const auto bad = testing::run_normlab({"results", out.string(), "--sql", "DROP TABLE runs"});
   EXPECT_EQ(bad.exit_code, 1) << bad.describe();
   EXPECT_EQ(bad.err_lines().size(), 1u);
@@ -194,7 +195,7 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);  // header + 4 runs
   const auto json = testing::run_normlab({"export", out.string(), "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.describe();
-  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 16u);
+  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 24u);
   const auto neither = testing::run_normlab({"export", out.string()});
   EXPECT_EQ(neither.exit_code, 2) << neither.describe();
 }
