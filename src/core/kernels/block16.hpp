@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <utility>
 
-#ifdef __AVX512F__
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -44,11 +44,19 @@ inline Block16<T> load16(const T* p) {
 
 // The first n lanes of a block (all 16 when n ≥ 16), the others zero, and their store: rows
 // whose length is not a multiple of 16 (a width of 15) end in such a partial block. For float
-// with AVX-512 these are single masked loads and stores (no access beyond the n lanes);
-// otherwise plain loops (double serves the finite-difference checks, where speed is moot).
+// these are masked loads and stores (no access beyond the n lanes): one with AVX-512, two
+// 8-lane halves with AVX2 (a plain loop there would insert the 16 lanes one by one); otherwise
+// plain loops (double serves the finite-difference checks, where speed is moot). Loads and
+// stores are exact, so the bits are the same on every path.
 #ifdef __AVX512F__
 inline __mmask16 first_lanes_mask(int64_t n) {
   return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1);
+}
+#elif defined(__AVX2__)
+// Lane l of the mask is all ones when l < n (the sign bit selects it in maskload/maskstore).
+inline __m256i first_lanes_mask8(int64_t n) {
+  const int32_t k = n <= 0 ? 0 : n >= 8 ? 8 : static_cast<int32_t>(n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 #endif
 
@@ -59,6 +67,13 @@ inline Block16<T> load_first(const T* p, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
     const __m512 m = _mm512_maskz_loadu_ps(first_lanes_mask(n), p);
     std::memcpy(&v, &m, sizeof(v));
+    return v;
+  }
+#elif defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>) {
+    const __m256 halves[2] = {_mm256_maskload_ps(p, first_lanes_mask8(n)),
+                              _mm256_maskload_ps(p + 8, first_lanes_mask8(n - 8))};
+    std::memcpy(&v, halves, sizeof(v));
     return v;
   }
 #endif
@@ -73,6 +88,14 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
     __m512 m;
     std::memcpy(&m, &v, sizeof(m));
     _mm512_mask_storeu_ps(p, first_lanes_mask(n), m);
+    return;
+  }
+#elif defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>) {
+    __m256 halves[2];
+    std::memcpy(halves, &v, sizeof(v));
+    _mm256_maskstore_ps(p, first_lanes_mask8(n), halves[0]);
+    _mm256_maskstore_ps(p + 8, first_lanes_mask8(n - 8), halves[1]);
     return;
   }
 #endif
