@@ -11,16 +11,21 @@
 //       claim, writes OUT/claims.json and OUT/claims.md (default OUT results/claims-TIER);
 //       --tables keeps a copy of each finished study's tables, --decide-only decides from
 //       study folders already in OUT (such copies) without running anything
+//   normlab claims seeds [--tier T] [--paper P] [--claim ID] --out DIR [--ledger FILE]
+//       design rule D3: each claim's seed count from its baseline-only pilot in its study
+//       folder under DIR, and each study folder's count (the largest of its claims')
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/claims.hpp"
+#include "normlab/claims_design.hpp"
 #include "normlab/claims_ledger.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/train_config.hpp"
@@ -87,6 +92,49 @@ void list_claims(const fs::path& claims_dir, const std::string& paper,
   }
 }
 
+// id → the claim's effect and interval in a claims.json; empty when the file does not exist.
+std::map<std::string, claims::KeptInterval> read_kept_intervals(const fs::path& file) {
+  std::map<std::string, claims::KeptInterval> out;
+  if (!fs::exists(file)) return out;
+  const nlohmann::json j = nlohmann::json::parse(read_file(file));
+  for (const nlohmann::json& c : j.at("claims")) {
+    if (!c.contains("effect") || !c.at("low").is_number() || !c.at("high").is_number()) continue;
+    out[c.at("id").get<std::string>()] = {c.at("effect").get<double>(), c.at("low").get<double>(),
+                                          c.at("high").get<double>()};
+  }
+  return out;
+}
+
+// One line per claim: pilot seeds, the baseline's sd, δ, the seed count and its rule; then
+// each study folder's count.
+void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
+                       const std::string& claim, const std::string& tier, const fs::path& out,
+                       const fs::path& ledger) {
+  const std::vector<claims::Claim> selected =
+      claims::select_claims(claims::read_ledger(claims_dir), paper, claim);
+  const std::map<std::string, claims::KeptInterval> kept = read_kept_intervals(ledger);
+  std::map<std::string, int> per_folder;
+  for (const claims::Claim& c : selected) {
+    const claims::StudyRun study = claims::plan_study(c.study, c.sets, tier, out, 0);
+    const std::string folder = study.folder.filename().string();
+    const auto k = kept.find(c.id);
+    try {
+      const claims::SeedCount s = claims::seed_count(
+          c, study.folder,
+          k == kept.end() ? std::nullopt : std::optional<claims::KeptInterval>(k->second));
+      std::printf("%s  %s: pilot n = %zu, baseline sd %.4g, delta %s -> %d seeds (%s)\n",
+                  c.id.c_str(), folder.c_str(), s.baseline.size(), s.sd,
+                  s.delta ? fmt::format("{:.4g}", *s.delta).c_str() : "none", s.seeds,
+                  s.rule.c_str());
+      per_folder[folder] = std::max(per_folder[folder], s.seeds);
+    } catch (const InputError& e) {
+      std::printf("%s  %s: %s\n", c.id.c_str(), folder.c_str(), e.what());
+    }
+  }
+  if (!per_folder.empty()) std::printf("\nseeds per study folder (the largest of its claims'):\n");
+  for (const auto& [folder, n] : per_folder) std::printf("  %-48s %d\n", folder.c_str(), n);
+}
+
 }  // namespace
 
 void add_claims_command(CLI::App& app) {
@@ -107,6 +155,32 @@ void add_claims_command(CLI::App& app) {
   list->callback([=] {
     list_claims(*list_dir, *list_paper,
                 list_ledgers->empty() ? committed_ledgers() : *list_ledgers);
+  });
+
+  auto* seeds = claims_cmd->add_subcommand(
+      "seeds",
+      "Design rule D3 (docs/claims.md): each claim's seed count from its baseline-only pilot "
+      "in its study folder under OUT");
+  auto seeds_tier = std::make_shared<std::string>("full");
+  auto seeds_paper = std::make_shared<std::string>();
+  auto seeds_claim = std::make_shared<std::string>();
+  auto seeds_out = std::make_shared<std::string>();
+  auto seeds_ledger = std::make_shared<std::string>("docs/claims.json");
+  auto seeds_dir = std::make_shared<std::string>("claims");
+  seeds->add_option("--tier", *seeds_tier, "Tier the pilots ran at (default full)")
+      ->check(CLI::IsMember({"quick", "full"}));
+  seeds->add_option("--paper", *seeds_paper, "Only this paper's claims (arXiv id)");
+  seeds->add_option("--claim", *seeds_claim, "Only this claim (its id)");
+  seeds->add_option("--out", *seeds_out, "The ledger's output folder the pilots ran into")
+      ->required()
+      ->check(non_empty_path());
+  seeds->add_option("--ledger", *seeds_ledger,
+                    "Kept ledger whose intervals D3's 'at least 10' reads (default "
+                    "docs/claims.json)");
+  seeds->add_option("--claims", *seeds_dir, "Folder of claims files (default claims)");
+  seeds->callback([=] {
+    print_seed_counts(*seeds_dir, *seeds_paper, *seeds_claim, *seeds_tier, *seeds_out,
+                      *seeds_ledger);
   });
 
   auto* run = claims_cmd->add_subcommand(

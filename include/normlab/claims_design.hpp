@@ -3,8 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "normlab/claims.hpp"
+#include "normlab/claims_evaluate.hpp"
 #include "normlab/task.hpp"
 
 namespace normlab::claims {
@@ -27,5 +32,33 @@ inline constexpr double kResolvedFraction = 0.05;
 inline constexpr int kMinSeeds = 5;
 inline constexpr int kMaxSeeds = 20;
 inline constexpr int kSeedsWhenWide = 10;
+
+// A claim's interval in a kept ledger (docs/claims.json): D3's "at least 10" applies where it
+// is wider than the effect.
+struct KeptInterval {
+  double effect = 0;
+  double low = 0;
+  double high = 0;
+  bool wide() const { return high - low > (effect < 0 ? -effect : effect); }
+};
+
+// D3 for one claim from the pilot in its study folder (the baseline arm alone, results.csv and
+// experiment.json): the baseline's per-seed claim value (its terms of negative weight, sign
+// flipped), their sd, δ = 0.05·|c − f| averaged over the lengths beyond training (D1's floor
+// and ceiling), and the seed count.
+struct SeedCount {
+  std::vector<PairValue> baseline;  // one per pilot seed
+  double sd = 0;
+  std::optional<double> delta;  // none: the claim has no floor and ceiling (no D1 check)
+  int by_resolution = 0;        // seeds_to_resolve(sd, δ), or kMinSeeds without δ
+  bool wide = false;            // the kept interval is wider than its effect
+  int seeds = 0;                // max(by_resolution, 10 if wide), at most kMaxSeeds
+  std::string rule;             // one sentence: which rule set `seeds`
+};
+
+// InputError naming the claim when its study folder has no results.csv or the baseline arm
+// matches no rows, or when the claim has no term of negative weight.
+SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
+                     const std::optional<KeptInterval>& kept);
 
 }  // namespace normlab::claims

@@ -1,0 +1,97 @@
+// D3's seed count from a pilot of the baseline arm (docs/claims.md, "Design rules").
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/claims_design.hpp"
+#include "normlab/claims_informativeness.hpp"
+#include "normlab/claims_table.hpp"
+#include "normlab/errors.hpp"
+
+namespace normlab::claims {
+namespace {
+
+// The claim reduced to its baseline arm: the terms of negative weight, sign flipped, so a
+// pair's value is the baseline's own claim value.
+Claim baseline_arm(const Claim& c) {
+  Claim b = c;
+  b.terms.clear();
+  for (const Term& t : c.terms) {
+    if (t.weight >= 0) continue;
+    Term flipped = t;
+    flipped.weight = -t.weight;
+    b.terms.push_back(flipped);
+  }
+  if (b.terms.empty()) {
+    throw InputError(fmt::format(
+        "claim '{}': no term of negative weight, so no baseline arm to pilot (D3)", c.id));
+  }
+  return b;
+}
+
+double sample_sd(const std::vector<PairValue>& v) {
+  if (v.size() < 2) return std::nan("");
+  double mean = 0;
+  for (const PairValue& p : v) mean += p.value;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (const PairValue& p : v) ss += (p.value - mean) * (p.value - mean);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1));
+}
+
+}  // namespace
+
+SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
+                     const std::optional<KeptInterval>& kept) {
+  const std::filesystem::path csv = study_dir / c.source;
+  if (!std::filesystem::exists(csv)) {
+    throw InputError(
+        fmt::format("claim '{}': no pilot in {} (no {})", c.id, study_dir.string(), c.source));
+  }
+  const Claim base = baseline_arm(c);
+  const CsvTable table = read_csv_table(csv);
+  const StudyFacts facts = study_facts(study_dir);
+  SeedCount s;
+  s.baseline = pair_values(base, table, facts);
+  s.sd = sample_sd(s.baseline);
+  s.wide = kept.has_value() && kept->wide();
+  if (informativeness_applies(c)) {
+    const nlohmann::json experiment =
+        nlohmann::json::parse(read_file(study_dir / "experiment.json"));
+    const Informativeness inf = check_informativeness(c, table, facts, experiment);
+    double sum = 0;
+    for (const LengthCheck& l : inf.lengths)
+      sum += kResolvedFraction * std::abs(l.ceiling - l.floor);
+    if (!inf.lengths.empty()) s.delta = sum / static_cast<double>(inf.lengths.size());
+  }
+  if (s.delta && std::isfinite(s.sd)) {
+    s.by_resolution = seeds_to_resolve(s.sd, *s.delta, kMinSeeds, kMaxSeeds);
+  } else {
+    s.by_resolution = kMinSeeds;
+  }
+  s.seeds = std::min(kMaxSeeds, std::max(s.by_resolution, s.wide ? kSeedsWhenWide : 0));
+  if (s.delta) {
+    s.rule = fmt::format("t·√2·sd/√n ≤ δ gives {}{}{}", s.by_resolution,
+                         s.by_resolution == kMaxSeeds ? " (the cap)" : "",
+                         s.wide ? fmt::format("; the kept interval is wider than its effect: "
+                                              "at least {}",
+                                              kSeedsWhenWide)
+                                : "");
+  } else {
+    s.rule = s.wide ? fmt::format(
+                          "no floor and ceiling; the kept interval is wider than its "
+                          "effect: {}",
+                          kSeedsWhenWide)
+                    : fmt::format(
+                          "no floor and ceiling; the kept interval is not wider than "
+                          "its effect: {}",
+                          kMinSeeds);
+  }
+  return s;
+}
+
+}  // namespace normlab::claims

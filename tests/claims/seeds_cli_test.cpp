@@ -1,0 +1,106 @@
+// `normlab claims seeds` (design rule D3, docs/claims.md) on a synthetic pilot: the baseline arm
+// (pre) alone, five seeds, in the study folder the ledger would use.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_normlab;
+using testing::TempDir;
+
+const fs::path kStudy = fs::path(NORMLAB_SOURCE_DIR) / "tests" / "data" / "claims_tiny_study.toml";
+
+// A pilot's results.csv: pre's TVD per seed at the lengths beyond training (6 and 7; the tiny
+// study trains to 4), each length the seed's value, and the evaluator's chance rows at 0.5.
+std::string pilot_table(const std::vector<double>& per_seed) {
+  std::string csv =
+      "experiment,variant,scheme,norm,seed,weights,length,seq_len,metric,value,ci_low,ci_high,"
+      "count\n";
+  for (size_t i = 0; i < per_seed.size(); ++i) {
+    for (int n : {2, 6, 7}) {
+      for (const char* metric : {"tvd", "tvd_chance"}) {
+        const double v = std::string(metric) == "tvd" ? per_seed[i] : 0.5;
+        csv += fmt::format("claims_tiny,pre,pre,rmsnorm,{},raw,{},{},{},{},{},{},100\n", i + 1, n,
+                           n + 1, metric, v, v, v);
+      }
+    }
+  }
+  return csv;
+}
+
+void write_pilot(const fs::path& folder, const std::vector<double>& per_seed) {
+  testing::write_bytes(folder / "results.csv", pilot_table(per_seed));
+  testing::write_bytes(folder / "experiment.json", R"({"name": "claims_tiny",
+    "task": {"name": "set_complement", "v": 8, "targets": "sampled"},
+    "train": {"max_len": 4, "min_len": 1, "steps": 300, "schedule": "linear", "warmup": 20},
+    "eval": {"lengths": [2, 6, 7], "samples": 100, "seed": 20251010, "max_rows": 65536},
+    "tier": "quick", "sets": []})");
+}
+
+void write_claim(const fs::path& dir) {
+  testing::write_bytes(dir / "tiny.toml", R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.post_vs_pre"
+sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
+study = ")" + kStudy.string() + R"("
+terms = [
+  { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
+  { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
+]
+expect = "negative"
+)");
+}
+
+TEST(ClaimsSeeds, FromTheBaselineSpreadOfASyntheticPilot) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  // sd 0.03162 of pre's TVD; δ = 0.05·|0 − 0.5| = 0.025: t_14·√2·sd/√15 = 0.0248 ≤ δ and
+  // t_13·√2·sd/√14 = 0.0258 > δ, so 15 seeds.
+  write_pilot(tmp / "out" / "claims_tiny-quick", {0.22, 0.18, 0.26, 0.20, 0.24});
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("pilot n = 5, baseline sd 0.03162, delta 0.025 -> 15 seeds"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("claims_tiny-quick"), std::string::npos) << r.out;
+}
+
+TEST(ClaimsSeeds, AWideKeptIntervalAsksForTen) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  // A quiet baseline (sd 0.0016) needs 5 by resolution; the kept interval [−0.1, 0.08] is wider
+  // than its effect −0.01, so at least 10.
+  write_pilot(tmp / "out" / "claims_tiny-quick", {0.200, 0.202, 0.198, 0.201, 0.199});
+  testing::write_bytes(tmp / "kept.json", R"({"claims": [{"id": "tiny.post_vs_pre",
+    "verdict": "inconclusive", "effect": -0.01, "low": -0.1, "high": 0.08}]})");
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "kept.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("-> 10 seeds (t·√2·sd/√n ≤ δ gives 5; the kept interval is wider"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ClaimsSeeds, NoPilotSaysSo) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  const auto r = run_normlab({"claims", "seeds", "--tier", "quick", "--claims",
+                              (tmp / "claims").string(), "--out", (tmp / "out").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("no pilot in"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace normlab
