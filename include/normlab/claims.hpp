@@ -52,7 +52,8 @@ struct Expectation {
 
 struct Claim {
   std::string id;
-  std::string paper;  // arXiv id
+  std::string paper;        // arXiv id
+  std::string paper_title;  // the claims file's title ("" if none)
   std::string sentence;
   std::filesystem::path study;  // the experiment file, as resolved (see read_paper)
   std::string study_text;       // as written in the claims file
@@ -66,6 +67,9 @@ struct Claim {
   // initialization, the same for every seed): the interval is [min, max] of the pair values,
   // one pair is enough, and no Student-t widening applies.
   bool deterministic = false;
+  // A negative control (design rule D4, docs/claims.md): the literature's negative result,
+  // checked by the same machinery; the answer lists it apart from the papers' claims.
+  bool negative_control = false;
   std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
   std::string where;   // "FILE:LINE" of the claim, for messages
 };

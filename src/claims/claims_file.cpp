@@ -205,7 +205,7 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   const std::string what = "[[claim]]";
   check_keys(file, *table, what,
              {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
-              "deterministic", "choice"});
+              "deterministic", "negative_control", "choice"});
   Claim c;
   c.paper = arxiv;
   c.where = at(file, *table);
@@ -257,6 +257,13 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
     c.deterministic = *d->value<bool>();
     if (c.deterministic && table->get("min_pairs") == nullptr) c.min_pairs = 1;
   }
+  if (const toml::node* n = table->get("negative_control")) {
+    if (!n->is_boolean()) {
+      throw InputError(fmt::format("{}: key 'negative_control' in {} must be true or false",
+                                   at(file, *n), claim_what));
+    }
+    c.negative_control = *n->value<bool>();
+  }
   c.choice = optional_string(file, *table, "choice", claim_what, "");
   return c;
 }
@@ -301,7 +308,10 @@ Paper read_paper(const fs::path& file, const fs::path& root) {
     throw InputError(fmt::format("{}: 'claim' must be a non-empty array of tables, [[claim]]",
                                  at(file, *claims)));
   }
-  for (const toml::node& node : *list) p.claims.push_back(read_claim(file, root, p.arxiv, node));
+  for (const toml::node& node : *list) {
+    p.claims.push_back(read_claim(file, root, p.arxiv, node));
+    p.claims.back().paper_title = p.title;
+  }
   return p;
 }
 

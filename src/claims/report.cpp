@@ -52,6 +52,133 @@ std::string informativeness_markdown(const Informativeness& info) {
   return md + "\n";
 }
 
+// The claim's sentence without its final period, for a list inside a paragraph.
+std::string clause(const std::string& sentence) {
+  return !sentence.empty() && sentence.back() == '.' ? sentence.substr(0, sentence.size() - 1)
+                                                     : sentence;
+}
+
+// "A; B; C", or "" without items; a clause that several claims share is written once, with
+// their ids.
+std::string joined(const std::vector<std::pair<std::string, std::string>>& clause_and_id) {
+  std::vector<std::string> clauses;
+  std::vector<std::vector<std::string>> ids;
+  for (const auto& [clause, id] : clause_and_id) {
+    const auto it = std::find(clauses.begin(), clauses.end(), clause);
+    if (it == clauses.end()) {
+      clauses.push_back(clause);
+      ids.push_back({id});
+    } else {
+      ids[static_cast<size_t>(it - clauses.begin())].push_back(id);
+    }
+  }
+  for (size_t i = 0; i < clauses.size(); ++i) {
+    if (ids[i].size() > 1) clauses[i] += fmt::format(" ({})", fmt::join(ids[i], ", "));
+  }
+  return fmt::format("{}", fmt::join(clauses, "; "));
+}
+
+std::string effect_cell(const ClaimOutcome& c) {
+  const PairStatistic& st = c.evaluation.statistic;
+  // No pairs (not run, study failed, error): no effect to show, not a zero.
+  return c.evaluation.pairs.empty()
+             ? "–"
+             : fmt::format("{} [{}, {}]", number(st.effect), number(st.low), number(st.high));
+}
+
+// One paper's answer: a paragraph saying what holds, what does not, what cannot be tested here
+// and why, and what stays open; then its claims with verdict and effect.
+std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
+  std::vector<std::pair<std::string, std::string>> holds, fails;
+  std::vector<std::string> ceiling, floor, open, other, controls_hold, controls_fail;
+  for (const ClaimOutcome* c : claims) {
+    const std::string& v = c->verdict;
+    if (c->claim.negative_control && (v == "reproduced" || v == "contradicted")) {
+      (v == "reproduced" ? controls_hold : controls_fail).push_back(c->claim.id);
+    } else if (v == "reproduced") {
+      holds.push_back({clause(c->claim.sentence), c->claim.id});
+    } else if (v == "contradicted") {
+      fails.push_back({clause(c->claim.sentence), c->claim.id});
+    } else if (v == "untestable (ceiling)") {
+      ceiling.push_back(c->claim.id);
+    } else if (v == "untestable (floor)") {
+      floor.push_back(c->claim.id);
+    } else if (v == "inconclusive") {
+      open.push_back(c->claim.id);
+    } else {
+      other.push_back(fmt::format("{} ({})", c->claim.id, v));
+    }
+  }
+  std::vector<std::string> parts;
+  if (!holds.empty()) {
+    parts.push_back(fmt::format("**Holds here** ({}): {}.", holds.size(), joined(holds)));
+  }
+  if (!fails.empty()) {
+    parts.push_back(fmt::format("**Does not hold here**, the interval on the other side ({}): {}.",
+                                fails.size(), joined(fails)));
+  }
+  if (!ceiling.empty() || !floor.empty()) {
+    std::vector<std::string> why;
+    if (!ceiling.empty()) {
+      why.push_back(
+          fmt::format("the baseline is already at the metric's perfect score beyond "
+                      "training, so no scheme can beat it ({})",
+                      fmt::join(ceiling, ", ")));
+    }
+    if (!floor.empty()) {
+      why.push_back(
+          fmt::format("the baseline is at chance level beyond training, outside the "
+                      "range where the study compares schemes ({})",
+                      fmt::join(floor, ", ")));
+    }
+    parts.push_back(fmt::format("**Cannot be tested here** ({}): {}.",
+                                ceiling.size() + floor.size(), fmt::join(why, "; ")));
+  }
+  if (!open.empty()) {
+    parts.push_back(
+        fmt::format("**Open** ({}): at this number of seeds the 95% interval admits "
+                    "both outcomes ({}).",
+                    open.size(), fmt::join(open, ", ")));
+  }
+  if (!controls_hold.empty() || !controls_fail.empty()) {
+    parts.push_back(fmt::format(
+        "**Negative controls** (the literature's negative results, design rule D4): {} of {} "
+        "as the literature has them{}.",
+        controls_hold.size(), controls_hold.size() + controls_fail.size(),
+        controls_fail.empty() ? "" : fmt::format("; not so: {}", fmt::join(controls_fail, ", "))));
+  }
+  if (!other.empty()) parts.push_back(fmt::format("**Not decided**: {}.", fmt::join(other, ", ")));
+  std::string md = fmt::format(
+      "{}\n\n| claim | verdict | effect [95% interval] | n |\n| --- | --- | --- | --- |\n",
+      fmt::join(parts, " "));
+  for (const ClaimOutcome* c : claims) {
+    md += fmt::format("| {} | {} | {} | {} |\n", cell(c->claim.id), c->verdict, effect_cell(*c),
+                      c->evaluation.statistic.n);
+  }
+  return md;
+}
+
+// The first screen: per paper (in the ledger's order), its answer.
+std::string answers_markdown(const LedgerResult& r) {
+  std::vector<std::string> papers;
+  for (const ClaimOutcome& c : r.claims) {
+    if (std::find(papers.begin(), papers.end(), c.claim.paper) == papers.end()) {
+      papers.push_back(c.claim.paper);
+    }
+  }
+  std::string md;
+  for (const std::string& paper : papers) {
+    std::vector<const ClaimOutcome*> claims;
+    for (const ClaimOutcome& c : r.claims) {
+      if (c.claim.paper == paper) claims.push_back(&c);
+    }
+    const std::string& title = claims.front()->claim.paper_title;
+    md += fmt::format("## {}{}arXiv {}{}\n\n{}\n", title, title.empty() ? "" : " (", paper,
+                      title.empty() ? "" : ")", paper_answer(claims));
+  }
+  return md;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const LedgerResult& r) {
@@ -80,6 +207,7 @@ nlohmann::json to_json(const LedgerResult& r) {
                       {"paper", c.claim.paper},
                       {"sentence", c.claim.sentence},
                       {"verdict", c.verdict},
+                      {"negative_control", c.claim.negative_control},
                       {"reason", c.reason},
                       {"expect", to_string(c.claim.expect)},
                       {"effect", have ? nlohmann::json(st.effect) : nlohmann::json()},
@@ -114,9 +242,11 @@ std::string to_markdown(const LedgerResult& r) {
                 "Written by `normlab claims run --tier {}` (docs/claims.md); every verdict comes "
                 "from that run, none is set by hand.",
                 r.tier);
-  std::string md = fmt::format(
-      "# Claims ledger, tier {}\n\n"
-      "{} Effect: the mean over pairs (seeds) of Σ weight · "
+  std::string md =
+      fmt::format("# Claims ledger, tier {}\n\n{}\n\n{}", r.tier, how, answers_markdown(r));
+  md += fmt::format(
+      "## All claims\n\n"
+      "Effect: the mean over pairs (seeds) of Σ weight · "
       "reduce(rows); interval: 95% Student t over the pairs (the range of the values for a "
       "deterministic claim). A claim is *reproduced* when the interval lies on the side the "
       "paper claims (or inside its band), *contradicted* when it lies on the other side (or "
@@ -128,17 +258,11 @@ std::string to_markdown(const LedgerResult& r) {
       "protocol choices follow its details below; each study's own tables follow the "
       "claims.\n\n"
       "| claim | paper | verdict | effect [95% interval] | n | command |\n"
-      "| --- | --- | --- | --- | --- | --- |\n",
-      r.tier, how);
+      "| --- | --- | --- | --- | --- | --- |\n");
   for (const ClaimOutcome& c : r.claims) {
-    const PairStatistic& st = c.evaluation.statistic;
-    // No pairs (not run, study failed, error): no effect to show, not a zero.
-    const std::string effect =
-        c.evaluation.pairs.empty()
-            ? "–"
-            : fmt::format("{} [{}, {}]", number(st.effect), number(st.low), number(st.high));
     md += fmt::format("| {} | {} | {} | {} | {} | `{}` |\n", cell(c.claim.id), c.claim.paper,
-                      c.verdict, effect, st.n, cell(r.studies[c.study].command()));
+                      c.verdict, effect_cell(c), c.evaluation.statistic.n,
+                      cell(r.studies[c.study].command()));
   }
   md += "\n## Studies\n\n| study | wall time | status |\n| --- | --- | --- |\n";
   for (const StudyRun& s : r.studies) {

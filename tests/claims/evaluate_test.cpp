@@ -255,7 +255,7 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
-            "pair_by, terms, expect, min_pairs, deterministic, choice");
+            "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\" or "
             "{ band = [lo, hi] } with lo < hi");
@@ -274,6 +274,10 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\ndeterministic = true\n"), "");
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\ndeterministic = 1\n")
                 .find("must be true or false"),
+            std::string::npos);
+  EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nnegative_control = true\n"), "");
+  EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nnegative_control = \"yes\"\n")
+                .find("key 'negative_control' in claim 'c' must be true or false"),
             std::string::npos);
 }
 

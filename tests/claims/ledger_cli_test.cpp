@@ -122,6 +122,17 @@ choice = "a toy: v = 8 and 300 steps"
   const std::string md = testing::slurp(out / "claims.md");
   EXPECT_NE(md.find("| tiny.post_vs_pre | 0000.00001 | " + verdict + " | "), std::string::npos)
       << md;
+  // The first screen: the paper's answer (a paragraph by verdict, then its claims), before the
+  // table of all claims.
+  const size_t answer = md.find("## A tiny paper (arXiv 0000.00001)\n\n");
+  ASSERT_NE(answer, std::string::npos) << md;
+  EXPECT_LT(answer, md.find("## All claims")) << md;
+  EXPECT_NE(md.find("| tiny.post_vs_pre | " + verdict + " | ", answer), std::string::npos) << md;
+  const char* group = verdict == "reproduced"     ? "**Holds here** (1): Post-norm lowers TVD"
+                      : verdict == "contradicted" ? "**Does not hold here**"
+                      : verdict == "inconclusive" ? "**Open** (1)"
+                                                  : "**Cannot be tested here** (1)";
+  EXPECT_NE(md.find(group, answer), std::string::npos) << md;
 
   // Again: nothing is retrained (the final checkpoints are not rewritten) and the verdict stays.
   const fs::path weights = study / "runs" / "post__seed1" / "final";
