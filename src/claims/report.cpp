@@ -187,7 +187,8 @@ nlohmann::json to_json(const LedgerResult& r) {
     studies.push_back({{"study", s.file.string()},
                        {"sets", s.sets},
                        {"tier", s.tier},
-                       {"folder", s.folder.string()},
+                       // OUT, the ledger's --out: no machine path in a kept ledger
+                       {"folder", "OUT/" + s.folder.filename().string()},
                        {"command", s.command()},
                        {"seconds", s.seconds},
                        {"ok", s.ok},

@@ -117,6 +117,8 @@ choice = "a toy: v = 8 and 300 steps"
   EXPECT_NE(command.find(" --tier quick --set eval.samples=60 --out "), std::string::npos)
       << command;
   ASSERT_EQ(ledger["studies"].size(), 1u);
+  EXPECT_EQ(ledger["studies"][0]["folder"], "OUT/claims_tiny-quick__eval.samples=60");
+  EXPECT_EQ(testing::slurp(out / "claims.json").find(tmp.path().string()), std::string::npos);
   EXPECT_TRUE(ledger["studies"][0]["ok"]);
   EXPECT_GT(ledger["studies"][0]["seconds"].get<double>(), 0.0);
   const std::string md = testing::slurp(out / "claims.md");
