@@ -60,14 +60,16 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
   Block16<T> lanes = Block16<T>{} - T(INFINITY);
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> v = load16(s + k0);
-    lanes = lane_index + T(k0) < T(jend) && v > lanes ? v : lanes;
+    // lanes inside the row keep the larger value (lanes < v), the others keep theirs
+    lanes = where_less(lane_index + T(k0), Block16<T>{} + T(jend), where_less(lanes, v, v, lanes),
+                       lanes);
   }
   const T m = max_of_lanes<T>(lanes);
   for (int64_t j = 0; j < jp; ++j) s[j] = exp_approx((s[j] - m) * scale);
   Block16<T> sum = {};
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> v = load16(s + k0);
-    const Block16<T> kept = lane_index + T(k0) < T(jend) ? v : Block16<T>{};
+    const Block16<T> kept = where_less(lane_index + T(k0), Block16<T>{} + T(jend), v, Block16<T>{});
     std::memcpy(s + k0, &kept, sizeof(kept));
     sum += kept;
   }
@@ -85,11 +87,12 @@ void softmax_rows_one_block(T* __restrict s, int64_t ld, const int64_t* jend, T 
   T m[R];
   for (int r = 0; r < R; ++r) {
     v[r] = load16(s + r * ld);
-    m[r] = max_of_lanes<T>(lane_index < T(jend[r]) ? v[r] : Block16<T>{} - T(INFINITY));
+    m[r] = max_of_lanes<T>(
+        where_less(lane_index, Block16<T>{} + T(jend[r]), v[r], Block16<T>{} - T(INFINITY)));
   }
   for (int r = 0; r < R; ++r) {
     const Block16<T> e = exp_approx_lanes<T>((v[r] - m[r]) * scale);
-    v[r] = lane_index < T(jend[r]) ? e : Block16<T>{};
+    v[r] = where_less(lane_index, Block16<T>{} + T(jend[r]), e, Block16<T>{});
   }
   for (int r = 0; r < R; ++r) {
     const Block16<T> p = v[r] * (T(1) / sum_of_lanes<T>(v[r]));

@@ -128,7 +128,7 @@ template <typename T>
     Block16<T> m = load16(l0);
     for (int k = 1; k < K; ++k) {
       const Block16<T> lk = load16(l0 + k * stride);
-      m = m < lk ? lk : m;  // std::max(m, ℓ_k)
+      m = where_less(m, lk, lk, m);  // std::max(m, ℓ_k)
     }
     Block16<T> z = {};
     for (int k = 0; k < K; ++k) {

@@ -19,14 +19,73 @@ inline int64_t pad16(int64_t n) {
   return (n + kBlock - 1) / kBlock * kBlock;
 }
 
-// One block of 16 values as a GCC vector (one AVX-512 register of floats): the accumulators of
-// rows_times_mat are written with it because GCC 12 does not vectorize a 2-D accumulator array
-// along the right axis.
+// A block of 16 values held as two 8-lane vectors (lo = lanes 0–7, hi = lanes 8–15): the
+// float block of an AVX2 build without AVX-512. GCC 12 lowers a 64-byte vector on AVX2 piece by
+// piece through the stack (a norm's backward ran at ~13 ns per value); two 32-byte vectors stay
+// in ymm registers. Every operation is the same lane by lane, and the reductions below follow
+// the same pairwise trees, so the bits are those of the one-vector block.
+template <typename T>
+struct Halves16 {
+  typedef T Half __attribute__((vector_size(kBlock / 2 * sizeof(T))));
+  Half lo, hi;
+  T operator[](int64_t l) const { return l < kBlock / 2 ? lo[l] : hi[l - kBlock / 2]; }
+  // Lane l for writing: a vector aliases its element type, and hi follows lo in memory.
+  T& operator[](int64_t l) { return reinterpret_cast<T*>(this)[l]; }
+};
+
+#define NORMLAB_HALVES16_OPERATOR(op)                                               \
+  template <typename T>                                                             \
+  inline Halves16<T> operator op(const Halves16<T>& a, const Halves16<T>& b) {      \
+    return {a.lo op b.lo, a.hi op b.hi};                                            \
+  }                                                                                 \
+  template <typename T>                                                             \
+  inline Halves16<T> operator op(const Halves16<T>& a, std::type_identity_t<T> b) { \
+    return {a.lo op b, a.hi op b};                                                  \
+  }                                                                                 \
+  template <typename T>                                                             \
+  inline Halves16<T> operator op(std::type_identity_t<T> a, const Halves16<T>& b) { \
+    return {a op b.lo, a op b.hi};                                                  \
+  }                                                                                 \
+  template <typename T>                                                             \
+  inline Halves16<T>& operator op##=(Halves16<T>& a, const Halves16<T>& b) {        \
+    a.lo op## = b.lo;                                                               \
+    a.hi op## = b.hi;                                                               \
+    return a;                                                                       \
+  }                                                                                 \
+  template <typename T>                                                             \
+  inline Halves16<T>& operator op##=(Halves16<T>& a, std::type_identity_t<T> b) {   \
+    a.lo op## = b;                                                                  \
+    a.hi op## = b;                                                                  \
+    return a;                                                                       \
+  }
+NORMLAB_HALVES16_OPERATOR(+)
+NORMLAB_HALVES16_OPERATOR(-)
+NORMLAB_HALVES16_OPERATOR(*)
+NORMLAB_HALVES16_OPERATOR(/)
+#undef NORMLAB_HALVES16_OPERATOR
+
+template <typename T>
+inline Halves16<T> operator-(const Halves16<T>& a) {
+  return {-a.lo, -a.hi};
+}
+
+template <typename V>
+inline constexpr bool is_halves16 = false;
+template <typename T>
+inline constexpr bool is_halves16<Halves16<T>> = true;
+
+// One block of 16 values: a GCC vector (one AVX-512 register of floats), or Halves16 for float
+// on AVX2 without AVX-512. The accumulators of rows_times_mat are written with it because
+// GCC 12 does not vectorize a 2-D accumulator array along the right axis.
 template <typename T>
 struct Block16Of;
 template <>
 struct Block16Of<float> {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  typedef Halves16<float> type;
+#else
   typedef float type __attribute__((vector_size(kBlock * sizeof(float))));
+#endif
 };
 template <>
 struct Block16Of<double> {
@@ -135,23 +194,35 @@ inline Block16<T> where_less_lanes(const Block16<T>& a, const Block16<T>& b,
 #ifdef __AVX512F__
   return a < b ? then_value : else_value;
 #else
-  typedef T Half __attribute__((vector_size(kBlock * sizeof(T) / 2)));
-  using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
-  typedef Bits HalfMask __attribute__((vector_size(kBlock * sizeof(T) / 2)));
-  typedef Bits Mask __attribute__((vector_size(kBlock * sizeof(T))));
-  Half ha[2], hb[2];
-  std::memcpy(ha, &a, sizeof(a));
-  std::memcpy(hb, &b, sizeof(b));
-  const HalfMask halves[2] = {ha[0] < hb[0], ha[1] < hb[1]};
-  Mask m, t, e;
-  std::memcpy(&m, halves, sizeof(m));
-  std::memcpy(&t, &then_value, sizeof(t));
-  std::memcpy(&e, &else_value, sizeof(e));
-  const Mask chosen = (m & t) | (~m & e);
-  Block16<T> out;
-  std::memcpy(&out, &chosen, sizeof(out));
-  return out;
+  if constexpr (is_halves16<Block16<T>>) {
+    return {a.lo < b.lo ? then_value.lo : else_value.lo,
+            a.hi < b.hi ? then_value.hi : else_value.hi};
+  } else {
+    typedef T Half __attribute__((vector_size(kBlock * sizeof(T) / 2)));
+    using Bits = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+    typedef Bits HalfMask __attribute__((vector_size(kBlock * sizeof(T) / 2)));
+    typedef Bits Mask __attribute__((vector_size(kBlock * sizeof(T))));
+    Half ha[2], hb[2];
+    std::memcpy(ha, &a, sizeof(a));
+    std::memcpy(hb, &b, sizeof(b));
+    const HalfMask halves[2] = {ha[0] < hb[0], ha[1] < hb[1]};
+    Mask m, t, e;
+    std::memcpy(&m, halves, sizeof(m));
+    std::memcpy(&t, &then_value, sizeof(t));
+    std::memcpy(&e, &else_value, sizeof(e));
+    const Mask chosen = (m & t) | (~m & e);
+    Block16<T> out;
+    std::memcpy(&out, &chosen, sizeof(out));
+    return out;
+  }
 #endif
+}
+
+// The same on one 8-lane half (the exp and erf bodies of fast_math.hpp run per half).
+inline Halves16<float>::Half where_less(Halves16<float>::Half a, Halves16<float>::Half b,
+                                        Halves16<float>::Half then_value,
+                                        Halves16<float>::Half else_value) {
+  return a < b ? then_value : else_value;
 }
 inline Block16<float> where_less(const Block16<float>& a, const Block16<float>& b,
                                  const Block16<float>& then_value,
@@ -164,25 +235,51 @@ inline Block16<double> where_less(const Block16<double>& a, const Block16<double
   return where_less_lanes<double>(a, b, then_value, else_value);
 }
 
-// Σ of the 16 lanes in a fixed pairwise order: lanes l and l + 8, then l and l + 4, l and l + 2,
-// then 0 and 1. Written with whole-vector shuffles, it compiles to seven instructions.
-template <typename T>
-inline T sum_of_lanes(const Block16<T>& v) {
-  const auto h8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
-                  __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+// Σ of 8 lanes in the pairwise order l and l + 4, then l and l + 2, then 0 and 1 (by
+// reference: a vector of 8 doubles is wider than an AVX2 register).
+template <typename T, typename V8>
+inline T sum_of_8_lanes(const V8& h8) {
   const auto h4 =
       __builtin_shufflevector(h8, h8, 0, 1, 2, 3) + __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
   const auto h2 = __builtin_shufflevector(h4, h4, 0, 1) + __builtin_shufflevector(h4, h4, 2, 3);
   return h2[0] + h2[1];
 }
 
+// Σ of the 16 lanes in a fixed pairwise order: lanes l and l + 8, then as sum_of_8_lanes.
+// Written with whole-vector shuffles, it compiles to seven instructions.
+template <typename T>
+inline T sum_of_lanes(const Block16<T>& v) {
+  if constexpr (is_halves16<Block16<T>>) {
+    return sum_of_8_lanes<T>(v.lo + v.hi);
+  } else {
+    const auto h8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+                    __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    return sum_of_8_lanes<T>(h8);
+  }
+}
+
 // One level of sums_of_lanes16's tree, for halves of H lanes: out[i] holds, for each group of
 // 2H lanes of v[2i] then of v[2i + 1], the first H lanes plus the next H (lane o of group g:
 // element g·2H + o of the pair, plus element g·2H + o + H).
+// For Halves16 the 16 lanes of the result are 8 from a (lo) then 8 from b (hi), each lane the
+// same sum of a's (b's) lanes as above, read from the concatenation of its two halves.
+template <int H, typename Half, size_t... L>
+inline Half add_pairs_of(const Half& lo, const Half& hi, std::index_sequence<L...>) {
+  return __builtin_shufflevector(lo, hi, (L / H * 2 * H + L % H)...) +
+         __builtin_shufflevector(lo, hi, (L / H * 2 * H + L % H + H)...);
+}
+
+// For Halves16 the 16 lanes of the result are 8 from a (lo) then 8 from b (hi), each lane the
+// same sum of a's (b's) lanes as above, read from the concatenation of its two halves.
 template <int H, typename T, size_t... L>
 inline Block16<T> add_halves(const Block16<T>& a, const Block16<T>& b, std::index_sequence<L...>) {
-  return __builtin_shufflevector(a, b, (L / H * 2 * H + L % H)...) +
-         __builtin_shufflevector(a, b, (L / H * 2 * H + L % H + H)...);
+  if constexpr (is_halves16<Block16<T>>) {
+    return {add_pairs_of<H>(a.lo, a.hi, std::make_index_sequence<kBlock / 2>{}),
+            add_pairs_of<H>(b.lo, b.hi, std::make_index_sequence<kBlock / 2>{})};
+  } else {
+    return __builtin_shufflevector(a, b, (L / H * 2 * H + L % H)...) +
+           __builtin_shufflevector(a, b, (L / H * 2 * H + L % H + H)...);
+  }
 }
 
 template <int H, typename T>
@@ -206,12 +303,9 @@ inline Block16<T> sums_of_lanes16(const Block16<T>* v) {
   return sums[0];
 }
 
-// The largest of the 16 lanes (exact in any order), in the same tree.
-template <typename T>
-inline T max_of_lanes(const Block16<T>& v) {
-  const auto a8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-  const auto b8 = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const auto h8 = a8 > b8 ? a8 : b8;
+// The largest of 8 lanes (exact in any order), in the tree of sum_of_8_lanes.
+template <typename T, typename V8>
+inline T max_of_8_lanes(const V8& h8) {
   const auto a4 = __builtin_shufflevector(h8, h8, 0, 1, 2, 3);
   const auto b4 = __builtin_shufflevector(h8, h8, 4, 5, 6, 7);
   const auto h4 = a4 > b4 ? a4 : b4;
@@ -219,6 +313,19 @@ inline T max_of_lanes(const Block16<T>& v) {
   const auto b2 = __builtin_shufflevector(h4, h4, 2, 3);
   const auto h2 = a2 > b2 ? a2 : b2;
   return h2[0] > h2[1] ? h2[0] : h2[1];
+}
+
+// The largest of the 16 lanes (exact in any order), in the same tree.
+template <typename T>
+inline T max_of_lanes(const Block16<T>& v) {
+  if constexpr (is_halves16<Block16<T>>) {
+    return max_of_8_lanes<T>(v.lo > v.hi ? v.lo : v.hi);
+  } else {
+    const auto a8 = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+    const auto b8 = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const auto h8 = a8 > b8 ? a8 : b8;
+    return max_of_8_lanes<T>(h8);
+  }
 }
 
 // 0, 1, ..., 15: compared with a row's remaining length, the lanes of a block inside the row.

@@ -44,7 +44,8 @@ void one_block_rows(const T* logits, const SparseTargets<T>& target, const T* we
   for (int r = 0; r < R; ++r) {
     zb[r] = load_first(logits + (n + r) * V, V);
     Block16<T> zmax_lanes = Block16<T>{} - T(INFINITY);
-    zmax_lanes = lanes < T(V) && zb[r] > zmax_lanes ? zb[r] : zmax_lanes;
+    zmax_lanes = where_less(lanes, Block16<T>{} + T(V),
+                            where_less(zmax_lanes, zb[r], zb[r], zmax_lanes), zmax_lanes);
     zmax[r] = max_of_lanes<T>(zmax_lanes);
   }
   for (int r = 0; r < R; ++r) {
@@ -54,7 +55,8 @@ void one_block_rows(const T* logits, const SparseTargets<T>& target, const T* we
     const bool has_entries = k < k_end;
     pb[r] = target_entries_block(target, k, k_end, 0);
     const Block16<T> e = exp_approx_lanes<T>(zb[r] - zmax[r]);
-    eb[r] = lanes < T(V) ? e : Block16<T>{};  // e_v stays in a register for the gradient
+    eb[r] = where_less(lanes, Block16<T>{} + T(V), e,
+                       Block16<T>{});  // e_v stays in a register for the gradient
     Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
     sum_lanes += eb[r];
     if (has_entries) {
@@ -125,7 +127,8 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
       Block16<T> zmax_lanes = Block16<T>{} - T(INFINITY);
       for (int64_t b = 0; b < V; b += kBlock) {
         const Block16<T> zb = load_first(z + b, V - b);
-        zmax_lanes = lanes < T(V - b) && zb > zmax_lanes ? zb : zmax_lanes;
+        zmax_lanes = where_less(lanes, Block16<T>{} + T(V - b),
+                                where_less(zmax_lanes, zb, zb, zmax_lanes), zmax_lanes);
       }
       const T zmax = max_of_lanes<T>(zmax_lanes);
       // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
@@ -135,7 +138,7 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
         const Block16<T> zb = load_first(z + b, V - b);
         T t[kBlock];
         for (int l = 0; l < kBlock; ++l) t[l] = exp_approx(zb[l] - zmax);
-        const Block16<T> eb = lanes < T(V - b) ? load16(t) : Block16<T>{};
+        const Block16<T> eb = where_less(lanes, Block16<T>{} + T(V - b), load16(t), Block16<T>{});
         store_first(e + b, V - b, eb);
         sum_lanes += eb;
         // Blocks without entries add exact zeros to psum and pz, so they are skipped.

@@ -31,29 +31,33 @@ namespace detail {
 // the same order on every lane, so exp_approx_lanes gives exp_approx's bits lane by lane.
 template <typename V>
 [[gnu::always_inline]] inline V exp_approx_f32(V x) {
-  const V lo = V{} - 87.3f, hi = V{} + 88.7f;
-  x = where_less(x, lo, lo, x);  // std::max(x, −87.3)
-  x = where_less(hi, x, hi, x);  // std::min(x, 88.7)
-  // n = round(x / ln2) by the 1.5·2^23 trick (exact for |x / ln2| < 2^22; vectorizes,
-  // unlike std::floor).
-  const V n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  V r = x - n * 0.693359375f;
-  r -= n * -2.12194440e-4f;
-  const V z = r * r;
-  V y = V{} + 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * z + r + 1.0f;
-  if constexpr (std::is_same_v<V, float>) {
-    const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
-    return y * std::bit_cast<float>(bits);
+  if constexpr (is_halves16<V>) {
+    return {exp_approx_f32(x.lo), exp_approx_f32(x.hi)};
   } else {
-    typedef int32_t Lanes32 __attribute__((vector_size(sizeof(V))));
-    const Lanes32 bits = (__builtin_convertvector(n, Lanes32) + 127) << 23;
-    return y * std::bit_cast<V>(bits);
+    const V lo = V{} - 87.3f, hi = V{} + 88.7f;
+    x = where_less(x, lo, lo, x);  // std::max(x, −87.3)
+    x = where_less(hi, x, hi, x);  // std::min(x, 88.7)
+    // n = round(x / ln2) by the 1.5·2^23 trick (exact for |x / ln2| < 2^22; vectorizes,
+    // unlike std::floor).
+    const V n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    V r = x - n * 0.693359375f;
+    r -= n * -2.12194440e-4f;
+    const V z = r * r;
+    V y = V{} + 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * z + r + 1.0f;
+    if constexpr (std::is_same_v<V, float>) {
+      const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+      return y * std::bit_cast<float>(bits);
+    } else {
+      typedef int32_t Lanes32 __attribute__((vector_size(sizeof(V))));
+      const Lanes32 bits = (__builtin_convertvector(n, Lanes32) + 127) << 23;
+      return y * std::bit_cast<V>(bits);
+    }
   }
 }
 
@@ -88,16 +92,20 @@ namespace detail {
 // 0.0f for a float and a block of zeros for a Block16.
 template <typename V>
 [[gnu::always_inline]] inline V erf_approx_f32(V x) {
-  const V zero{};
-  const V a = where_less(x, zero, -x, x);
-  const V t = 1.0f / (1.0f + 0.3275911f * a);
-  V p = V{} + 1.061405429f;
-  p = p * t - 1.453152027f;
-  p = p * t + 1.421413741f;
-  p = p * t - 0.284496736f;
-  p = p * t + 0.254829592f;
-  const V y = 1.0f - p * t * exp_approx_f32(-a * a);
-  return where_less(x, zero, -y, y);
+  if constexpr (is_halves16<V>) {
+    return {erf_approx_f32(x.lo), erf_approx_f32(x.hi)};
+  } else {
+    const V zero{};
+    const V a = where_less(x, zero, -x, x);
+    const V t = 1.0f / (1.0f + 0.3275911f * a);
+    V p = V{} + 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    const V y = 1.0f - p * t * exp_approx_f32(-a * a);
+    return where_less(x, zero, -y, y);
+  }
 }
 
 }  // namespace detail

@@ -102,7 +102,7 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const
         Block16<T> ss = {};
         for (int64_t b = 0; b < D; b += kBlock) {
           const Block16<T> d = load_first(xr + b, D - b) - mu;
-          ss += lanes < T(D - b) ? d * d : Block16<T>{};
+          ss += where_less(lanes, Block16<T>{} + T(D - b), d * d, Block16<T>{});
         }
         const T r = T(1) / std::sqrt(sum_of_lanes<T>(ss) / divisor + T(eps));
         mean[n] = mu;
