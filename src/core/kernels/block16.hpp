@@ -97,7 +97,12 @@ using Block16 = typename Block16Of<T>::type;
 template <typename T>
 inline Block16<T> load16(const T* p) {
   Block16<T> v;
-  std::memcpy(&v, p, sizeof(v));
+  if constexpr (is_halves16<Block16<T>>) {
+    std::memcpy(&v.lo, p, sizeof(v.lo));
+    std::memcpy(&v.hi, p + kBlock / 2, sizeof(v.hi));
+  } else {
+    std::memcpy(&v, p, sizeof(v));
+  }
   return v;
 }
 
@@ -130,10 +135,8 @@ inline Block16<T> load_first(const T* p, int64_t n) {
   }
 #elif defined(__AVX2__)
   if constexpr (std::is_same_v<T, float>) {
-    const __m256 halves[2] = {_mm256_maskload_ps(p, first_lanes_mask8(n)),
-                              _mm256_maskload_ps(p + 8, first_lanes_mask8(n - 8))};
-    std::memcpy(&v, halves, sizeof(v));
-    return v;
+    return {_mm256_maskload_ps(p, first_lanes_mask8(n)),
+            _mm256_maskload_ps(p + 8, first_lanes_mask8(n - 8))};
   }
 #endif
   for (int64_t l = 0; l < kBlock && l < n; ++l) v[l] = p[l];
@@ -151,10 +154,8 @@ inline void store_first(T* p, int64_t n, const Block16<T>& v) {
   }
 #elif defined(__AVX2__)
   if constexpr (std::is_same_v<T, float>) {
-    __m256 halves[2];
-    std::memcpy(halves, &v, sizeof(v));
-    _mm256_maskstore_ps(p, first_lanes_mask8(n), halves[0]);
-    _mm256_maskstore_ps(p + 8, first_lanes_mask8(n - 8), halves[1]);
+    _mm256_maskstore_ps(p, first_lanes_mask8(n), v.lo);
+    _mm256_maskstore_ps(p + 8, first_lanes_mask8(n - 8), v.hi);
     return;
   }
 #endif
