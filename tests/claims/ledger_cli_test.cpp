@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
+#include "support/tiny_study.hpp"
 
 namespace normlab {
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 using testing::run_normlab;
 using testing::TempDir;
 
-const fs::path kStudy = fs::path(NORMLAB_SOURCE_DIR) / "tests" / "data" / "claims_tiny_study.toml";
+const fs::path& kStudy = testing::kTinyStudy;
 
 // One [[claim]] table with a one-term statistic, for tests that do not read its verdict;
 // `more` adds keys (e.g. a set).

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "support/cli.hpp"
+#include "support/tiny_study.hpp"
 
 namespace normlab {
 namespace {
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 using testing::run_normlab;
 using testing::TempDir;
 
-const fs::path kStudy = fs::path(NORMLAB_SOURCE_DIR) / "tests" / "data" / "claims_tiny_study.toml";
+const fs::path& kStudy = testing::kTinyStudy;
 
 // A pilot's results.csv: pre's TVD per seed at the lengths beyond training (6 and 7; the tiny
 // study trains to 4), each length the seed's value, and the evaluator's chance rows at 0.5.
