@@ -11,6 +11,7 @@
 #include "normlab/claims.hpp"
 #include "normlab/claims_evaluate.hpp"
 #include "normlab/errors.hpp"
+#include "support/claim_file.hpp"
 #include "support/cli.hpp"
 
 namespace normlab::claims {
@@ -19,13 +20,8 @@ namespace {
 using normlab::testing::TempDir;
 using normlab::testing::write_bytes;
 
-// One claims file with one claim; `body` is the claim's keys after id/sentence/study.
 Claim read_claim(const TempDir& tmp, const std::string& body) {
-  write_bytes(tmp / "claims" / "p.toml",
-              "paper = \"0000.00000\"\n[[claim]]\nid = \"c\"\nsentence = \"s\"\nstudy = "
-              "\"study.toml\"\n" +
-                  body);
-  return read_paper(tmp / "claims" / "p.toml", tmp.path()).claims.at(0);
+  return normlab::testing::read_one_claim(tmp, body);
 }
 
 // results.csv rows "variant,seed,length,metric,value" and experiment.json with max_len 4.

@@ -13,6 +13,7 @@
 #include "normlab/claims_evaluate.hpp"
 #include "normlab/claims_informativeness.hpp"
 #include "normlab/errors.hpp"
+#include "support/claim_file.hpp"
 #include "support/cli.hpp"
 
 namespace normlab::claims {
@@ -22,11 +23,7 @@ using normlab::testing::TempDir;
 using normlab::testing::write_bytes;
 
 Claim read_claim(const TempDir& tmp, const std::string& body) {
-  write_bytes(tmp / "claims" / "p.toml",
-              "paper = \"0000.00000\"\n[[claim]]\nid = \"c\"\nsentence = \"s\"\nstudy = "
-              "\"study.toml\"\n" +
-                  body);
-  return read_paper(tmp / "claims" / "p.toml", tmp.path()).claims.at(0);
+  return normlab::testing::read_one_claim(tmp, body);
 }
 
 // experiment.json: trained up to length 8; `task` as the study records it.
