@@ -31,6 +31,18 @@ def test_generate_shapes_and_determinism():
     assert not np.array_equal(other[0], tokens)
 
 
+def test_a_parameter_named_like_the_length_goes_through_task_params():
+    # tomita's language is its parameter n, which the length n would shadow as a keyword.
+    assert normlab.tasks.info("tomita", n=2)["length_step"] == 2  # T2: even lengths only
+    assert normlab.tasks.info("tomita", n=3)["length_step"] == 1
+    tokens2, _, _ = normlab.tasks.generate("tomita", n=6, batch=64, seed=1, task_params={"n": 2})
+    tokens3, _, _ = normlab.tasks.generate("tomita", n=6, batch=64, seed=1, task_params={"n": 3})
+    assert tokens2.shape == tokens3.shape
+    assert not np.array_equal(tokens2, tokens3)  # another language, other strings
+    with pytest.raises(Exception, match="odd|even|length"):
+        normlab.tasks.generate("tomita", n=7, task_params={"n": 2})  # T2 has even lengths only
+
+
 def test_a_task_batch_trains_a_model():
     tokens, targets, weight = normlab.tasks.generate("set_complement", n=4, batch=2, seed=1, v=6)
     vocab = normlab.tasks.info("set_complement", v=6)["vocab"]
