@@ -8,17 +8,13 @@
 #include "normlab/evaluator.hpp"
 #include "normlab/model.hpp"
 #include "normlab/task.hpp"
+#include "support/small_model.hpp"
 
 namespace normlab {
 namespace {
 
 ModelConfig tiny(int vocab) {
-  ModelConfig c;
-  c.vocab = vocab;
-  c.width = 8;
-  c.heads = 2;
-  c.layers = 1;
-  return c;
+  return testing::tiny_model_config(vocab);
 }
 
 const MetricResult* find(const LengthResult& r, const std::string& name) {

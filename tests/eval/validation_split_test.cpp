@@ -6,6 +6,7 @@
 #include "normlab/evaluator.hpp"
 #include "normlab/model.hpp"
 #include "normlab/task.hpp"
+#include "support/small_model.hpp"
 
 namespace normlab {
 namespace {
@@ -35,12 +36,7 @@ class SplitProbe final : public Task {
 };
 
 ModelConfig tiny(int vocab) {
-  ModelConfig c;
-  c.vocab = vocab;
-  c.width = 8;
-  c.heads = 2;
-  c.layers = 1;
-  return c;
+  return testing::tiny_model_config(vocab);
 }
 
 TEST(EvaluationSplit, EvaluatorScoresValidationSequences) {

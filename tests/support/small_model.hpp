@@ -22,6 +22,16 @@ inline ModelConfig small_model_config(Scheme scheme) {
   return c;
 }
 
+// The evaluator tests' model: D = 8, 2 heads, 1 layer, the defaults otherwise, V = vocab.
+inline ModelConfig tiny_model_config(int vocab) {
+  ModelConfig c;
+  c.vocab = vocab;
+  c.width = 8;
+  c.heads = 2;
+  c.layers = 1;
+  return c;
+}
+
 // validate(c)'s UsageError message, or "" when c is valid.
 inline std::string validation_error(const ModelConfig& c) {
   try {
