@@ -199,6 +199,23 @@ choice = "a toy: v = 8 and 300 steps"
   EXPECT_NE(testing::slurp(kept / "claims.md").find("--decide-only"), std::string::npos);
 }
 
+// Design rule D3's order (docs/claims.md): a pilot of the baseline arm alone, run into the
+// study's own folder, is reused by the ledger's run of the whole study.
+TEST(ClaimsRun, ThePilotsRunsAreTheStudysOwn) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kStudy.string()));
+  const fs::path out = tmp / "out";
+  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+                        "--out", (out / "claims_tiny-quick").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.err.find("2 runs (2 to do, 0 already done)"), std::string::npos) << r.err;
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.err.find("4 runs (2 to do, 2 already done)"), std::string::npos) << r.err;
+}
+
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;
