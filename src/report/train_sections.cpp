@@ -156,7 +156,18 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
       "frame). Log length axis; the shaded interval is the training lengths{}. From "
       "summary.csv.",
       std::isfinite(min_len) ? fmt::format(" ({:g} .. {:g})", min_len, max_len) : ""));
-  for (const std::string& m : distinct(*t, metric)) {
+  const std::vector<std::string> metrics = distinct(*t, metric);
+  const auto has_metric = [&](const std::string& name) {
+    return std::find(metrics.begin(), metrics.end(), name) != metrics.end();
+  };
+  for (const std::string& m : metrics) {
+    // A chance row ("tvd_chance": the uniform predictor on the same samples, the floor of design
+    // rule D1) is drawn in its metric's figures, not as a metric of its own.
+    if (m.size() > 7 && m.compare(m.size() - 7, 7, "_chance") == 0 &&
+        has_metric(m.substr(0, m.size() - 7))) {
+      continue;
+    }
+    const std::string chance = m + "_chance";
     page.heading(3, m);
     page.begin_figures();
     for (const std::string& w : distinct(*t, weights)) {
@@ -184,9 +195,23 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
         if (!s.x.empty()) f.series.push_back(std::move(s));
       }
       if (f.series.empty()) continue;
+      // The chance level: the same samples for every scheme, so the first scheme's rows.
+      svg::Series floor;
+      floor.label = "chance (uniform predictor)";
+      floor.dashed = true;
+      for (const auto& row : t->rows) {
+        if (row[weights] != w || row[metric] != chance || row[variant] != f.series[0].label) {
+          continue;
+        }
+        floor.x.push_back(to_number(row[length]));
+        floor.y.push_back(to_number(row[mean]));
+      }
+      const bool with_floor = !floor.x.empty();
+      if (with_floor) f.series.push_back(std::move(floor));
       page.figure(f, fmt::format("{} with {} weights: {} per scheme, 95% band across seeds; "
-                                 "shaded: training lengths.",
-                                 m, w, seeds_phrase(most_seeds)));
+                                 "shaded: training lengths{}.",
+                                 m, w, seeds_phrase(most_seeds),
+                                 with_floor ? "; dashed: the uniform predictor (chance)" : ""));
     }
     page.end_figures();
   }

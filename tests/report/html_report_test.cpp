@@ -44,8 +44,6 @@ TEST(Report, HasAFigurePerMetricAndWeightsTheCurvesAndTheDepthProbe) {
   const std::string html = tiny_report();
   for (const std::string title :
        {"accuracy against length (raw weights)", "tvd against length (raw weights)",
-        // the evaluator's chance row (the uniform predictor's TVD, design rule D1's floor)
-        "tvd_chance against length (raw weights)",
         "training loss against step", "validation loss against step",
         "hidden-state RMS against depth (mean over 2 seeds)",
         "mean pairwise token cosine against depth (mean over 2 seeds)",
@@ -54,7 +52,12 @@ TEST(Report, HasAFigurePerMetricAndWeightsTheCurvesAndTheDepthProbe) {
         "RMS of each block&#39;s output (mean over 2 seeds)"}) {
     EXPECT_EQ(count(html, "aria-label=\"" + title + "\""), 1u) << title;
   }
-  EXPECT_EQ(count(html, "<svg class=\"figure\""), 10u);
+  EXPECT_EQ(count(html, "<svg class=\"figure\""), 9u);
+  // The evaluator's chance row (the uniform predictor's TVD, design rule D1's floor) is a dashed
+  // line in the TVD figure, not a figure of its own.
+  EXPECT_EQ(count(html, "aria-label=\"tvd_chance against length"), 0u);
+  EXPECT_NE(html.find("chance (uniform predictor)"), npos);
+  EXPECT_NE(html.find("dashed: the uniform predictor (chance)"), npos);
   // Metric figures: the training lengths 1..3 shaded, a band across the two seeds.
   EXPECT_GE(count(html, "<rect class=\"shade\""), 2u);
   EXPECT_NE(html.find("training lengths (1 .. 3)"), npos);
@@ -114,7 +117,7 @@ TEST(ReportCommand, WritesTheReportAgain) {
   const RunResult r = run_normlab({"report", copy.string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_EQ(r.out, "wrote " + (copy / "report.html").string() + "\n");
-  EXPECT_EQ(count(slurp(copy / "report.html"), "<svg class=\"figure\""), 10u);
+  EXPECT_EQ(count(slurp(copy / "report.html"), "<svg class=\"figure\""), 9u);
 }
 
 TEST(ReportCommand, RefusesWhatIsNotAResultsFolder) {
