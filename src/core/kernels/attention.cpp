@@ -65,16 +65,18 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
                        lanes);
   }
   const T m = max_of_lanes<T>(lanes);
-  for (int64_t j = 0; j < jp; ++j) s[j] = exp_approx((s[j] - m) * scale);
   Block16<T> sum = {};
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
-    const Block16<T> v = load16(s + k0);
-    const Block16<T> kept = where_less(lane_index + T(k0), Block16<T>{} + T(jend), v, Block16<T>{});
+    const Block16<T> e = exp_approx_lanes<T>((load16(s + k0) - m) * scale);
+    const Block16<T> kept = where_less(lane_index + T(k0), Block16<T>{} + T(jend), e, Block16<T>{});
     std::memcpy(s + k0, &kept, sizeof(kept));
     sum += kept;
   }
   const T inv = T(1) / sum_of_lanes<T>(sum);
-  for (int64_t j = 0; j < jp; ++j) s[j] *= inv;
+  for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
+    const Block16<T> p = load16(s + k0) * inv;
+    std::memcpy(s + k0, &p, sizeof(p));
+  }
 }
 
 // softmax_row for R rows of one block each (rows of ≤ 16 keys), row r's keys j < jend[r]:
