@@ -122,10 +122,15 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
       const claims::SeedCount s = claims::seed_count(
           c, study.folder,
           k == kept.end() ? std::nullopt : std::optional<claims::KeptInterval>(k->second));
-      std::printf("%s  %s: pilot n = %zu, baseline sd %.4g, delta %s -> %d seeds (%s)\n",
-                  c.id.c_str(), folder.c_str(), s.baseline.size(), s.sd,
-                  s.delta ? fmt::format("{:.4g}", *s.delta).c_str() : "none", s.seeds,
-                  s.rule.c_str());
+      if (s.baseline.empty()) {
+        std::printf("%s  %s: no pilot needed -> %d seeds (%s)\n", c.id.c_str(), folder.c_str(),
+                    s.seeds, s.rule.c_str());
+      } else {
+        std::printf("%s  %s: pilot n = %zu, baseline sd %.4g, delta %s -> %d seeds (%s)\n",
+                    c.id.c_str(), folder.c_str(), s.baseline.size(), s.sd,
+                    s.delta ? fmt::format("{:.4g}", *s.delta).c_str() : "none", s.seeds,
+                    s.rule.c_str());
+      }
       per_folder[folder] = std::max(per_folder[folder], s.seeds);
     } catch (const InputError& e) {
       std::printf("%s  %s: %s\n", c.id.c_str(), folder.c_str(), e.what());

@@ -56,8 +56,9 @@ struct SeedCount {
   std::string rule;             // one sentence: which rule set `seeds`
 };
 
-// InputError naming the claim when its study folder has no results.csv or the baseline arm
-// matches no rows, or when the claim has no term of negative weight.
+// A claim without D1's check (no baseline arm beyond training with a floor and ceiling) needs no
+// pilot: its count is the kept interval's rule alone. Otherwise InputError naming the claim
+// when its study folder has no results.csv or the baseline arm matches no rows.
 SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                      const std::optional<KeptInterval>& kept);
 

@@ -43,10 +43,29 @@ double sample_sd(const std::vector<PairValue>& v) {
   return std::sqrt(ss / static_cast<double>(v.size() - 1));
 }
 
+// The rule of D3 that reads the kept ledger alone: at least 10 seeds where the kept interval
+// is wider than its effect, else the minimum.
+std::string kept_interval_rule(bool wide) {
+  return wide ? fmt::format("the kept interval is wider than its effect: at least {}",
+                            kSeedsWhenWide)
+              : fmt::format("the kept interval is not wider than its effect: {}", kMinSeeds);
+}
+
 }  // namespace
 
 SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                      const std::optional<KeptInterval>& kept) {
+  SeedCount s;
+  s.wide = kept.has_value() && kept->wide();
+  if (!informativeness_applies(c)) {
+    // No D1 check (no baseline arm beyond training with a floor and ceiling: a fit, a loss, a
+    // negative control's band): D3's second rule alone, which needs no pilot.
+    s.sd = std::nan("");
+    s.by_resolution = kMinSeeds;
+    s.seeds = s.wide ? kSeedsWhenWide : kMinSeeds;
+    s.rule = "no D1 check; " + kept_interval_rule(s.wide);
+    return s;
+  }
   const std::filesystem::path csv = study_dir / c.source;
   if (!std::filesystem::exists(csv)) {
     throw InputError(
@@ -55,42 +74,26 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
   const Claim base = baseline_arm(c);
   const CsvTable table = read_csv_table(csv);
   const StudyFacts facts = study_facts(study_dir);
-  SeedCount s;
   s.baseline = pair_values(base, table, facts);
   s.sd = sample_sd(s.baseline);
-  s.wide = kept.has_value() && kept->wide();
-  if (informativeness_applies(c)) {
-    const nlohmann::json experiment =
-        nlohmann::json::parse(read_file(study_dir / "experiment.json"));
-    const Informativeness inf = check_informativeness(c, table, facts, experiment);
-    double sum = 0;
-    for (const LengthCheck& l : inf.lengths)
-      sum += kResolvedFraction * std::abs(l.ceiling - l.floor);
-    if (!inf.lengths.empty()) s.delta = sum / static_cast<double>(inf.lengths.size());
-  }
+  const nlohmann::json experiment = nlohmann::json::parse(read_file(study_dir / "experiment.json"));
+  const Informativeness inf = check_informativeness(c, table, facts, experiment);
+  double sum = 0;
+  for (const LengthCheck& l : inf.lengths) sum += kResolvedFraction * std::abs(l.ceiling - l.floor);
+  if (!inf.lengths.empty()) s.delta = sum / static_cast<double>(inf.lengths.size());
   if (s.delta && std::isfinite(s.sd)) {
     s.by_resolution = seeds_to_resolve(s.sd, *s.delta, kMinSeeds, kMaxSeeds);
   } else {
     s.by_resolution = kMinSeeds;
   }
   s.seeds = std::min(kMaxSeeds, std::max(s.by_resolution, s.wide ? kSeedsWhenWide : 0));
-  if (s.delta) {
-    s.rule = fmt::format("t·√2·sd/√n ≤ δ gives {}{}{}", s.by_resolution,
-                         s.by_resolution == kMaxSeeds ? " (the cap)" : "",
-                         s.wide ? fmt::format("; the kept interval is wider than its effect: "
-                                              "at least {}",
-                                              kSeedsWhenWide)
-                                : "");
-  } else {
-    s.rule = s.wide ? fmt::format(
-                          "no floor and ceiling; the kept interval is wider than its "
-                          "effect: {}",
-                          kSeedsWhenWide)
-                    : fmt::format(
-                          "no floor and ceiling; the kept interval is not wider than "
-                          "its effect: {}",
-                          kMinSeeds);
+  if (!s.delta) {
+    s.rule = "no length beyond training in the pilot; " + kept_interval_rule(s.wide);
+    return s;
   }
+  s.rule = fmt::format("t·√2·sd/√n ≤ δ gives {}{}{}", s.by_resolution,
+                       s.by_resolution == kMaxSeeds ? " (the cap)" : "",
+                       s.wide ? "; " + kept_interval_rule(true) : "");
   return s;
 }
 

@@ -103,5 +103,31 @@ TEST(ClaimsSeeds, NoPilotSaysSo) {
   EXPECT_NE(r.out.find("no pilot in"), std::string::npos) << r.out;
 }
 
+// A claim on a table other than results.csv has no D1 check (no floor and ceiling): its count
+// comes from the kept interval alone, with no pilot in the folder.
+TEST(ClaimsSeeds, AClaimWithoutFloorAndCeilingNeedsNoPilot) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.fit"
+sentence = "The fitted slope is negative."
+study = ")" + kStudy.string() + R"("
+source = "dilution_fit.csv"
+terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
+expect = "negative"
+)");
+  testing::write_bytes(tmp / "kept.json", R"({"claims": [{"id": "tiny.fit",
+    "verdict": "inconclusive", "effect": -0.01, "low": -0.1, "high": 0.08}]})");
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "kept.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("tiny.fit  claims_tiny-quick: no pilot needed -> 10 seeds (no D1 check; "
+                       "the kept interval is wider than its effect: at least 10)"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace normlab
