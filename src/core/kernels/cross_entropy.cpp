@@ -136,9 +136,8 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
       Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
       for (int64_t b = 0; b < V; b += kBlock) {
         const Block16<T> zb = load_first(z + b, V - b);
-        T t[kBlock];
-        for (int l = 0; l < kBlock; ++l) t[l] = exp_approx(zb[l] - zmax);
-        const Block16<T> eb = where_less(lanes, Block16<T>{} + T(V - b), load16(t), Block16<T>{});
+        const Block16<T> eb = where_less(lanes, Block16<T>{} + T(V - b),
+                                         exp_approx_lanes<T>(zb - zmax), Block16<T>{});
         store_first(e + b, V - b, eb);
         sum_lanes += eb;
         // Blocks without entries add exact zeros to psum and pz, so they are skipped.
