@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include <toml++/toml.h>
 
@@ -37,8 +38,18 @@ std::string value_text(const toml::node& v) {
 void collect_axes(const toml::table& table, const std::string& prefix, const std::string& file,
                   std::vector<SweepAxis>& axes) {
   for (const auto& [k, node] : table) {
-    const std::string key =
-        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    // A quoted key may hold any text; the dotted key below is split at its dots again when the
+    // point is applied, so each part must be a bare key (letters, digits, _ and -).
+    const std::string part(k.str());
+    const bool bare = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    if (!bare) {
+      throw UsageError(where(node, file) + "sweep key '" + part +
+                       "': a key of [sweep] is a bare name such as lr or train.lr (unquoted); "
+                       "a quoted key holding a dot or other characters names no setting");
+    }
+    const std::string key = prefix.empty() ? part : prefix + "." + part;
     if (const toml::table* inner = node.as_table()) {
       collect_axes(*inner, key, file, axes);
       continue;

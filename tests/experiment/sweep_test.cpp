@@ -127,6 +127,16 @@ TEST(Sweep, ErrorsNameFileLineAndKey) {
             at(sweep_line) +
                 "sweep key 'train.lr': each value must be a number, a non-empty string or a "
                 "boolean");
+  // A quoted key is one key whatever it holds: with a dot it names no setting (it crashed the
+  // expansion, which splits keys at their dots).
+  const std::string not_bare =
+      "': a key of [sweep] is a bare name such as lr or train.lr (unquoted); a quoted key "
+      "holding a dot or other characters names no setting";
+  EXPECT_EQ(read_study(dir, base + "\"train.lr\" = [0.01, 0.02]\n"),
+            at(sweep_line) + "sweep key 'train.lr" + not_bare);
+  EXPECT_EQ(read_study(dir, base + "train.\"a.b\" = [1, 2]\n"),
+            at(sweep_line) + "sweep key 'a.b" + not_bare);
+  EXPECT_EQ(read_study(dir, base + "\"\" = [1, 2]\n"), at(sweep_line) + "sweep key '" + not_bare);
   EXPECT_EQ(read_study(dir, "sweep = 3\n" + std::string(kTinyExperiment)),
             at(1) + "key 'sweep' must be a table of lists, e.g. [sweep] train.lr = [1e-3, 3e-3]");
 }
