@@ -170,6 +170,24 @@ void apply_set(toml::table& doc, const std::string& assignment) {
     throw UsageError(fmt::format("--set '{}': '{}' is not a TOML value ({}); {}", assignment, value,
                                  e.description(), allowed));
   }
+  // The snippet must set KEY alone: a value spanning lines could add keys or tables of its own.
+  const toml::table* level = &snippet;
+  std::string rest = key;
+  bool alone = true;
+  for (size_t dot = rest.find('.'); alone; dot = rest.find('.')) {
+    const std::string part = rest.substr(0, dot);
+    alone = level->size() == 1 && level->contains(part);
+    if (dot == std::string::npos || !alone) break;
+    level = (*level)[part].as_table();
+    alone = level != nullptr;
+    rest = rest.substr(dot + 1);
+  }
+  if (!alone) {
+    throw UsageError(
+        fmt::format("--set '{}': the value sets other keys than '{}' (one value, on "
+                    "one line); {}",
+                    assignment, key, allowed));
+  }
   merge_toml(doc, std::move(snippet));
 }
 

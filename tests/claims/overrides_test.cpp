@@ -195,6 +195,26 @@ TEST(Sets, MalformedAssignmentsNameTheOption) {
   }
 }
 
+// A value spanning lines is parsed as TOML text, so it could add keys and tables of its own.
+TEST(Sets, AValueSetsItsKeyAlone) {
+  toml::table doc = parse(kTiered);
+  for (const std::string bad : {"train.lr=0.1\nmodel.width=3", "train.lr=0.1\n[x]\ny=1",
+                                "seeds=[1]\ntrain.lr=9", "train.averaging.kappa=0.5\nz=1"}) {
+    try {
+      apply_set(doc, bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("the value sets other keys than"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(doc.at_path("model.width").value<int64_t>(), 5) << "nothing merged";
+  EXPECT_EQ(doc.at_path("x").node(), nullptr);
+  // A value on several lines that is one value is still one value.
+  apply_set(doc, "seeds=[1,\n2]");
+  EXPECT_EQ(doc.at_path("seeds").as_array()->size(), 2u);
+}
+
 TEST(Sets, WrongTypeFromASetIsLocatedAsTheSet) {
   TempDir tmp;
   std::ofstream(tmp / "e.toml") << kTiered;
