@@ -24,6 +24,12 @@ class node;
 
 namespace normlab {
 
+// A TOML number as the double it is exactly: a float, or an integer a double holds without
+// rounding (every integer up to 2^53 in magnitude, and larger ones that are multiples of a power
+// of two). std::nullopt for any other node, and for an integer a double would round: the one
+// reader of real-valued numbers for experiment files, --set and claims files.
+std::optional<double> exact_double(const toml::node& node);
+
 class TomlSection {
  public:
   // `name` is how the section is shown in messages, e.g. "[train]" or "top level".

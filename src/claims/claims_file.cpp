@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <toml++/toml.h>
@@ -62,9 +63,9 @@ FilterValue scalar_filter(const fs::path& file, const toml::node& node, const st
     if (f.text == "within_training") f.kind = FilterValue::Kind::within_training;
     if (f.text == "last_step") f.kind = FilterValue::Kind::last_step;
     if (f.text == "decay_start") f.kind = FilterValue::Kind::decay_start;
-  } else if (node.is_number()) {
+  } else if (node.is_number() && exact_double(node) && std::isfinite(*exact_double(node))) {
     f.kind = FilterValue::Kind::number;
-    f.number = *node.value<double>();
+    f.number = *exact_double(node);
   } else {
     throw InputError(
         fmt::format("{}: filter '{}' in {} must be a string, a number, a list of them, "
@@ -121,11 +122,14 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
   check_keys(file, *table, term_what, {"weight", "filter", "reduce", "value", "x"});
   Term t;
   if (const toml::node* w = table->get("weight")) {
-    if (!w->is_number()) {
-      throw InputError(
-          fmt::format("{}: key 'weight' in {} must be a number", at(file, *w), term_what));
+    const std::optional<double> weight = exact_double(*w);
+    if (!weight || !std::isfinite(*weight) || *weight == 0) {
+      throw InputError(fmt::format(
+          "{}: key 'weight' in {} must be a finite number other than 0 (held exactly by a "
+          "double)",
+          at(file, *w), term_what));
     }
-    t.weight = *w->value<double>();
+    t.weight = *weight;
   }
   if (const toml::node* f = table->get("filter")) {
     const toml::table* filter = f->as_table();
@@ -173,7 +177,7 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
 
 Expectation read_expect(const fs::path& file, const toml::node& node, const std::string& what) {
   const std::string allowed =
-      "allowed: \"negative\", \"positive\" or { band = [lo, hi] } with lo < hi";
+      "allowed: \"negative\", \"positive\" or { band = [lo, hi] } with finite lo < hi";
   Expectation e;
   if (node.is_string()) {
     const std::string s = *node.value<std::string>();
@@ -184,11 +188,15 @@ Expectation read_expect(const fs::path& file, const toml::node& node, const std:
     }
   } else if (const toml::table* t = node.as_table(); t != nullptr && t->size() == 1) {
     const toml::array* band = t->get_as<toml::array>("band");
-    if (band != nullptr && band->size() == 2 && (*band)[0].is_number() && (*band)[1].is_number()) {
-      e.kind = Expectation::Kind::band;
-      e.low = *(*band)[0].value<double>();
-      e.high = *(*band)[1].value<double>();
-      if (e.low < e.high) return e;
+    if (band != nullptr && band->size() == 2) {
+      const std::optional<double> low = exact_double((*band)[0]), high = exact_double((*band)[1]);
+      // Finite bounds: a band to ±inf would hold every interval, and decide nothing.
+      if (low && high && std::isfinite(*low) && std::isfinite(*high) && *low < *high) {
+        e.kind = Expectation::Kind::band;
+        e.low = *low;
+        e.high = *high;
+        return e;
+      }
     }
   }
   throw InputError(
@@ -234,11 +242,12 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   for (const toml::node& t : *term_list) c.terms.push_back(read_term(file, t, claim_what));
   c.expect = read_expect(file, *required(file, *table, "expect", claim_what), claim_what);
   if (const toml::node* m = table->get("min_pairs")) {
-    if (!m->is_integer() || *m->value<int64_t>() < 1) {
+    constexpr int64_t kMaxPairs = 1000000;
+    if (!m->is_integer() || *m->value<int64_t>() < 1 || *m->value<int64_t>() > kMaxPairs) {
       throw InputError(
-          fmt::format("{}: key 'min_pairs' in {} must be an integer ≥ 1 (≥ 2 "
+          fmt::format("{}: key 'min_pairs' in {} must be an integer from 1 to {} (≥ 2 "
                       "unless the claim is deterministic)",
-                      at(file, *m), claim_what));
+                      at(file, *m), claim_what, kMaxPairs));
     }
     c.min_pairs = static_cast<int>(*m->value<int64_t>());
   }

@@ -13,9 +13,27 @@
 namespace normlab {
 namespace {
 
+constexpr const char* kExactNumber =
+    "a number a double holds exactly (an integer beyond ±2^53 would be rounded: write it as a "
+    "float, e.g. 1e16)";
+constexpr const char* kExactNumbers =
+    "an array of numbers a double holds exactly (an integer beyond ±2^53 would be rounded: "
+    "write it as a float, e.g. 1e16)";
+
 // "FILE:LINE: " for a node read from the file; "--set KEY=VALUE: " for a value given on the
 // command line (experiment_overrides.hpp gives such values that source path).
 }  // namespace
+
+std::optional<double> exact_double(const toml::node& node) {
+  if (const auto* f = node.as_floating_point()) return f->get();
+  const auto* i = node.as_integer();
+  if (i == nullptr) return std::nullopt;
+  const int64_t v = i->get();
+  const double d = static_cast<double>(v);
+  // 2^63 is outside int64_t: converting it back would be undefined.
+  if (d >= 9223372036854775808.0 || static_cast<int64_t>(d) != v) return std::nullopt;
+  return d;
+}
 
 std::string node_location(const std::string& file, const toml::node& node) {
   const auto& path = node.source().path;
@@ -67,9 +85,10 @@ double TomlSection::get_double(const std::string& key, double fallback) {
   const toml::node* node = lookup(key);
   if (node == nullptr) return fallback;
   if (!node->is_number()) type_error(key, "a number");
-  const double v = *node->value<double>();
-  if (!std::isfinite(v)) type_error(key, "a finite number");
-  return v;
+  const std::optional<double> v = exact_double(*node);
+  if (!v) type_error(key, kExactNumber);
+  if (!std::isfinite(*v)) type_error(key, "a finite number");
+  return *v;
 }
 
 double TomlSection::get_double(const std::string& key, double fallback, const RealRange& range) {
@@ -127,8 +146,10 @@ std::vector<double> TomlSection::get_double_list(const std::string& key,
   std::vector<double> out;
   for (const toml::node& item : *array) {
     if (!item.is_number()) type_error(key, "an array of numbers");
-    if (!std::isfinite(*item.value<double>())) type_error(key, "an array of finite numbers");
-    out.push_back(*item.value<double>());
+    const std::optional<double> v = exact_double(item);
+    if (!v) type_error(key, kExactNumbers);
+    if (!std::isfinite(*v)) type_error(key, "an array of finite numbers");
+    out.push_back(*v);
   }
   return out;
 }

@@ -254,8 +254,28 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
             "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\" or "
-            "{ band = [lo, hi] } with lo < hi");
+            "{ band = [lo, hi] } with finite lo < hi");
   EXPECT_EQ(read_error(head + terms + "expect = { band = [0.6, 0.4] }\n").substr(0, 3), ":7:");
+  // Numbers a double cannot hold exactly, bands that decide nothing, weights that weigh
+  // nothing, and counts beyond int are refused, not rounded or truncated.
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [-inf, inf] }\n").substr(0, 3), ":7:");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [0, 9007199254740993] }\n").substr(0, 3),
+            ":7:");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [0, 9007199254740992] }\n"), "");
+  for (const char* weight : {"nan", "0", "inf", "-9007199254740993"}) {
+    EXPECT_NE(read_error(head + "terms = [{ weight = " + weight +
+                         ", filter = { variant = \"pre\" } }]\nexpect = \"negative\"\n")
+                  .find("key 'weight' in claim 'c' terms must be a finite number other than 0"),
+              std::string::npos)
+        << weight;
+  }
+  EXPECT_NE(read_error(head + "terms = [{ filter = { seed = 9007199254740993 } }]\n"
+                              "expect = \"negative\"\n")
+                .find("filter 'seed'"),
+            std::string::npos);
+  EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nmin_pairs = 4294967298\n")
+                .find("must be an integer from 1 to 1000000"),
+            std::string::npos);
   EXPECT_NE(read_error(head + "terms = [{ filter = { variant = \"pre\" }, reduce = \"median\" }]\n"
                               "expect = \"negative\"\n")
                 .find("allowed: mean, cv, max_over_min, loglog_slope"),

@@ -230,6 +230,21 @@ TEST(ExperimentFile, WrongTypeNamesFileLineAndKey) {
   EXPECT_EQ(err.rfind(":10: key 'width' in [model] must be an integer", 0), 0u) << err;
 }
 
+// A real-valued key given an integer a double would round is refused (it was read through an
+// empty value: lr = -9007199254740993 trained with lr = 6.95e-310); one it holds is read.
+TEST(ExperimentFile, IntegersADoubleWouldRoundAreRefused) {
+  std::string text = kValid;
+  text.replace(text.find("batch = 8"), 9, "batch = 8\nlr = -9007199254740993");
+  const std::string err = read_error(text);
+  EXPECT_EQ(err.rfind(":17: key 'lr' in [train] must be a number a double holds exactly", 0), 0u)
+      << err;
+  text = kValid;
+  text.replace(text.find("batch = 8"), 9, "batch = 8\nlr = 9007199254740992");
+  Experiment e;
+  EXPECT_EQ(read_error(text, &e), "");
+  EXPECT_EQ(e.variants.at(0).train.adam.lr, 9007199254740992.0);
+}
+
 TEST(ExperimentFile, UnknownTaskParameter) {
   std::string text = kValid;
   text.replace(text.find("v = 6"), 5, "w = 6");
