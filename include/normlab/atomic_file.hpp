@@ -9,6 +9,9 @@
 namespace normlab {
 
 // Writes `bytes` to `path` atomically; creates parent directories. Throws InputError on failure.
+// "-" is standard output. A target that exists and is not a regular file (a device such as
+// /dev/null or /dev/stdout, a FIFO) is written through, not replaced; a symbolic link to a
+// regular file replaces the file it names and stays a link; a directory is refused.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // Reads a whole regular file; throws InputError naming the file if it is missing, a directory,

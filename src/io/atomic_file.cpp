@@ -13,16 +13,57 @@
 
 namespace normlab {
 
+namespace {
+
+// Writes bytes to an open stream and flushes it; false on any error (errno says which).
+bool write_all(FILE* f, std::string_view bytes) {
+  return std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0;
+}
+
+// A target that is not a regular file (/dev/stdout, /dev/null, a FIFO) is written through:
+// renaming a file over it would replace the device or link itself.
+void write_through(const std::filesystem::path& path, std::string_view bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    throw InputError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  }
+  const bool ok = write_all(f, bytes);
+  const int saved = errno;
+  std::fclose(f);
+  if (!ok) {
+    throw InputError(fmt::format("{}: write failed: {}", path.string(), std::strerror(saved)));
+  }
+}
+
+}  // namespace
+
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
+  if (path == "-") {
+    if (!write_all(stdout, bytes)) {
+      throw InputError(fmt::format("standard output: write failed: {}", std::strerror(errno)));
+    }
+    return;
+  }
   std::error_code ec;
+  const std::filesystem::file_status target = std::filesystem::status(path, ec);  // follows links
+  if (std::filesystem::is_directory(target)) {
+    throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+  }
+  if (std::filesystem::exists(target) && !std::filesystem::is_regular_file(target)) {
+    return write_through(path, bytes);
+  }
+  // A link to a regular file: the file it names is replaced, the link stays.
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)) &&
+      std::filesystem::exists(target)) {
+    return write_file_atomic(std::filesystem::canonical(path, ec), bytes);
+  }
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
     throw InputError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
   }
-  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool ok = written == bytes.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  const bool ok = write_all(f, bytes) && ::fsync(fileno(f)) == 0;
   std::fclose(f);
   if (!ok) {
     std::filesystem::remove(tmp, ec);
