@@ -1,12 +1,14 @@
 #include "normlab/claims_ledger.hpp"
 
 #include <fmt/format.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 
@@ -35,7 +37,9 @@ std::string shell_quoted(const std::string& s) {
   return q + "'";
 }
 
-// Runs `program args...` with this process's stdout and stderr; returns the wait status.
+// Runs `program args...` with this process's stdout and stderr; returns the wait status. The
+// child gets SIGTERM when this process ends, however it ends, so a killed ledger leaves no study
+// training with its folder locked (the study's own runs die with it the same way).
 int run_child(const fs::path& program, const std::vector<std::string>& args) {
   std::vector<std::string> all = {program.string()};
   all.insert(all.end(), args.begin(), args.end());
@@ -44,9 +48,16 @@ int run_child(const fs::path& program, const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, all[0].c_str(), nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) throw InputError(fmt::format("cannot start {}: {}", all[0], std::strerror(rc)));
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw InputError(fmt::format("cannot start {}: {}", all[0], std::strerror(errno)));
+  if (pid == 0) {
+    // Only async-signal-safe calls between fork and exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent ended before the line above
+    ::execve(all[0].c_str(), argv.data(), environ);
+    ::_exit(127);
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -1,9 +1,15 @@
 // `normlab run --tier/--set` and `normlab claims run|list` through the command line, on the
 // tiny study tests/data/claims_tiny_study.toml (Set Complement v = 8, a few hundred steps).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -305,6 +311,59 @@ TEST(ClaimsList, DamagedLedgerIsOneLineWithoutLibraryText) {
   ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
   EXPECT_NE(r.err.find("not a claims ledger"), std::string::npos) << r.describe();
   EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.describe();
+}
+
+// Killing `normlab claims run` (SIGKILL: no handler runs) ends the study it started: its
+// `normlab run` child dies with it and frees the study folder's lock with the runs unfinished.
+// Left running, the child would hold the lock for the whole 2·10^6-step run, and the blocking
+// lock below would wait until the kill guard (alarm) ends the test as a failure.
+TEST(ClaimsRun, AKilledLedgerLeavesNoStudyRunning) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00001\"\ntitle = \"A tiny paper\"\n" +
+                           minimal_claim("tiny.long", kStudy.string(),
+                                         "set = [\"train.steps=2000000\", \"seeds=[1]\", "
+                                         "\"schemes=[\\\"pre\\\"]\"]\n"));
+  int out_pipe[2];
+  ASSERT_EQ(::pipe(out_pipe), 0);
+  const std::string binary = NORMLAB_BINARY, claims_dir = (tmp / "claims").string(),
+                    out = (tmp / "out").string();
+  const pid_t ledger = ::fork();
+  ASSERT_GE(ledger, 0);
+  if (ledger == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(out_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::execl(binary.c_str(), binary.c_str(), "claims", "run", "--tier", "quick", "--claims",
+            claims_dir.c_str(), "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::alarm(300);  // the kill guard
+  // The study's first run has started once the runner says so (a blocking read, no timing).
+  std::string said;
+  char buffer[256];
+  ssize_t n;
+  while (said.find("started") == std::string::npos &&
+         (n = ::read(out_pipe[0], buffer, sizeof buffer)) > 0) {
+    said.append(buffer, static_cast<size_t>(n));
+  }
+  ASSERT_NE(said.find("started"), std::string::npos) << said;
+  ASSERT_EQ(::kill(ledger, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(ledger, &status, 0), ledger);
+  fs::path study;
+  for (const fs::directory_entry& e : fs::directory_iterator(tmp / "out")) {
+    if (e.is_directory()) study = e.path();
+  }
+  ASSERT_FALSE(study.empty());
+  const int lock = ::open((study / ".lock").c_str(), O_RDWR);
+  ASSERT_GE(lock, 0);
+  EXPECT_EQ(::flock(lock, LOCK_EX), 0);  // blocks while a `normlab run` holds the folder
+  ::close(lock);
+  ::close(out_pipe[0]);
+  ::alarm(0);
+  EXPECT_FALSE(fs::exists(study / "results.csv")) << "the study ran to its end";
 }
 
 }  // namespace
