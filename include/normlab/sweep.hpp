@@ -12,6 +12,7 @@
 // "pre lr=0.003 width=31"), on disk "SCHEME__lr=0.003__width=31".
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ namespace normlab {
 
 // One swept key: its dotted path, the name it has in labels (the last part of the path, or
 // the whole path when two axes share their last part) and each value as written in labels.
+// The most points a [sweep] may expand to; a larger grid is refused before it is expanded.
+inline constexpr uint64_t kMaxSweepPoints = 10000;
+
 struct SweepAxis {
   std::string key;                  // "train.lr"
   std::string name;                 // "lr"

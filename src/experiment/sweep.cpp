@@ -119,6 +119,20 @@ std::vector<SweepAxis> read_sweep_axes(const toml::table& doc, const std::string
   if (axes.empty()) {
     throw UsageError(where(*sweep, file) + "[sweep] lists no keys");
   }
+  // The grid's size before anything is expanded: each point is a study document in memory and
+  // a run folder per scheme and seed.
+  uint64_t points = 1;
+  std::string product;
+  for (const SweepAxis& a : axes) {
+    points = std::min<uint64_t>(points * a.values.size(), kMaxSweepPoints + 1);
+    product += fmt::format("{}{}", product.empty() ? "" : " × ", a.values.size());
+  }
+  if (points > kMaxSweepPoints) {
+    throw UsageError(
+        fmt::format("{}[sweep] has {} values per key, more than {} points in all; "
+                    "split it into several studies",
+                    where(*sweep, file), product, kMaxSweepPoints));
+  }
   for (SweepAxis& a : axes) {  // a name shared by two axes is spelled out in full
     if (std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& b) {
           return b.key.substr(b.key.rfind('.') + 1) == a.key.substr(a.key.rfind('.') + 1);

@@ -137,6 +137,16 @@ TEST(Sweep, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(read_study(dir, base + "train.\"a.b\" = [1, 2]\n"),
             at(sweep_line) + "sweep key 'a.b" + not_bare);
   EXPECT_EQ(read_study(dir, base + "\"\" = [1, 2]\n"), at(sweep_line) + "sweep key '" + not_bare);
+  // A grid beyond kMaxSweepPoints is refused from its axes' sizes, before it is expanded.
+  std::string lists[3];
+  for (int i = 1; i <= 30; ++i) {
+    for (std::string& l : lists) l += (l.empty() ? "" : ", ") + std::to_string(i);
+  }
+  EXPECT_EQ(read_study(dir, base + "train.lr = [" + lists[0] + "]\ntrain.batch = [" + lists[1] +
+                                "]\nmodel.width = [" + lists[2] + "]\n"),
+            at(sweep_line - 1) +
+                "[sweep] has 30 × 30 × 30 values per key, more than 10000 points in all; split "
+                "it into several studies");
   EXPECT_EQ(read_study(dir, "sweep = 3\n" + std::string(kTinyExperiment)),
             at(1) + "key 'sweep' must be a table of lists, e.g. [sweep] train.lr = [1e-3, 3e-3]");
 }
