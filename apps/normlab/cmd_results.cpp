@@ -19,6 +19,7 @@ namespace {
 struct ResultsOptions {
   std::string out, sql;
   bool csv = false, json = false;
+  double seconds = kQuerySeconds;
 };
 
 void print_summary(const fs::path& db) {
@@ -57,6 +58,10 @@ void add_results_command(CLI::App& app) {
   cmd->add_option("--sql", o->sql,
                   "A read-only query, e.g. \"SELECT variant, AVG(value) FROM results WHERE "
                   "metric = 'tvd' GROUP BY variant\"");
+  cmd->add_option("--seconds", o->seconds,
+                  "Stop the query after this many seconds (default 60); it may return at most "
+                  "10^6 rows")
+      ->check(real_in(RealRange{0, 86400, false, true}));
   auto* csv = cmd->add_flag("--csv", o->csv, "Print the query's rows as CSV");
   cmd->add_flag("--json", o->json, "Print the query's rows as JSON")->excludes(csv);
   cmd->callback([o] {
@@ -66,7 +71,7 @@ void add_results_command(CLI::App& app) {
       print_summary(db);
       return;
     }
-    const QueryTable t = query_results_store(db, o->sql);
+    const QueryTable t = query_results_store(db, o->sql, {kMaxQueryRows, o->seconds});
     const std::string text = o->csv    ? format_csv_table(t)
                              : o->json ? format_json_table(t)
                                        : format_text_table(t);

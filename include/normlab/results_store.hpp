@@ -98,8 +98,20 @@ struct QueryTable {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
 };
-// Throws InputError naming the file for a missing store or an invalid query; the store is
-// opened read-only, so a query cannot change it.
-QueryTable query_results_store(const std::filesystem::path& file, const std::string& sql);
+// Bounds of a query's cost; 0 is no bound. The user's queries (`normlab results --sql`) get
+// both; normlab's own (whole tables for export and reports) none.
+struct QueryLimits {
+  int64_t max_rows = 0;
+  double max_seconds = 0;
+};
+inline constexpr int64_t kMaxQueryRows = 1000000;
+inline constexpr double kQuerySeconds = 60;
+
+// Throws InputError naming the file for a missing store or an invalid query. The store is opened
+// read-only; the query must be one statement that only reads (an authorizer allows reading
+// tables, functions, recursive queries and the schema-reading pragmas, nothing that attaches,
+// writes or copies: VACUUM INTO is refused); beyond a limit of `limits` it stops with an error.
+QueryTable query_results_store(const std::filesystem::path& file, const std::string& sql,
+                               const QueryLimits& limits = {});
 
 }  // namespace normlab

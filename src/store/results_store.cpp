@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <set>
+#include <string>
+
 #include "normlab/crash_points.hpp"
 #include "normlab/errors.hpp"
 #include "sqlite_db.hpp"
@@ -182,19 +186,101 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
   }
 }
 
-QueryTable query_results_store(const fs::path& file, const std::string& sql) {
+namespace {
+
+// Reading only: tables, functions, recursive queries, and the pragmas that read the schema or
+// check the file. Everything else (ATTACH, writes, other pragmas) is denied at prepare time.
+int read_only_authorizer(void*, int action, const char* name, const char* argument, const char*,
+                         const char*) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_PRAGMA: {
+      static const std::set<std::string> reading = {
+          "integrity_check", "quick_check", "table_info", "table_xinfo",
+          "table_list",      "index_list",  "index_info", "foreign_key_list"};
+      // These set their value when given one; without, they read it.
+      static const std::set<std::string> values = {
+          "user_version", "schema_version", "application_id", "page_count",
+          "page_size",    "encoding",       "journal_mode"};
+      if (name == nullptr) return SQLITE_DENY;
+      const bool allowed = reading.count(name) > 0 || (values.count(name) > 0 && !argument);
+      return allowed ? SQLITE_OK : SQLITE_DENY;
+    }
+    default:
+      return SQLITE_DENY;
+  }
+}
+
+// The progress handler's deadline: a non-zero return interrupts the statement.
+int past_deadline(void* deadline) {
+  return std::chrono::steady_clock::now() >
+         *static_cast<std::chrono::steady_clock::time_point*>(deadline);
+}
+
+}  // namespace
+
+QueryTable query_results_store(const fs::path& file, const std::string& sql,
+                               const QueryLimits& limits) {
   if (!fs::is_regular_file(file)) {
     throw InputError(fmt::format("{}: no results store (has `normlab run` written this folder?)",
                                  file.string()));
   }
   SqliteDb db(file, SqliteDb::Mode::read_only);
+  sqlite3_set_authorizer(db.handle(), read_only_authorizer, nullptr);
+  // One statement: after it only spaces and comments, which prepare to no statement.
+  const char* tail = nullptr;
+  sqlite3_stmt* first = nullptr;
+  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &first, &tail) != SQLITE_OK) {
+    db.fail("cannot prepare the statement");
+  }
+  const bool reads_only = first != nullptr && sqlite3_stmt_readonly(first) != 0;
+  sqlite3_finalize(first);
+  bool more = false;
+  if (tail != nullptr && *tail != '\0') {
+    sqlite3_stmt* second = nullptr;
+    more = sqlite3_prepare_v2(db.handle(), tail, -1, &second, nullptr) != SQLITE_OK ||
+           second != nullptr;
+    sqlite3_finalize(second);
+  }
+  if (more) {
+    throw InputError(
+        fmt::format("{}: one statement per query (found more after the first)", file.string()));
+  }
+  if (!reads_only) {
+    throw InputError(fmt::format("{}: the query must only read (SELECT, or a pragma that reads)",
+                                 file.string()));
+  }
+  std::chrono::steady_clock::time_point deadline;
+  if (limits.max_seconds > 0) {
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::duration<double>(limits.max_seconds));
+    sqlite3_progress_handler(db.handle(), 10000, past_deadline, &deadline);
+  }
   QueryTable t;
   SqliteStatement st(db, sql.c_str());
   for (int c = 0; c < st.columns(); ++c) t.columns.push_back(st.column_name(c));
-  while (st.step()) {
-    std::vector<std::string> row;
-    for (int c = 0; c < st.columns(); ++c) row.push_back(st.column_text(c).value_or(""));
-    t.rows.push_back(std::move(row));
+  try {
+    while (st.step()) {
+      if (limits.max_rows > 0 && static_cast<int64_t>(t.rows.size()) >= limits.max_rows) {
+        throw InputError(fmt::format(
+            "{}: the query returns more than {} rows; narrow it (WHERE, GROUP BY, LIMIT)",
+            file.string(), limits.max_rows));
+      }
+      std::vector<std::string> row;
+      for (int c = 0; c < st.columns(); ++c) row.push_back(st.column_text(c).value_or(""));
+      t.rows.push_back(std::move(row));
+    }
+  } catch (const InputError&) {
+    if (limits.max_seconds > 0 && past_deadline(&deadline)) {
+      throw InputError(fmt::format("{}: the query ran longer than {:g} s and was stopped",
+                                   file.string(), limits.max_seconds));
+    }
+    throw;
   }
   return t;
 }

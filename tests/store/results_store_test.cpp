@@ -21,6 +21,7 @@
 namespace normlab {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::TempDir;
 
 RunRows sample_run(const std::string& hash, int results) {
@@ -76,7 +77,16 @@ TEST(ResultsStore, RecordingARunAgainReplacesItsRows) {
   EXPECT_EQ(query_results_store(db, "SELECT seconds FROM runs WHERE hash = 'h1'").rows[0][0],
             "12.5");  // kept
   EXPECT_EQ(query_results_store(db, "PRAGMA integrity_check").rows[0][0], "ok");
-  EXPECT_EQ(query_results_store(db, "PRAGMA journal_mode").rows[0][0], "wal");
+  {  // The journal mode, read outside normlab's query path (which refuses pragmas that can set).
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+  }
   // NaN is stored as NULL, read back as an empty cell.
   EXPECT_EQ(query_results_store(db, "SELECT train_loss FROM curves WHERE step = 0").rows[0][0], "");
 }
@@ -115,6 +125,47 @@ TEST(ResultsStore, QueriesCannotWrite) {
   EXPECT_THROW(query_results_store(db, "DELETE FROM runs"), InputError);
   EXPECT_THROW(query_results_store(db, "SELEC 1"), InputError);
   EXPECT_THROW(query_results_store(tmp / "none.sqlite", "SELECT 1"), InputError);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
+}
+
+// A user's query reads and nothing else: one statement, no copy of the store (VACUUM INTO), no
+// attached file, no writing pragma; it stops at its row and time limits.
+TEST(ResultsStore, AQueryReadsOneStatementWithinItsLimits) {
+  TempDir tmp;
+  const auto db = tmp / "results.sqlite";
+  {
+    ResultsStore store(db);
+    store.record_run(store.begin_experiment(sample_experiment()), sample_run("h1", 1));
+  }
+  auto error = [&](const std::string& sql, const QueryLimits& limits = {}) -> std::string {
+    try {
+      query_results_store(db, sql, limits);
+      return "";
+    } catch (const InputError& e) {
+      return std::string(e.what()).substr(db.string().size());
+    }
+  };
+  EXPECT_EQ(error("VACUUM INTO '" + (tmp / "copy.sqlite").string() + "'"),
+            ": the query must only read (SELECT, or a pragma that reads)");
+  EXPECT_FALSE(fs::exists(tmp / "copy.sqlite"));
+  EXPECT_EQ(error("SELECT 1; DROP TABLE runs"),
+            ": one statement per query (found more after the first)");
+  EXPECT_EQ(error("SELECT 1; SELECT 2"), ": one statement per query (found more after the first)");
+  EXPECT_EQ(error("ATTACH '" + (tmp / "x.sqlite").string() + "' AS x"),
+            ": sqlite cannot prepare the statement: not authorized");
+  EXPECT_FALSE(fs::exists(tmp / "x.sqlite"));
+  EXPECT_EQ(error("PRAGMA user_version = 3"),
+            ": sqlite cannot prepare the statement: not authorized");
+  EXPECT_EQ(error("SELECT 1; -- a comment"), "");
+  EXPECT_EQ(query_results_store(db, "PRAGMA integrity_check").rows.at(0).at(0), "ok");
+  const std::string endless =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT ";
+  EXPECT_EQ(error(endless + "x FROM c", {1000, 0}),
+            ": the query returns more than 1000 rows; narrow it (WHERE, GROUP BY, LIMIT)");
+  // No row ever comes: the time limit stops it (a bound on the test's run time, not an assert
+  // on timing).
+  EXPECT_EQ(error(endless + "COUNT(*) FROM c", {0, 0.5}),
+            ": the query ran longer than 0.5 s and was stopped");
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
 }
 
