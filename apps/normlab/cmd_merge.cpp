@@ -8,10 +8,14 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
+#include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/results_store.hpp"
+#include "normlab/run_rows.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {
@@ -38,14 +42,19 @@ void add_merge_command(CLI::App& app) {
       std::smatch m;
       const std::string file = f.path().filename().string();
       if (!std::regex_match(file, m, name)) continue;
-      const int n = std::stoi(m[2].str());
+      // At most 6 digits each (an array of 10^6 tasks), so the numbers cannot overflow.
+      if (m[1].length() > 6 || m[2].length() > 6) continue;
+      const int n = std::stoi(m[2].str()), k = std::stoi(m[1].str());
+      if (n < 1 || k >= n) {
+        throw InputError(fmt::format("{}: shard {} of an array of {} tasks cannot be", file, k, n));
+      }
       if (count != 0 && n != count) {
         throw InputError(
             fmt::format("{} holds shard stores of arrays of {} and of {} tasks; keep one array's",
                         *out, count, n));
       }
       count = n;
-      shards[std::stoi(m[1].str())] = f.path();
+      shards[k] = f.path();
     }
     if (shards.empty()) {
       throw InputError(fmt::format(
@@ -54,6 +63,16 @@ void add_merge_command(CLI::App& app) {
           *out));
     }
     lock_results_folder(folder, Shard{});
+    // Every shard is checked before any is merged: the folder's experiment, read back from the
+    // experiment.json `normlab run` wrote, is the only one a shard may hold.
+    const nlohmann::json experiment =
+        nlohmann::json::parse(read_file(folder / "experiment.json"), nullptr, false);
+    if (experiment.is_discarded() || !experiment.is_object()) {
+      throw InputError(
+          fmt::format("{}: not an experiment's JSON", (folder / "experiment.json").string()));
+    }
+    const std::string config_hash = experiment_config_hash(experiment);
+    for (const auto& [index, file] : shards) ResultsStore::check_shard(file, config_hash);
     ResultsStore store(results_store_file(folder, Shard{}));
     int64_t runs = 0;
     for (const auto& [index, file] : shards) {

@@ -88,6 +88,10 @@ class ResultsStore {
   // one transaction; a run already here is replaced whole, so merging twice changes nothing.
   // Returns the number of runs copied. (store_merge.cpp)
   int64_t merge_from(const std::filesystem::path& shard_file);
+  // Checks a shard's store before any is merged: a readable SQLite store that passes
+  // quick_check, holding runs of the experiment whose config hash is `config_hash` and of no
+  // other. InputError naming the shard's file otherwise. (store_merge.cpp)
+  static void check_shard(const std::filesystem::path& shard_file, const std::string& config_hash);
 
  private:
   std::unique_ptr<SqliteDb> db_;

@@ -32,4 +32,8 @@ RunRows run_rows_from_json(const nlohmann::json& j);
 // The experiment's row: its config and the provenance of this process.
 ExperimentRecord experiment_record(const Experiment& e);
 
+// The config hash of an experiment's row, from its config as JSON (to_json, or a results
+// folder's experiment.json read back): the study read from any path has the same hash.
+std::string experiment_config_hash(nlohmann::json config);
+
 }  // namespace normlab

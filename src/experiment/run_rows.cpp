@@ -176,13 +176,17 @@ RunRows run_rows_from_json(const nlohmann::json& j) {
   return rows;
 }
 
+std::string experiment_config_hash(nlohmann::json config) {
+  config.erase("file");  // the same study read from another path is the same experiment
+  return fnv1a_hex(config.dump());
+}
+
 ExperimentRecord experiment_record(const Experiment& e) {
   ExperimentRecord x;
   x.name = e.name;
-  nlohmann::json config = to_json(e);
+  const nlohmann::json config = to_json(e);
   x.config_json = config.dump();
-  config.erase("file");  // the same study read from another path is the same experiment
-  x.config_hash = fnv1a_hex(config.dump());
+  x.config_hash = experiment_config_hash(config);
   x.version = normlab_version();
   x.git_commit = build_git_commit();
   x.host = host_name();

@@ -8,6 +8,32 @@
 
 namespace normlab {
 
+void ResultsStore::check_shard(const std::filesystem::path& shard_file,
+                               const std::string& config_hash) {
+  const std::string file = shard_file.string();
+  try {
+    const QueryTable check = query_results_store(shard_file, "PRAGMA quick_check");
+    if (check.rows.size() != 1 || check.rows[0].at(0) != "ok") {
+      throw InputError(fmt::format("{}: damaged store (quick_check: {})", file,
+                                   check.rows.empty() ? "" : check.rows[0].at(0)));
+    }
+    const QueryTable experiments =
+        query_results_store(shard_file, "SELECT DISTINCT e.name, e.config_hash FROM experiments e");
+    for (const std::vector<std::string>& row : experiments.rows) {
+      if (row.at(1) != config_hash) {
+        throw InputError(
+            fmt::format("{}: a shard of experiment {} (config {}), not of this folder's "
+                        "(config {}); it belongs to another results folder",
+                        file, row.at(0), row.at(1), config_hash));
+      }
+    }
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    // Messages of the store layer already name the file; others get it here.
+    throw InputError(what.rfind(file, 0) == 0 ? what : fmt::format("{}: {}", file, what));
+  }
+}
+
 int64_t ResultsStore::merge_from(const std::filesystem::path& shard_file) {
   if (!std::filesystem::is_regular_file(shard_file)) {
     throw InputError(fmt::format("{}: no such store", shard_file.string()));

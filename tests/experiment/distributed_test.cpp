@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "support/cli.hpp"
@@ -11,6 +12,7 @@
 namespace normlab {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::run_normlab;
 using testing::shell_quote;
 using testing::TempDir;
@@ -92,6 +94,44 @@ TEST(Distributed, SlurmShardsMergeIntoTheSameStore) {
   // Merging twice changes nothing.
   ASSERT_EQ(run_normlab({"merge", out}).exit_code, 0);
   EXPECT_EQ(store_rows(out), store_rows(dir / "one"));
+}
+
+// Shards are checked before any is merged: one of another experiment, one numbered beyond its
+// array, and a damaged one are each refused, naming the file, with nothing merged.
+TEST(Distributed, ForeignAndDamagedShardsAreRefusedBeforeMerging) {
+  TempDir dir;
+  const std::string file = write_tiny(dir);
+  const std::string out = (dir / "array").string(), other = (dir / "other").string();
+  const std::vector<std::string> shard0 = {"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_COUNT=2"};
+  ASSERT_EQ(run_normlab({"run", file, "--out", out}, shard0).exit_code, 0);
+  // Shard 1 of the same array shape, but of another experiment (another learning rate).
+  ASSERT_EQ(run_normlab({"run", file, "--set", "train.lr=0.02", "--out", other},
+                        {"SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_COUNT=2"})
+                .exit_code,
+            0);
+  const fs::path foreign = dir / "array" / "results-shard-1-of-2.sqlite";
+  fs::copy_file(dir / "other" / "results-shard-1-of-2.sqlite", foreign);
+  auto merged = run_normlab({"merge", out});
+  EXPECT_EQ(merged.exit_code, 1) << merged.describe();
+  EXPECT_EQ(merged.err_lines().size(), 1u) << merged.err;
+  EXPECT_NE(merged.err.find(foreign.string() + ": a shard of experiment"), std::string::npos)
+      << merged.err;
+  EXPECT_FALSE(fs::exists(dir / "array" / "results.sqlite")) << "nothing merged";
+
+  fs::remove(foreign);
+  testing::write_bytes(foreign, std::string(4096, 'x'));  // not a store
+  merged = run_normlab({"merge", out});
+  EXPECT_EQ(merged.exit_code, 1) << merged.describe();
+  EXPECT_EQ(merged.err.rfind("normlab: " + foreign.string() + ": ", 0), 0u) << merged.err;
+  EXPECT_FALSE(fs::exists(dir / "array" / "results.sqlite"));
+
+  fs::remove(foreign);
+  fs::copy_file(dir / "array" / "results-shard-0-of-2.sqlite",
+                dir / "array" / "results-shard-7-of-2.sqlite");
+  merged = run_normlab({"merge", out});
+  EXPECT_EQ(merged.exit_code, 1) << merged.describe();
+  EXPECT_NE(merged.err.find("shard 7 of an array of 2 tasks cannot be"), std::string::npos)
+      << merged.err;
 }
 
 TEST(Distributed, BadArraysAndFoldersAreRefused) {
