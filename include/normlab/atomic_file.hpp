@@ -2,6 +2,7 @@
 // rename over NAME (rename is atomic within a filesystem).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -15,7 +16,12 @@ namespace normlab {
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 // Reads a whole regular file; throws InputError naming the file if it is missing, a directory,
-// not a regular file (FIFO, device, socket: reading would block or never end), or unreadable.
-std::string read_file(const std::filesystem::path& path);
+// not a regular file (FIFO, device, socket: reading would block or never end), unreadable, or
+// larger than `max_bytes` (0: no stated bound) or than half of this machine's available memory,
+// checked before anything is read.
+std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes = 0);
+
+// The bound of text files a person writes (experiment and claims files): 16 MiB.
+inline constexpr uintmax_t kMaxWrittenTextBytes = uintmax_t(16) << 20;
 
 }  // namespace normlab

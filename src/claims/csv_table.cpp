@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
+#include <sstream>
 
+#include "normlab/atomic_file.hpp"
 #include "normlab/claims_table.hpp"
 #include "normlab/errors.hpp"
 
@@ -50,8 +52,10 @@ size_t CsvTable::column(const std::string& name) const {
 }
 
 CsvTable read_csv_table(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(fmt::format("{}: no such file (has the study run?)", file.string()));
+  if (!std::filesystem::exists(file)) {
+    throw InputError(fmt::format("{}: no such file (has the study run?)", file.string()));
+  }
+  std::istringstream in(read_file(file));  // a regular file that fits in memory
   CsvTable t;
   t.file = file;
   std::string line;

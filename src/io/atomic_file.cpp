@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "normlab/errors.hpp"
+#include "normlab/memory_budget.hpp"
 
 namespace normlab {
 
@@ -76,7 +77,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   }
 }
 
-std::string read_file(const std::filesystem::path& path) {
+std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes) {
   // Only regular files: a FIFO or a device (/dev/urandom) would block or never end.
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
@@ -88,6 +89,18 @@ std::string read_file(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(st)) {
     throw InputError(
         fmt::format("{}: is not a regular file (a FIFO, device or socket)", path.string()));
+  }
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot read its size", path.string()));
+  if (max_bytes > 0 && size > max_bytes) {
+    throw InputError(fmt::format("{}: {} is larger than such a file may be ({})", path.string(),
+                                 readable_bytes(static_cast<double>(size)),
+                                 readable_bytes(static_cast<double>(max_bytes))));
+  }
+  if (static_cast<double>(size) > available_memory_bytes() / 2) {
+    throw InputError(fmt::format("{}: {} is more than half of the {} this machine has available",
+                                 path.string(), readable_bytes(static_cast<double>(size)),
+                                 readable_bytes(available_memory_bytes())));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path.string()));

@@ -212,7 +212,8 @@ void TomlSection::finish() const {
 }
 
 std::shared_ptr<toml::table> parse_toml_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);  // refuses FIFOs, devices and directories
+  // Refuses FIFOs, devices, directories and files over 16 MiB before reading.
+  const std::string text = read_file(path, kMaxWrittenTextBytes);
   try {
     return std::make_shared<toml::table>(toml::parse(text, path.string()));
   } catch (const toml::parse_error& e) {

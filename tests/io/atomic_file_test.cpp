@@ -82,5 +82,26 @@ TEST(AtomicFile, ADirectoryIsRefused) {
   EXPECT_TRUE(fs::is_directory(tmp / "dir"));
 }
 
+// Reading: a device, or a link to one, is refused; so is a file over the stated bound, before
+// any byte is read (the 2 GB address-space guard of the hostile tests would catch a read).
+TEST(AtomicFile, ReadingRefusesDevicesAndOversizedFiles) {
+  TempDir tmp;
+  auto error = [](const fs::path& p, uintmax_t max_bytes) -> std::string {
+    try {
+      read_file(p, max_bytes);
+      return "";
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(error("/dev/zero", 0), "/dev/zero: is not a regular file (a FIFO, device or socket)");
+  fs::create_symlink("/dev/zero", tmp / "zero.csv");
+  EXPECT_NE(error(tmp / "zero.csv", 0).find("is not a regular file"), std::string::npos);
+  write_file_atomic(tmp / "big.toml", std::string(900, 'x'));
+  EXPECT_EQ(error(tmp / "big.toml", 899),
+            (tmp / "big.toml").string() + ": 900 B is larger than such a file may be (899 B)");
+  EXPECT_EQ(read_file(tmp / "big.toml", 900).size(), 900u);
+}
+
 }  // namespace
 }  // namespace normlab
