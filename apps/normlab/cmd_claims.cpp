@@ -28,6 +28,7 @@
 #include "normlab/claims_design.hpp"
 #include "normlab/claims_ledger.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
 
@@ -75,20 +76,22 @@ void list_claims(const fs::path& claims_dir, const std::string& paper,
       claims::select_claims(claims::read_ledger(claims_dir), paper, "");
   std::map<std::string, std::string> verdicts;
   for (const std::string& file : ledgers) read_ledger_verdicts(file, verdicts);
+  // Text from the claims files and the ledger, without terminal control bytes.
   const auto verdict_of = [&](const claims::Claim& c) {
     const auto it = verdicts.find(c.id);
-    return it == verdicts.end() ? std::string("not run") : it->second;
+    return it == verdicts.end() ? std::string("not run") : without_controls(it->second);
   };
   // Columns as wide as their longest entry, the verdict's at least 12 characters
   // ("untestable (ceiling)" is 20).
   size_t width = 0, verdict_width = 12;
   for (const claims::Claim& c : selected) {
-    width = std::max(width, c.id.size());
+    width = std::max(width, without_controls(c.id).size());
     verdict_width = std::max(verdict_width, verdict_of(c).size());
   }
   for (const claims::Claim& c : selected) {
-    std::printf("%-*s  %-10s  %-*s  %s\n", static_cast<int>(width), c.id.c_str(), c.paper.c_str(),
-                static_cast<int>(verdict_width), verdict_of(c).c_str(), c.sentence.c_str());
+    std::printf("%-*s  %-10s  %-*s  %s\n", static_cast<int>(width), without_controls(c.id).c_str(),
+                without_controls(c.paper).c_str(), static_cast<int>(verdict_width),
+                verdict_of(c).c_str(), without_controls(c.sentence).c_str());
   }
 }
 

@@ -11,4 +11,9 @@ namespace normlab {
 // with "... (N bytes)" appended, so a message quoting it stays one readable line.
 std::string printable(std::string_view text, size_t max_chars = 60);
 
+// `text` whole, with only its control bytes (ESC of terminal escapes, newlines, tabs, DEL)
+// written as \xNN: for listing text from files (a ledger's sentences, which may be UTF-8) on a
+// terminal without letting it move the cursor or change colours.
+std::string without_controls(std::string_view text);
+
 }  // namespace normlab

@@ -20,4 +20,17 @@ std::string printable(std::string_view text, size_t max_chars) {
   return out;
 }
 
+std::string without_controls(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
 }  // namespace normlab

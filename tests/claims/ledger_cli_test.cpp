@@ -299,6 +299,23 @@ TEST(ClaimsList, DefaultReadsTheCommittedPaperLedgers) {
   EXPECT_NE(r.out.find("tiny.unlisted  0000.00004  reproduced"), std::string::npos) << r.out;
 }
 
+// Terminal escapes in a claims file or a ledger are listed as text (\x1b), never sent to the
+// terminal; UTF-8 stays as it is.
+TEST(ClaimsList, ControlBytesAreListedAsText) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "docs" / "claims.json",
+                       R"({"claims": [{"id": "tiny.a", "verdict": "reproduced\u001b[2J"}]})");
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00004\"\n[[claim]]\nid = \"tiny.a\"\n"
+                       "sentence = \"s \\u001b[31mred\\u001b[0m ≥ 0\"\nstudy = \"x.toml\"\n"
+                       "terms = [{ filter = { variant = \"pre\" } }]\nexpect = \"negative\"\n");
+  const auto r = run_normlab({"claims", "list"}, {}, {}, tmp.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reproduced\\x1b[2J"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("s \\x1b[31mred\\x1b[0m ≥ 0"), std::string::npos) << r.out;
+}
+
 // A damaged ledger is named in one line without the JSON library's own text.
 TEST(ClaimsList, DamagedLedgerIsOneLineWithoutLibraryText) {
   TempDir tmp;
