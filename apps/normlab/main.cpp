@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -142,8 +144,16 @@ int main(int argc, char** argv) {
   } catch (const normlab::InputError& e) {
     print_error(e.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory: this machine could not give normlab the memory the command needs");
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The path and the system's reason, without the library's "filesystem error: " wording.
+    print_error(fmt::format("{}: {}", e.path1().string(), e.code().message()));
+    return 1;
   } catch (const std::exception& e) {
-    print_error(fmt::format("error: {}", e.what()));
+    // Anything else is a gap in normlab's own checks: say so, with the library's text last.
+    print_error(fmt::format("unexpected failure (please report it): {}", e.what()));
     return 1;
   }
   return 0;

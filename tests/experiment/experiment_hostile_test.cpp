@@ -125,6 +125,23 @@ TEST(HostileExperimentFileCli, FifoIsRefusedNotRead) {
   EXPECT_NE(r.err.find("not a regular file"), std::string::npos) << r.describe();
 }
 
+// A folder that cannot be made (its parent is a file): the path and the system's reason, in
+// normlab's words, not the filesystem library's ("filesystem error: cannot create ...").
+TEST(HostileExperimentFileCli, AnOutputUnderAFileSaysWhyInOneLine) {
+  TempDir tmp;
+  std::ofstream(tmp / "e.toml") << kTinyExperiment;
+  std::ofstream(tmp / "file") << "x";
+  const testing::RunResult r = testing::run_normlab(
+      {"run", (tmp / "e.toml").string(), "--out", (tmp / "file" / "out").string()}, {},
+      testing::kHostileInputLimits);
+  ASSERT_TRUE(r.exited) << r.describe();
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.describe();
+  EXPECT_EQ(r.err.rfind("normlab: " + (tmp / "file" / "out").string(), 0), 0u) << r.describe();
+  EXPECT_NE(r.err.find(": Not a directory"), std::string::npos) << r.describe();
+  EXPECT_EQ(r.err.find("filesystem error"), std::string::npos) << r.describe();
+}
+
 TEST(HostileCommandLine, SeedsOutsideTheUnsignedRangeAreRefused) {
   TempDir tmp;
   for (const std::string seed : {"-1", "18446744073709551616", "1.5", "+3"}) {
