@@ -57,15 +57,16 @@ std::string optional_string(const fs::path& file, const toml::table& table, cons
 FilterValue scalar_filter(const fs::path& file, const toml::node& node, const std::string& column,
                           const std::string& what) {
   FilterValue f;
+  const std::optional<double> number = exact_double(node);
   if (node.is_string()) {
     f.text = *node.value<std::string>();
     if (f.text == "beyond_training") f.kind = FilterValue::Kind::beyond_training;
     if (f.text == "within_training") f.kind = FilterValue::Kind::within_training;
     if (f.text == "last_step") f.kind = FilterValue::Kind::last_step;
     if (f.text == "decay_start") f.kind = FilterValue::Kind::decay_start;
-  } else if (node.is_number() && exact_double(node) && std::isfinite(*exact_double(node))) {
+  } else if (number && std::isfinite(*number)) {
     f.kind = FilterValue::Kind::number;
-    f.number = *exact_double(node);
+    f.number = *number;
   } else {
     throw InputError(
         fmt::format("{}: filter '{}' in {} must be a string, a number, a list of them, "

@@ -203,9 +203,9 @@ int read_only_authorizer(void*, int action, const char* name, const char* argume
           "integrity_check", "quick_check", "table_info", "table_xinfo",
           "table_list",      "index_list",  "index_info", "foreign_key_list"};
       // These set their value when given one; without, they read it.
-      static const std::set<std::string> values = {
-          "user_version", "schema_version", "application_id", "page_count",
-          "page_size",    "encoding",       "journal_mode"};
+      static const std::set<std::string> values = {"user_version",   "schema_version",
+                                                   "application_id", "page_count",
+                                                   "page_size",      "encoding"};
       if (name == nullptr) return SQLITE_DENY;
       const bool allowed = reading.count(name) > 0 || (values.count(name) > 0 && !argument);
       return allowed ? SQLITE_OK : SQLITE_DENY;
