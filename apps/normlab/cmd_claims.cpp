@@ -28,6 +28,7 @@
 #include "normlab/claims_design.hpp"
 #include "normlab/claims_ledger.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 #include "normlab/printable.hpp"
 #include "normlab/train_config.hpp"
 #include "validators.hpp"
@@ -99,12 +100,13 @@ void list_claims(const fs::path& claims_dir, const std::string& paper,
 std::map<std::string, claims::KeptInterval> read_kept_intervals(const fs::path& file) {
   std::map<std::string, claims::KeptInterval> out;
   if (!fs::exists(file)) return out;
-  const nlohmann::json j = nlohmann::json::parse(read_file(file));
-  for (const nlohmann::json& c : j.at("claims")) {
-    if (!c.contains("effect") || !c.at("low").is_number() || !c.at("high").is_number()) continue;
-    out[c.at("id").get<std::string>()] = {c.at("effect").get<double>(), c.at("low").get<double>(),
-                                          c.at("high").get<double>()};
-  }
+  read_json_file(file, [&](const nlohmann::json& j) {
+    for (const nlohmann::json& c : j.at("claims")) {
+      if (!c.contains("effect") || !c.at("low").is_number() || !c.at("high").is_number()) continue;
+      out[c.at("id").get<std::string>()] = {c.at("effect").get<double>(), c.at("low").get<double>(),
+                                            c.at("high").get<double>()};
+    }
+  });
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/schedule.hpp"
 
@@ -249,9 +250,9 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
     e.statistic.high = *hi;
   }
   if (informativeness_applies(c)) {
-    const nlohmann::json experiment =
-        nlohmann::json::parse(read_file(study_dir / "experiment.json"));
-    e.informativeness = check_informativeness(c, table, *facts, experiment);
+    e.informativeness = read_json_file(study_dir / "experiment.json", [&](const nlohmann::json& j) {
+      return check_informativeness(c, table, *facts, j);
+    });
     if (const std::optional<Verdict> untestable = e.informativeness.untestable()) {
       e.decision = {*untestable, e.informativeness.summary()};
       return e;

@@ -11,6 +11,7 @@
 #include "normlab/claims_informativeness.hpp"
 #include "normlab/claims_table.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 
 namespace normlab::claims {
 namespace {
@@ -76,8 +77,9 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
   const StudyFacts facts = study_facts(study_dir);
   s.baseline = pair_values(base, table, facts);
   s.sd = sample_sd(s.baseline);
-  const nlohmann::json experiment = nlohmann::json::parse(read_file(study_dir / "experiment.json"));
-  const Informativeness inf = check_informativeness(c, table, facts, experiment);
+  const Informativeness inf = read_json_file(
+      study_dir / "experiment.json",
+      [&](const nlohmann::json& j) { return check_informativeness(c, table, facts, j); });
   double sum = 0;
   for (const LengthCheck& l : inf.lengths) sum += kResolvedFraction * std::abs(l.ceiling - l.floor);
   if (!inf.lengths.empty()) s.delta = sum / static_cast<double>(inf.lengths.size());

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/json_file.hpp"
 #include "normlab/provenance.hpp"
 #include "normlab/trainer.hpp"
 
@@ -32,10 +33,11 @@ double number(const nlohmann::json& x) {
 }  // namespace
 
 std::string run_hash(const fs::path& run_dir) {
-  nlohmann::json j = nlohmann::json::parse(read_file(run_dir / "run.json"));
-  j.erase("status");
-  j.erase("label");
-  return fnv1a_hex(j.dump());  // object keys are sorted: the dump is canonical
+  return read_json_file(run_dir / "run.json", [](nlohmann::json j) {
+    j.erase("status");
+    j.erase("label");
+    return fnv1a_hex(j.dump());  // object keys are sorted: the dump is canonical
+  });
 }
 
 std::map<int64_t, CurvePoint> read_run_curve(const fs::path& metrics_file) {
@@ -75,21 +77,22 @@ RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, co
   for (const std::string& w : e.weights) {
     const fs::path file = dir / ("eval_" + w + ".json");
     if (!fs::exists(file)) continue;
-    const nlohmann::json j = nlohmann::json::parse(read_file(file));
-    for (const auto& length : j.at("results")) {
-      for (const auto& [metric, m] : length.at("metrics").items()) {
-        ResultRecord x;
-        x.weights = w;
-        x.metric = metric;
-        x.length = length.at("length").get<int64_t>();
-        x.seq_len = length.at("seq_len").get<int64_t>();
-        x.value = number(m.at("value"));
-        x.ci_low = number(m.at("ci_low"));
-        x.ci_high = number(m.at("ci_high"));
-        x.count = m.at("count").get<int64_t>();
-        rows.results.push_back(x);
+    read_json_file(file, [&](const nlohmann::json& j) {
+      for (const auto& length : j.at("results")) {
+        for (const auto& [metric, m] : length.at("metrics").items()) {
+          ResultRecord x;
+          x.weights = w;
+          x.metric = metric;
+          x.length = length.at("length").get<int64_t>();
+          x.seq_len = length.at("seq_len").get<int64_t>();
+          x.value = number(m.at("value"));
+          x.ci_low = number(m.at("ci_low"));
+          x.ci_high = number(m.at("ci_high"));
+          x.count = m.at("count").get<int64_t>();
+          rows.results.push_back(x);
+        }
       }
-    }
+    });
   }
   for (const auto& [step, p] : read_run_curve(dir / "metrics.jsonl")) rows.curves.push_back(p);
   if (fs::is_directory(dir)) {

@@ -7,6 +7,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 
@@ -30,7 +31,7 @@ void claims_section(Page& page, const fs::path& out) {
   if (!has_json && !has_md) return;
   page.heading(2, "Claims ledger");
   if (has_json) {
-    const nlohmann::json ledger = read_json(out / "claims.json");
+    const nlohmann::json ledger = parse_json_file(out / "claims.json");
     if (!ledger.is_object() || !ledger.contains("claims") || !ledger["claims"].is_array()) {
       throw InputError(
           fmt::format("{}: expected the claims.json that `normlab claims run` "

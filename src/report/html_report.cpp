@@ -8,6 +8,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 #include "normlab/provenance.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
@@ -68,7 +69,7 @@ std::string folder_name(const fs::path& out) {
 
 nlohmann::json train_experiment(const fs::path& out) {
   const fs::path file = out / "experiment.json";
-  nlohmann::json e = report::read_json(file);
+  nlohmann::json e = parse_json_file(file);
   if (!e.is_object() || !e.contains("variants") || !e["variants"].is_array() ||
       !e.contains("train") || !e["train"].is_object()) {
     throw InputError(

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 
@@ -31,7 +32,7 @@ bool spans_decades(const std::vector<svg::Series>& series) {
 }  // namespace
 
 void particle_sections(Page& page, const fs::path& out) {
-  const nlohmann::json summary = read_json(out / "summary.json");
+  const nlohmann::json summary = parse_json_file(out / "summary.json");
   const CsvTable runs = claims::read_csv_table(out / "particles_summary.csv");
   const size_t run = runs.column("run"), label = runs.column("label");
 

@@ -18,15 +18,6 @@ std::optional<CsvTable> read_table_if(const fs::path& file) {
   return claims::read_csv_table(file);
 }
 
-nlohmann::json read_json(const fs::path& file) {
-  const std::string text = read_file(file);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
-}
-
 double to_number(const std::string& cell) {
   if (cell.empty()) return NAN;
   char* end = nullptr;

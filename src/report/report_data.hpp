@@ -21,9 +21,6 @@ using claims::CsvTable;
 // when it cannot be read.
 std::optional<CsvTable> read_table_if(const std::filesystem::path& file);
 
-// A JSON file; InputError naming the file when it is missing or not JSON.
-nlohmann::json read_json(const std::filesystem::path& file);
-
 // The cell as a number; NaN when empty or not a number.
 double to_number(const std::string& cell);
 

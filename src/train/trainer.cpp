@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -24,6 +25,7 @@
 #include "normlab/checkpoint.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/evaluator.hpp"
+#include "normlab/json_file.hpp"
 #include "normlab/model.hpp"
 #include "normlab/progress.hpp"
 #include "normlab/task.hpp"
@@ -56,21 +58,12 @@ std::string what_divergence_keeps(int64_t step, int64_t every, bool loss_went_no
   return fmt::format("the checkpoint of step {}, the last good state, is kept", last);
 }
 
-nlohmann::json read_json(const fs::path& path) {
-  try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(
-        fmt::format("{}: not valid JSON (syntax error at byte {})", path.string(), e.byte));
-  }
-}
-
 void write_json(const fs::path& path, const nlohmann::json& j) {
   write_file_atomic(path, j.dump(2) + "\n");
 }
 
 void set_status(const fs::path& run_dir, RunStatus status, const std::string& message = "") {
-  nlohmann::json j = read_json(run_dir / kRunFile);
+  nlohmann::json j = parse_json_file(run_dir / kRunFile);
   j["status"] = to_string(status);
   if (!message.empty()) j["message"] = message;
   write_json(run_dir / kRunFile, j);
@@ -133,11 +126,20 @@ bool load_state(const fs::path& run, Model<float>& model, AdamW& adam, WeightAve
   model.params() = load_param_file(dir / kModelFile, &c).values;
   adam.first_moment() = load_param_file(dir / "adam_m.safetensors", &c).values;
   adam.second_moment() = load_param_file(dir / "adam_v.safetensors", &c).values;
-  const nlohmann::json j = read_json(dir / "state.json");
-  st.step = j.at("step").get<int64_t>();
-  adam.set_steps(j.at("adam_steps").get<int64_t>());
-  st.averaging_started = j.at("averaging_started").get<bool>();
-  for (int i = 0; i < 4; ++i) st.rng[i] = std::stoull(j.at("rng").at(i).get<std::string>());
+  read_json_file(dir / "state.json", [&](const nlohmann::json& j) {
+    st.step = j.at("step").get<int64_t>();
+    adam.set_steps(j.at("adam_steps").get<int64_t>());
+    st.averaging_started = j.at("averaging_started").get<bool>();
+    // The generator's four words, each a decimal string (JSON numbers stop at 2^53 exactly).
+    for (int i = 0; i < 4; ++i) {
+      const std::string word = j.at("rng").at(i).get<std::string>();
+      const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), st.rng[i]);
+      if (ec != std::errc() || end != word.data() + word.size() || word.empty()) {
+        throw InputError(fmt::format("{}: rng word {} is not a 64-bit unsigned integer",
+                                     (dir / "state.json").string(), i));
+      }
+    }
+  });
   avg.set_started(st.averaging_started);
   if (st.averaging_started) {
     avg.theta0() = load_param_file(dir / "theta0.safetensors", &c).values;
@@ -242,7 +244,7 @@ void prepare_run(const fs::path& run_dir, const RunSpec& spec) {
   if (!spec.eval.is_null()) j["eval"] = spec.eval;
   const fs::path file = run_dir / kRunFile;
   if (fs::exists(file)) {
-    nlohmann::json old = read_json(file);
+    nlohmann::json old = parse_json_file(file);
     std::vector<std::string> changes;
     for (const char* key : {"model", "task", "train", "eval"}) {
       list_json_differences(key, old.value(key, nlohmann::json()), j[key], changes);
@@ -267,7 +269,7 @@ RunSpec read_run_spec(const fs::path& run_dir) {
   if (!fs::exists(file)) {
     throw InputError(fmt::format("{}: not a run directory (no {})", run_dir.string(), kRunFile));
   }
-  const nlohmann::json j = read_json(file);
+  const nlohmann::json j = parse_json_file(file);
   RunSpec spec;
   try {
     spec.label = j.value("label", "");
@@ -289,7 +291,8 @@ RunSpec read_run_spec(const fs::path& run_dir) {
 RunStatus read_run_status(const fs::path& run_dir) {
   const fs::path file = run_dir / kRunFile;
   if (!fs::exists(file)) return RunStatus::pending;
-  const std::string s = read_json(file).value("status", "pending");
+  const std::string s = read_json_file(
+      file, [](const nlohmann::json& j) { return j.value("status", std::string("pending")); });
   for (RunStatus r :
        {RunStatus::pending, RunStatus::running, RunStatus::finished, RunStatus::diverged}) {
     if (to_string(r) == s) return r;

@@ -240,6 +240,35 @@ TEST(Divergence, BeforeTheFirstCheckpointNothingIsKept) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "checkpoint" / "model.safetensors"));
 }
 
+// A damaged checkpoint state is refused in one line naming the file, before any step.
+TEST(DamagedState, AWrongTypeAndABadRngWordAreRefusedByName) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"\"step\": 30", "type must be number, but is string"},  // step becomes "30"
+      {"\"rng\": [", "rng word 0 is not a 64-bit unsigned integer"},
+  };
+  for (const auto& [field, message] : cases) {
+    TempDir tmp;
+    prepare_run(tmp / "run", small_run(Scheme::pre));
+    const auto killed = run_normlab({"train", (tmp / "run").string(), "--kill-at-step", "37"});
+    ASSERT_FALSE(killed.exited) << killed.describe();
+    const std::filesystem::path state = tmp / "run" / "checkpoint" / "state.json";
+    nlohmann::json j = nlohmann::json::parse(slurp(state));
+    if (std::string(field).rfind("\"step\"", 0) == 0) {
+      j["step"] = "30";
+    } else {
+      j["rng"][0] = "12x";
+    }
+    std::ofstream(state) << j.dump();
+    const auto r = run_normlab({"train", (tmp / "run").string(), "--resume"});
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(state.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("stoull"), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace normlab
 

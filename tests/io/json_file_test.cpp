@@ -1,0 +1,71 @@
+// read_json_file and parse_json_file (json_file.hpp): a damaged JSON file normlab wrote is one
+// InputError of normlab's own that names the file, never the JSON library's text.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "normlab/atomic_file.hpp"
+#include "normlab/errors.hpp"
+#include "normlab/json_file.hpp"
+#include "support/cli.hpp"
+
+namespace normlab {
+namespace {
+
+using testing::TempDir;
+
+// The message of the InputError `f` throws; fails the test when it throws nothing.
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError";
+  return "";
+}
+
+TEST(JsonFile, WhatTheReaderMakesOfAGoodFile) {
+  TempDir tmp;
+  write_file_atomic(tmp / "a.json", R"({"step": 7})");
+  EXPECT_EQ(read_json_file(tmp / "a.json",
+                           [](const nlohmann::json& j) { return j.at("step").get<int>(); }),
+            7);
+}
+
+TEST(JsonFile, AValueOfAnotherTypeNamesTheFileInNormlabsWords) {
+  TempDir tmp;
+  write_file_atomic(tmp / "state.json", R"({"step": "seven"})");
+  const std::string m = input_error([&] {
+    read_json_file(tmp / "state.json",
+                   [](const nlohmann::json& j) { return j.at("step").get<int>(); });
+  });
+  EXPECT_NE(m.find((tmp / "state.json").string() + ": not as normlab writes it"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("type must be number, but is string"), std::string::npos) << m;
+  EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+}
+
+TEST(JsonFile, AMissingKeyNamesTheKey) {
+  TempDir tmp;
+  write_file_atomic(tmp / "run.json", "{}");
+  const std::string m = input_error([&] {
+    read_json_file(tmp / "run.json",
+                   [](const nlohmann::json& j) { return j.at("status").get<std::string>(); });
+  });
+  EXPECT_NE(m.find("key 'status' not found"), std::string::npos) << m;
+  EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+}
+
+TEST(JsonFile, ASyntaxErrorSaysWhere) {
+  TempDir tmp;
+  write_file_atomic(tmp / "e.json", R"({"a": )");
+  const std::string m = input_error([&] { parse_json_file(tmp / "e.json"); });
+  EXPECT_NE(m.find((tmp / "e.json").string() + ": not valid JSON (syntax error at byte 7)"),
+            std::string::npos)
+      << m;
+}
+
+}  // namespace
+}  // namespace normlab
