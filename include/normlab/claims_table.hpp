@@ -1,5 +1,5 @@
 // A CSV file as a table of strings: the header's column names and the rows. Fields may be
-// quoted ("a, b", with "" for a quote); a row spans one line.
+// quoted ("a, b", with "" for a quote, and line breaks): RFC 4180, as csv_writer.hpp writes.
 #pragma once
 
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
+#include <utility>
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/claims_table.hpp"
@@ -11,13 +11,21 @@
 namespace normlab::claims {
 namespace {
 
-std::vector<std::string> split_line(const std::string& line) {
+// The records of RFC 4180 text (as csv_writer.hpp writes it), each with the line it starts
+// on: fields split at commas, a quoted field may hold commas, doubled quotes and line breaks;
+// a carriage return outside quotes is dropped; empty lines are skipped. InputError at an
+// unterminated quote.
+std::vector<std::pair<int, std::vector<std::string>>> records(const std::string& text,
+                                                              const std::filesystem::path& file) {
+  std::vector<std::pair<int, std::vector<std::string>>> out;
   std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
+  bool quoted = false, empty_line = true;
+  int line = 1, record_line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
         cells.back().push_back('"');
         ++i;
       } else if (c == '"') {
@@ -25,15 +33,30 @@ std::vector<std::string> split_line(const std::string& line) {
       } else {
         cells.back().push_back(c);
       }
-    } else if (c == '"') {
+      continue;
+    }
+    if (c == '\n') {
+      if (!empty_line) out.emplace_back(record_line, std::move(cells));
+      cells.assign(1, std::string());
+      empty_line = true;
+      record_line = line;
+      continue;
+    }
+    if (c == '\r') continue;
+    empty_line = false;
+    if (c == '"') {
       quoted = true;
     } else if (c == ',') {
       cells.emplace_back();
-    } else if (c != '\r') {
+    } else {
       cells.back().push_back(c);
     }
   }
-  return cells;
+  if (quoted) {
+    throw InputError(fmt::format("{}:{}: a quoted field never ends", file.string(), record_line));
+  }
+  if (!empty_line) out.emplace_back(record_line, std::move(cells));
+  return out;
 }
 
 }  // namespace
@@ -55,15 +78,13 @@ CsvTable read_csv_table(const std::filesystem::path& file) {
   if (!std::filesystem::exists(file)) {
     throw InputError(fmt::format("{}: no such file (has the study run?)", file.string()));
   }
-  std::istringstream in(read_file(file));  // a regular file that fits in memory
   CsvTable t;
   t.file = file;
-  std::string line;
-  if (!std::getline(in, line)) throw InputError(fmt::format("{}: empty, no header", file.string()));
-  t.columns = split_line(line);
-  for (int number = 2; std::getline(in, line); ++number) {
-    if (line.empty() || line == "\r") continue;
-    std::vector<std::string> cells = split_line(line);
+  auto rows = records(read_file(file), file);  // a regular file that fits in memory
+  if (rows.empty()) throw InputError(fmt::format("{}: empty, no header", file.string()));
+  t.columns = std::move(rows.front().second);
+  for (size_t r = 1; r < rows.size(); ++r) {
+    auto& [number, cells] = rows[r];
     if (cells.size() != t.columns.size()) {
       throw InputError(fmt::format("{}:{}: {} cells, the header has {}", file.string(), number,
                                    cells.size(), t.columns.size()));

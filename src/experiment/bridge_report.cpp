@@ -8,6 +8,7 @@
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/particles/bridge.hpp"
@@ -86,7 +87,7 @@ std::string bridge_report(const Experiment& e, const fs::path& out) {
       double diff_sum = 0;
       const auto rows = read_csv(dir / "probe_bridge.csv");
       for (const auto& row : rows) {
-        csv += fmt::format("{},{},{},{},{}\n", v.label, seed, row.at("layer"),
+        csv += fmt::format("{},{},{},{},{}\n", csv_field(v.label), seed, row.at("layer"),
                            row.at("predicted_cos"), row.at("measured_cos"));
         predicted.x.push_back(number(row, "layer"));
         predicted.y.push_back(number(row, "predicted_cos"));

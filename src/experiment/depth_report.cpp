@@ -10,6 +10,7 @@
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
@@ -151,19 +152,20 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
         probe_run(e, v, dir, block_size);
       }
       for (const auto& row : read_csv(dir / "probe_depth_blocks.csv")) {
-        blocks_csv += fmt::format("{},{},{},{},{},{},{}\n", v.label, seed, row.at("block"),
-                                  row.at("first_sublayer"), row.at("last_sublayer"),
-                                  row.at("block_size"), row.at("block_rms"));
+        blocks_csv +=
+            fmt::format("{},{},{},{},{},{},{}\n", csv_field(v.label), seed, row.at("block"),
+                        row.at("first_sublayer"), row.at("last_sublayer"), row.at("block_size"),
+                        row.at("block_rms"));
         b_by[number(row, "block")].push_back(number(row, "block_rms"));
       }
       const auto pos = read_csv(dir / "probe_depth.csv");
       const auto params = read_csv(dir / "probe_depth_params.csv");
       PlotSeries h{v.label, {}, {}}, c{v.label, {}, {}}, g{v.label, {}, {}};
       for (const auto& row : pos) {
-        positions_csv +=
-            fmt::format("{},{},{},{},{},{},{},{},{},{}\n", v.label, seed, row.at("position"),
-                        row.at("layer"), row.at("kind"), row.at("hidden_rms"), row.at("branch_rms"),
-                        row.at("grad_norm"), row.at("cosine"), row.at("erank"));
+        positions_csv += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(v.label), seed,
+                                     row.at("position"), row.at("layer"), row.at("kind"),
+                                     row.at("hidden_rms"), row.at("branch_rms"),
+                                     row.at("grad_norm"), row.at("cosine"), row.at("erank"));
         h.x.push_back(number(row, "position"));
         h.y.push_back(number(row, "hidden_rms"));
         c.x.push_back(number(row, "position"));
@@ -175,7 +177,7 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
         // Per-layer group rows are named "group:layer l" (depth_params_csv); tensor rows have
         // dotted names.
         if (row.count("name") == 0 || row.at("name").rfind("group:layer ", 0) != 0) continue;
-        layers_csv += fmt::format("{},{},{},{},{}\n", v.label, seed, row.at("layer"),
+        layers_csv += fmt::format("{},{},{},{},{}\n", csv_field(v.label), seed, row.at("layer"),
                                   row.at("grad_norm"), row.at("param_norm"));
         g.x.push_back(number(row, "layer"));
         g.y.push_back(number(row, "grad_norm"));

@@ -11,6 +11,7 @@
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
@@ -78,8 +79,9 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
       std::map<std::string, std::pair<std::string, std::string>> ends;  // site → gap at s min, max
       for (const CsvRow& row : read_csv(dir / "probe_dilution.csv")) {
         const std::string site = cell(row, "site");
-        gaps_csv += fmt::format("{},{},{},{},{},{},{}\n", v.label, seed, site, cell(row, "s"),
-                                cell(row, "gap"), cell(row, "gap_low"), cell(row, "gap_high"));
+        gaps_csv +=
+            fmt::format("{},{},{},{},{},{},{}\n", csv_field(v.label), seed, site, cell(row, "s"),
+                        cell(row, "gap"), cell(row, "gap_low"), cell(row, "gap_high"));
         if (ends.count(site) == 0) ends[site].first = cell(row, "gap");
         ends[site].second = cell(row, "gap");
         PlotSeries& s = series[site];
@@ -89,8 +91,8 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
       }
       for (const CsvRow& row : read_csv(dir / "probe_dilution_fit.csv")) {
         const std::string site = cell(row, "site");
-        fit_csv += fmt::format("{},{},{},{},{},{}\n", v.label, seed, site, cell(row, "slope"),
-                               cell(row, "slope_low"), cell(row, "slope_high"));
+        fit_csv += fmt::format("{},{},{},{},{},{}\n", csv_field(v.label), seed, site,
+                               cell(row, "slope"), cell(row, "slope_low"), cell(row, "slope_high"));
         const std::string ci =
             fmt::format("[{}, {}]", cell(row, "slope_low"), cell(row, "slope_high"));
         table += fmt::format("{:<22} {:>5} {:<14} {:>10} {:>10} {:>9}  {:>22}\n", v.label, seed,

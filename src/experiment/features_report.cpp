@@ -14,6 +14,7 @@
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using report::cell;
+using report::integer;
 using report::CsvRow;
 using report::number;
 using report::read_csv;
@@ -72,12 +74,13 @@ struct SiteRows {
 };
 
 // The rows of one run grouped by (layer, site), heads left out, in file order.
-std::vector<SiteRows> group_sites(const std::vector<CsvRow>& rows) {
+std::vector<SiteRows> group_sites(const std::vector<CsvRow>& rows, const fs::path& file) {
   std::vector<SiteRows> out;
   std::map<std::pair<int, std::string>, size_t> index;
   for (const CsvRow& row : rows) {
     if (cell(row, "site") == "head") continue;
-    const auto key = std::make_pair(std::stoi(cell(row, "layer")), cell(row, "site"));
+    const auto key =
+        std::make_pair(static_cast<int>(integer(row, "layer", file)), cell(row, "site"));
     auto it = index.find(key);
     if (it == index.end()) {
       it = index.emplace(key, out.size()).first;
@@ -172,12 +175,13 @@ std::string features_report(const Experiment& e, const fs::path& out) {
                      static_cast<unsigned long long>(seed));
         probe_run(e, v, dir);
       }
-      const std::vector<CsvRow> rows = read_csv(dir / (std::string(kPrefix) + ".csv"));
-      for (const SiteRows& s : group_sites(rows)) {
+      const fs::path file = dir / (std::string(kPrefix) + ".csv");
+      const std::vector<CsvRow> rows = read_csv(file);
+      for (const SiteRows& s : group_sites(rows, file)) {
         for (const CsvRow* row : s.rows) {
           features_csv +=
-              fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", v.label, seed, s.layer, s.site,
-                          cell(*row, "length"), cell(*row, "seq_len"), cell(*row, "rows"),
+              fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(v.label), seed, s.layer,
+                          s.site, cell(*row, "length"), cell(*row, "seq_len"), cell(*row, "rows"),
                           cell(*row, "mean_feature_std"), cell(*row, "global_mean"),
                           cell(*row, "global_var"), cell(*row, "global_std"));
           if (s.layer == 0 && s.site == "attn_out") {
@@ -186,9 +190,9 @@ std::string features_report(const Experiment& e, const fs::path& out) {
           }
         }
         const SiteFit f = fit_site(s);
-        fit_csv += fmt::format("{},{},{},{},{},{},{},{}\n", v.label, seed, s.layer, s.site,
-                               num(f.fit.slope), num(f.fit.slope_ci_low), num(f.fit.slope_ci_high),
-                               num(f.mean_drift));
+        fit_csv += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(v.label), seed, s.layer,
+                               s.site, num(f.fit.slope), num(f.fit.slope_ci_low),
+                               num(f.fit.slope_ci_high), num(f.mean_drift));
         if (s.layer != 0 || (s.site != "attn_out" && s.site != "attn_out_normed")) continue;
         const double sd_min = number(*s.rows.front(), "global_std");
         const double sd_max = number(*s.rows.back(), "global_std");

@@ -1,45 +1,26 @@
 #include "experiment/report_files.hpp"
 
+#include <fmt/format.h>
+
+#include <charconv>
 #include <cmath>
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
+#include "normlab/claims_table.hpp"
+#include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab::report {
 namespace fs = std::filesystem;
-namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char c : line) {
-    if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back().push_back(c);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<CsvRow> read_csv(const fs::path& file) {
+  const claims::CsvTable table = claims::read_csv_table(file);
   std::vector<CsvRow> rows;
-  const std::string text = read_file(file);
-  size_t start = 0;
-  std::vector<std::string> header;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    const std::vector<std::string> cells = split_csv_line(text.substr(start, end - start));
-    start = end + 1;
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
+  for (const std::vector<std::string>& cells : table.rows) {
     CsvRow row;
-    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    for (size_t i = 0; i < cells.size(); ++i) row[table.columns[i]] = cells[i];
     rows.push_back(std::move(row));
   }
   return rows;
@@ -53,6 +34,17 @@ double number(const CsvRow& row, const std::string& key) {
   } catch (const std::exception&) {
     return NAN;
   }
+}
+
+int64_t integer(const CsvRow& row, const std::string& key, const fs::path& file) {
+  const std::string text = cell(row, key);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    throw InputError(fmt::format("{}: column '{}' holds '{}', not an integer", file.string(), key,
+                                 printable(text)));
+  }
+  return value;
 }
 
 std::string cell(const CsvRow& row, const std::string& key) {

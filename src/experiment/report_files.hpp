@@ -2,6 +2,7 @@
 // (depth_report.cpp, features_report.cpp, dilution_report.cpp, bridge_report.cpp).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -19,11 +20,14 @@ namespace normlab::report {
 
 using CsvRow = std::map<std::string, std::string>;
 
-// Rows of a CSV file (no quoting) as maps from the header's column names.
+// Rows of a CSV file (claims_table.hpp's reader) as maps from the header's column names.
 std::vector<CsvRow> read_csv(const std::filesystem::path& file);
 
 // The cell as a number; NaN when absent, empty or not a number.
 double number(const CsvRow& row, const std::string& key);
+
+// The cell as an integer; InputError naming `file` when it is absent or not an integer.
+int64_t integer(const CsvRow& row, const std::string& key, const std::filesystem::path& file);
 
 // The cell, or "" when absent.
 std::string cell(const CsvRow& row, const std::string& key);

@@ -1,4 +1,5 @@
 #include "normlab/particles/summary_table.hpp"
+#include "normlab/csv_writer.hpp"
 
 #include <fmt/format.h>
 
@@ -24,9 +25,9 @@ std::string summary_rows_csv(const std::vector<SummaryRow>& rows) {
       "radius_fit_points,final_mean_radius,final_one_minus_mean_cos\n";
   for (const SummaryRow& r : rows) {
     const ParticlesConfig& c = r.config;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},", r.run, r.label, to_string(c.scheme),
-                       c.seed, to_string(c.qkv), to_string(resolved_qkv_depth(c)), c.n, c.d,
-                       value(c.beta), value(c.t_end));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},", r.run, csv_field(r.label),
+                       to_string(c.scheme), c.seed, to_string(c.qkv),
+                       to_string(resolved_qkv_depth(c)), c.n, c.d, value(c.beta), value(c.t_end));
     out += fmt::format("{},{},{},{},", value(r.initial_dcos_dt), value(r.initial_mean_speed),
                        value(r.early_t), value(r.early_angle));
     out += fmt::format("{},{},{},{},{},{},{},{},{},", value(r.fit.t_from), value(r.fit.t_to),
