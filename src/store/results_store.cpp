@@ -181,7 +181,7 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
     }
     db_->exec("COMMIT");
   } catch (...) {
-    db_->exec("ROLLBACK");
+    db_->rollback();
     throw;
   }
 }

@@ -23,10 +23,22 @@ SqliteDb::~SqliteDb() {
 void SqliteDb::exec(const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string message = err != nullptr ? err : sqlite3_errmsg(db_);
+    const std::string message = last_error(err != nullptr ? err : sqlite3_errmsg(db_));
     sqlite3_free(err);
-    throw InputError(fmt::format("{}: sqlite: {}", file_, message));
+    throw InputError(fmt::format("{}: {}", file_, message));
   }
+}
+
+void SqliteDb::rollback() noexcept {
+  if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+std::string SqliteDb::last_error(const char* sqlite_message) const {
+  if (sqlite3_errcode(db_) == SQLITE_FULL) {
+    return "cannot write: the disk is full (or the store reached its size limit); nothing of "
+           "this write was kept";
+  }
+  return fmt::format("sqlite: {}", sqlite_message);
 }
 
 int64_t SqliteDb::last_insert_rowid() const {
@@ -34,6 +46,9 @@ int64_t SqliteDb::last_insert_rowid() const {
 }
 
 void SqliteDb::fail(const std::string& what) const {
+  if (sqlite3_errcode(db_) == SQLITE_FULL) {
+    throw InputError(fmt::format("{}: {}", file_, last_error(sqlite3_errmsg(db_))));
+  }
   throw InputError(fmt::format("{}: sqlite {}: {}", file_, what, sqlite3_errmsg(db_)));
 }
 

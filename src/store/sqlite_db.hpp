@@ -52,12 +52,20 @@ class SqliteDb {
   SqliteDb& operator=(const SqliteDb&) = delete;
 
   void exec(const std::string& sql);
+  // After a failure inside a transaction this connection began: a ROLLBACK if SQLite still
+  // has the transaction open (after a full disk, among other errors, SQLite has already
+  // rolled it back). Never throws: the caller rethrows the failure that brought it here.
+  void rollback() noexcept;
   int64_t last_insert_rowid() const;
   sqlite3* handle() { return db_; }
   const std::string& file() const { return file_; }
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  // The last error in normlab's words where SQLite's would mislead (a full disk), else
+  // SQLite's message after "sqlite".
+  std::string last_error(const char* sqlite_message) const;
+
   std::string file_;
   sqlite3* db_ = nullptr;
 };

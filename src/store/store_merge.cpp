@@ -76,8 +76,8 @@ int64_t ResultsStore::merge_from(const std::filesystem::path& shard_file) {
     runs = SqliteStatement(*db_, "SELECT COUNT(*) FROM shard.runs").single_int(0);
     db_->exec("COMMIT");
   } catch (...) {
-    db_->exec("ROLLBACK");
-    db_->exec("DETACH DATABASE shard");
+    db_->rollback();
+    sqlite3_exec(db_->handle(), "DETACH DATABASE shard", nullptr, nullptr, nullptr);
     throw;
   }
   db_->exec("DETACH DATABASE shard");
