@@ -135,9 +135,9 @@ class Model {
   // nGPT: renormalize embeddings and weight rows/columns to unit norm (no-op otherwise).
   void apply_weight_constraints();
 
-  // Training forward over tokens (B, T, F), each in [0, V) or kNoToken (-1) for an empty
-  // field; a position's embedding is the sum of its fields' rows. Keeps every activation
-  // needed by backward(). Returns logits (B, T, V), valid until the next forward; with
+  // Training forward over tokens (B, T, F), each in [0, V); fields 1.. may be kNoToken (-1)
+  // for an empty field; a position's embedding is the sum of its fields' rows. Keeps every
+  // activation needed by backward(). Returns logits (B, T, V), valid until the next forward; with
   // `rows` (ascending row indices n = b·T + t), only those rows reach the final norm and
   // the unembedding, and the logits are (R, V) in the order of `rows` (a task that scores
   // one position per sequence then pays for B rows of logits, not B·T).

@@ -51,6 +51,11 @@ def test_invalid_tokens_and_targets():
     model = normlab.init(scheme="pre", vocab=5, width=4, layers=1)
     with pytest.raises(ValueError, match="token"):
         model.forward([0, 1, 5])  # outside [0, V)
+    for call in (model.forward, model.run_with_cache):
+        with pytest.raises(ValueError, match="empty field"):
+            call([0, -1, 2])  # -1 marks an empty field; a position's field 0 is its token
+    with pytest.raises(ValueError, match="empty field"):
+        model.grads([[0, -1, 2]], [[1, 2, 3]])
     with pytest.raises(ValueError, match="integer"):
         model.forward(np.array([0.5, 1.0]))
     with pytest.raises(ValueError, match="dimensions"):

@@ -23,6 +23,7 @@
 #include "model/sinusoid.hpp"
 #include "model/two_stream.hpp"
 #include "model/workspace.hpp"
+#include "normlab/batch.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/memory_budget.hpp"
 
@@ -148,10 +149,15 @@ void Model<T>::check_tokens(const int32_t* tokens, int64_t batch, int64_t len, i
                                  len, c.max_len));
   }
   if (fields < 1) throw UsageError("forward needs at least one token field");
+  // Field 0 holds each position's token; the fields after it may be empty (kNoToken).
   for (int64_t k = 0; k < batch * len * fields; ++k) {
-    if ((tokens[k] < 0 && tokens[k] != -1) || tokens[k] >= c.vocab) {
-      throw UsageError(fmt::format("token {} at position {} is outside the vocabulary [0, {})",
-                                   tokens[k], k / fields, c.vocab));
+    const bool may_be_empty = k % fields != 0;
+    if (may_be_empty && tokens[k] == kNoToken) continue;
+    if (tokens[k] < 0 || tokens[k] >= c.vocab) {
+      throw UsageError(fmt::format(
+          "token {} at position {} field {} is outside the vocabulary [0, {}){}", tokens[k],
+          k / fields, k % fields, c.vocab,
+          tokens[k] == kNoToken ? " (-1, an empty field, is allowed in fields 1 and above)" : ""));
     }
   }
 }

@@ -108,7 +108,11 @@ ListedLogits listed_logits(Model<T>& m) {
   const int V = m.config().vocab;
   Rng rng(9);
   std::vector<int32_t> tokens(kBatch * kLen * kFields);
-  for (auto& t : tokens) t = rng.below(3) == 0 ? -1 : static_cast<int32_t>(rng.below(V));
+  // Field 0 always holds a token; field 1 is empty a third of the time.
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    const bool empty = k % kFields != 0 && rng.below(3) == 0;
+    tokens[k] = empty ? -1 : static_cast<int32_t>(rng.below(V));
+  }
   const std::vector<int64_t> rows = {0, 5, 299, kLen - 1, kLen, kLen + 257, 2 * kLen - 1};
   ListedLogits out;
   const T* full = m.forward(tokens.data(), kBatch, kLen, kFields);
