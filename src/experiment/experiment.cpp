@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "normlab/errors.hpp"
 #include "normlab/memory_budget.hpp"
@@ -285,7 +286,16 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
       static_cast<uint64_t>(eval_section.get_int("seed", static_cast<int64_t>(e.eval.seed)));
   e.eval.max_rows = eval_section.get_int("max_rows", e.eval.max_rows);
   e.weights = eval_section.get_string_list("weights", e.weights);
+  if (e.weights.empty()) {
+    throw UsageError(fmt::format("{}key 'weights' is empty; list at least one of raw, ema, bema",
+                                 eval_section.where("weights")));
+  }
+  std::set<std::string> listed;
   for (const std::string& w : e.weights) {
+    if (!listed.insert(w).second) {
+      throw UsageError(
+          fmt::format("{}weights '{}' is listed twice", eval_section.where("weights"), w));
+    }
     if (w != "raw" && w != "ema" && w != "bema") {
       throw UsageError(fmt::format("{}weights '{}' is not one of raw, ema, bema",
                                    eval_section.where("weights"), w));
