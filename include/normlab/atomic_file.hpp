@@ -21,6 +21,10 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 // checked before anything is read.
 std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes = 0);
 
+// The first `bytes` bytes of a regular file (fewer if it is shorter), with read_file's checks
+// of what the path is; for a format's header read before its body.
+std::string read_file_head(const std::filesystem::path& path, uintmax_t bytes);
+
 // The bound of text files a person writes (experiment and claims files): 16 MiB.
 inline constexpr uintmax_t kMaxWrittenTextBytes = uintmax_t(16) << 20;
 

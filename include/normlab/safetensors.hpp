@@ -51,6 +51,10 @@ uint32_t data_crc32(const std::vector<SafeTensor>& tensors);
 // keys; dtype F32; shapes; offsets that tile the data section exactly (sorted, contiguous, no
 // overlap, no gap, nothing trailing); no NaN or Inf. Throws InputError "PATH: problem".
 SafetensorsFile read_safetensors(const std::filesystem::path& path);
+// The same checks of the header and the layout, reading only the first 8 + N bytes: a file
+// whose size disagrees with its header (truncated, or far larger) is refused before its data
+// is read. read_safetensors and load_param_file call it first.
+void check_safetensors_layout(const std::filesystem::path& path);
 // The same checks on bytes in memory; `source` names them in messages (the fuzz harness).
 SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source);
 

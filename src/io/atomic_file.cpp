@@ -77,8 +77,10 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   }
 }
 
-std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes) {
-  // Only regular files: a FIFO or a device (/dev/urandom) would block or never end.
+namespace {
+
+// Refuses what is not a regular file: a FIFO or a device (/dev/urandom) would block or never end.
+void check_regular_file(const std::filesystem::path& path) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (!std::filesystem::exists(st))
@@ -90,6 +92,28 @@ std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes) {
     throw InputError(
         fmt::format("{}: is not a regular file (a FIFO, device or socket)", path.string()));
   }
+}
+
+std::ifstream open_for_reading(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path.string()));
+  return in;
+}
+
+}  // namespace
+
+std::string read_file_head(const std::filesystem::path& path, uintmax_t bytes) {
+  check_regular_file(path);
+  std::ifstream in = open_for_reading(path);
+  std::string head(static_cast<size_t>(bytes), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(bytes));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes) {
+  check_regular_file(path);
+  std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(fmt::format("{}: cannot read its size", path.string()));
   if (max_bytes > 0 && size > max_bytes) {
@@ -102,8 +126,7 @@ std::string read_file(const std::filesystem::path& path, uintmax_t max_bytes) {
                                  path.string(), readable_bytes(static_cast<double>(size)),
                                  readable_bytes(available_memory_bytes())));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path.string()));
+  std::ifstream in = open_for_reading(path);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -57,6 +57,7 @@ void save_param_file(const std::filesystem::path& path, const ModelConfig& confi
 }
 
 LoadedParams load_param_file(const std::filesystem::path& path, const ModelConfig* expected) {
+  check_safetensors_layout(path);
   return parse_param_file(read_file(path), path.string(), expected);
 }
 

@@ -167,45 +167,34 @@ uint32_t data_crc32(const std::vector<SafeTensor>& tensors) {
   return crc;
 }
 
-SafetensorsFile read_safetensors(const std::filesystem::path& path) {
-  return parse_safetensors(read_file(path), path.string());
-}
+namespace {
 
-SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source) {
-  auto fail = [&](const std::string& problem) -> InputError {
-    return InputError(fmt::format("{}: {}", source, problem));
-  };
-  if (bytes.size() < 8) {
-    throw fail(
-        fmt::format("truncated: {} bytes, but the header length alone takes 8", bytes.size()));
-  }
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
-  if (n > bytes.size() - 8) {
-    throw fail(fmt::format("truncated: the header says {} bytes of JSON but only {} follow", n,
-                           bytes.size() - 8));
-  }
-  // The data section starts 8-byte aligned (the writer pads the header with spaces).
-  if ((8 + n) % 8 != 0) {
-    throw fail(
-        fmt::format("the header length {} does not end on an 8-byte boundary "
-                    "(8 + length must be a multiple of 8)",
-                    n));
-  }
-  const nlohmann::ordered_json header = parse_header(bytes.substr(8, n), fail);
+// One tensor as the header lays it out: name and shape, and its bytes in the data section.
+struct TensorLayout {
+  SafeTensor tensor;  // data not yet read
+  ByteRange bytes;
+};
+
+// The header's tensors and metadata, every field and offset checked against a data section of
+// `data_size` bytes (the ranges tile it exactly), without reading the data.
+template <typename Fail>
+std::vector<TensorLayout> read_layout(const std::string& header_text, uint64_t data_size,
+                                      std::map<std::string, std::string>& metadata, Fail fail) {
+  const nlohmann::ordered_json header = parse_header(header_text, fail);
   if (!header.is_object()) throw fail("the header is not a JSON object");
-  const uint64_t data_size = bytes.size() - 8 - n;
-  const char* data = bytes.data() + 8 + n;
-
-  SafetensorsFile file;
+  std::vector<TensorLayout> out;
   std::vector<ByteRange> ranges;
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    const std::string& name = item.key();
+    const nlohmann::ordered_json& entry = item.value();
     if (name == "__metadata__") {
       if (!entry.is_object()) throw fail("__metadata__ is not a JSON object");
-      for (const auto& [k, v] : entry.items()) {
+      for (const auto& field : entry.items()) {
+        const std::string& k = field.key();
+        const nlohmann::ordered_json& v = field.value();
         if (!v.is_string())
           throw fail(fmt::format("__metadata__ value '{}' is not a string", printable(k)));
-        file.metadata[k] = v.get<std::string>();
+        metadata[k] = v.get<std::string>();
       }
       continue;
     }
@@ -263,16 +252,90 @@ SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& s
                       printable(name), end, data_size));
     }
     ranges.push_back({begin, end, printable(name)});
-    t.data.resize(count);
+    out.push_back({std::move(t), ranges.back()});
+  }
+  check_ranges_tile(ranges, data_size, fail);
+  return out;
+}
+
+// Far above any header normlab writes (about 100 bytes per tensor), and small enough to read
+// before the data is.
+constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 27;
+
+// The little-endian u64 header length at the start of `bytes` (at least 8 of them).
+uint64_t header_length(const char* bytes) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[i])) << (8 * i);
+  return n;
+}
+
+// The header's own checks on its length: within the `size` bytes of the file, 8-byte aligned.
+template <typename Fail>
+void check_header_length(uint64_t n, uint64_t size, Fail fail) {
+  if (n > size - 8) {
+    throw fail(
+        fmt::format("truncated: the header says {} bytes of JSON but only {} follow", n, size - 8));
+  }
+  if (n > kMaxHeaderBytes) {
+    throw fail(
+        fmt::format("the header says {} bytes of JSON; a header is at most {} (about a "
+                    "million tensors)",
+                    n, kMaxHeaderBytes));
+  }
+  // The data section starts 8-byte aligned (the writer pads the header with spaces).
+  if ((8 + n) % 8 != 0) {
+    throw fail(
+        fmt::format("the header length {} does not end on an 8-byte boundary "
+                    "(8 + length must be a multiple of 8)",
+                    n));
+  }
+}
+
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::filesystem::path& path) {
+  check_safetensors_layout(path);
+  return parse_safetensors(read_file(path), path.string());
+}
+
+void check_safetensors_layout(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  auto fail = [&](const std::string& problem) -> InputError {
+    return InputError(fmt::format("{}: {}", source, problem));
+  };
+  const std::string head = read_file_head(path, 8);
+  if (head.size() < 8) return;  // parse_safetensors says what is wrong with so short a file
+  const uint64_t size = std::filesystem::file_size(path), n = header_length(head.data());
+  check_header_length(n, size, fail);
+  std::map<std::string, std::string> metadata;
+  read_layout(read_file_head(path, 8 + n).substr(8), size - 8 - n, metadata, fail);
+}
+
+SafetensorsFile parse_safetensors(const std::string& bytes, const std::string& source) {
+  auto fail = [&](const std::string& problem) -> InputError {
+    return InputError(fmt::format("{}: {}", source, problem));
+  };
+  if (bytes.size() < 8) {
+    throw fail(
+        fmt::format("truncated: {} bytes, but the header length alone takes 8", bytes.size()));
+  }
+  const uint64_t n = header_length(bytes.data());
+  check_header_length(n, bytes.size(), fail);
+  const uint64_t data_size = bytes.size() - 8 - n;
+  const char* data = bytes.data() + 8 + n;
+
+  SafetensorsFile file;
+  for (TensorLayout& l : read_layout(bytes.substr(8, n), data_size, file.metadata, fail)) {
+    SafeTensor& t = l.tensor;
+    const uint64_t begin = l.bytes.begin, end = l.bytes.end;
+    t.data.resize((end - begin) / sizeof(float));
     // An empty tensor's data() may be null, which memcpy must not receive (found by fuzzing).
     if (end > begin) std::memcpy(t.data.data(), data + begin, end - begin);
     for (float v : t.data) {
-      if (!std::isfinite(v))
-        throw fail(fmt::format("tensor '{}' holds NaN or Inf", printable(name)));
+      if (!std::isfinite(v)) throw fail(fmt::format("tensor '{}' holds NaN or Inf", l.bytes.name));
     }
     file.tensors.push_back(std::move(t));
   }
-  check_ranges_tile(ranges, data_size, fail);
   file.data_crc32 = crc32_update(0, data, data_size);
   return file;
 }

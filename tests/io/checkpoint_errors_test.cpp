@@ -356,6 +356,16 @@ TEST_F(CheckpointErrors, TrailingBytes) {
   expect_file_error(valid_ + std::string(8, '\0'), {"8 bytes trail the last tensor"});
 }
 
+// A sound header followed by 3 GB (a sparse file): refused from the header and the file's size
+// alone, under the 2 GB address space, before the data is read.
+TEST_F(CheckpointErrors, AFileFarLargerThanItsHeaderSaysIsRefusedUnread) {
+  const std::filesystem::path d = with_file(valid_);
+  const uintmax_t large = uintmax_t(3) << 30;
+  std::filesystem::resize_file(d / kModelFile, large);
+  expect_error(d, (d / kModelFile).string(),
+               {std::to_string(large - valid_.size()) + " bytes trail the last tensor"});
+}
+
 TEST_F(CheckpointErrors, FormatVersionMissingOrUnknown) {
   RawFile f = raw();
   f.metadata.erase("normlab_format");
