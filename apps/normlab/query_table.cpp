@@ -62,7 +62,8 @@ std::string format_json_table(const QueryTable& t) {
     }
     rows.push_back(std::move(object));
   }
-  return rows.dump(1) + "\n";
+  // The store's text may be any bytes and JSON is UTF-8: invalid bytes become U+FFFD.
+  return rows.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace normlab::cli

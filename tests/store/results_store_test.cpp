@@ -251,6 +251,20 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
   EXPECT_EQ(neither.exit_code, 2) << neither.describe();
 }
 
+// The store holds any bytes (a query can make them); JSON is UTF-8: each invalid byte is
+// printed as U+FFFD, not an error.
+TEST(ResultsCommand, JsonOfTextThatIsNotUtf8) {
+  TempDir tmp;
+  {
+    ResultsStore store(tmp / "results.sqlite");
+    store.record_run(store.begin_experiment(sample_experiment()), sample_run("h1", 1));
+  }
+  const auto query = testing::run_normlab(
+      {"results", tmp.path().string(), "--json", "--sql", "SELECT CAST(x'ff' AS TEXT) AS v"});
+  ASSERT_EQ(query.exit_code, 0) << query.describe();
+  EXPECT_EQ(nlohmann::json::parse(query.out), nlohmann::json::parse("[{\"v\": \"\\ufffd\"}]"));
+}
+
 TEST(VersionCommand, VersionFlagAndSubcommandAgree) {
   const auto flag = testing::run_normlab({"--version"});
   const auto sub = testing::run_normlab({"version"});
