@@ -45,7 +45,9 @@ double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dl
   const double loss = cross_entropy(logits, targets_as(batch, slots.data(), probs), weights.data(),
                                     dlogits.data(), R, batch.vocab);
   model.zero_grads();
-  if (std::isfinite(loss)) model.backward(dlogits.data());
+  // Without a scored row (every target unscored, or every weight 0) the loss and each gradient
+  // are 0: there are no rows of logits to propagate back.
+  if (R > 0 && std::isfinite(loss)) model.backward(dlogits.data());
   return loss;
 }
 
