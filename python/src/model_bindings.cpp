@@ -135,14 +135,14 @@ struct PyModel {
     }
     if (soft) {
       // Each (V) row becomes a sparse target: its nonzero entries.
-      const auto t = py::array_t<float, py::array::c_style | py::array::forcecast>(targets);
+      const std::vector<float> t = c_order_values<float>(targets);
       std::vector<int32_t> tokens;
       std::vector<float> probs;
       for (int64_t n = 0; n < N; ++n) {
         tokens.clear();
         probs.clear();
         for (int v = 0; v < V; ++v) {
-          if (const float p = t.data()[n * V + v]; p != 0.0f) {
+          if (const float p = t[n * V + v]; p != 0.0f) {
             tokens.push_back(v);
             probs.push_back(p);
           }
@@ -165,8 +165,8 @@ struct PyModel {
         throw InputError(
             fmt::format("weight: {} values, the tokens have B·T = {}", weight->size(), N));
       }
-      const auto w = py::array_t<float, py::array::c_style | py::array::forcecast>(*weight);
-      for (int64_t n = 0; n < N; ++n) b.weight[n] = b.target_slot[n] >= 0 ? w.data()[n] : 0.0f;
+      const std::vector<float> w = c_order_values<float>(*weight);
+      for (int64_t n = 0; n < N; ++n) b.weight[n] = b.target_slot[n] >= 0 ? w[n] : 0.0f;
     }
     std::vector<float> dlogits;
     double loss;

@@ -2,11 +2,29 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "normlab/errors.hpp"
 
 namespace py = pybind11;
 
 namespace normlab::python {
+namespace {
+
+// The values as int32, each checked to fit.
+template <typename Wide>
+void narrow(const std::vector<Wide>& values, std::vector<int32_t>& ids) {
+  ids.resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::in_range<int32_t>(values[i])) {
+      throw InputError(
+          fmt::format("tokens: value {} at flat index {} is out of range", values[i], i));
+    }
+    ids[i] = static_cast<int32_t>(values[i]);
+  }
+}
+
+}  // namespace
 
 TokenBatch token_batch(const py::array& tokens, int model_fields) {
   if (tokens.dtype().kind() != 'i' && tokens.dtype().kind() != 'u') {
@@ -30,15 +48,12 @@ TokenBatch token_batch(const py::array& tokens, int model_fields) {
     throw InputError(
         fmt::format("tokens: {} fields per position, the task needs {}", b.fields, model_fields));
   }
-  // Cast to int64 first (any integer dtype, any strides), then narrow with a range check.
-  const auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>(tokens);
-  const int64_t* p = wide.data();
-  b.ids.resize(static_cast<size_t>(wide.size()));
-  for (size_t i = 0; i < b.ids.size(); ++i) {
-    if (p[i] < INT32_MIN || p[i] > INT32_MAX) {
-      throw InputError(fmt::format("tokens: value {} at flat index {} is out of range", p[i], i));
-    }
-    b.ids[i] = static_cast<int32_t>(p[i]);
+  // Widened first (any integer dtype, any strides), then narrowed with a range check. Unsigned
+  // values widen to uint64: through int64, 2^64 − 1 would become −1, the empty field.
+  if (tokens.dtype().kind() == 'u') {
+    narrow(c_order_values<uint64_t>(tokens), b.ids);
+  } else {
+    narrow(c_order_values<int64_t>(tokens), b.ids);
   }
   return b;
 }

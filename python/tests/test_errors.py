@@ -68,6 +68,30 @@ def test_invalid_tokens_and_targets():
         model.grads([[0, 1, 2]], [[1, 2, 7]])
 
 
+def test_unsigned_tokens_beyond_int32_are_refused_not_wrapped():
+    # Through int64, 2^64 - 1 would become -1, the empty field (kNoToken), and be accepted.
+    model = normlab.init(scheme="pre", vocab=5, width=4, layers=1)
+    top = np.array([2**64 - 1, 3], dtype=np.uint64)
+    with pytest.raises(ValueError, match="18446744073709551615"):
+        model.forward(top)
+    with pytest.raises(ValueError, match="out of range"):
+        model.grads([[1, 2]], top.reshape(1, 2))
+    assert model.forward(np.array([1, 3], dtype=np.uint64)).shape == (2, 5)
+
+
+def test_unaligned_arrays_read_as_aligned_ones():
+    model = normlab.init(scheme="pre", vocab=5, width=4, layers=1)
+    tokens = np.array([[1, 2, 3, 4]], dtype=np.int64)
+    unaligned = np.frombuffer(b"\0" + tokens.tobytes(), dtype=np.int64, offset=1).reshape(1, 4)
+    assert unaligned.ctypes.data % 8 != 0
+    np.testing.assert_array_equal(model.forward(unaligned), model.forward(tokens))
+    weight = np.array([[1.0, 0.5, 0.25, 2.0]], dtype=np.float32)
+    odd_weight = np.frombuffer(b"\0" + weight.tobytes(), dtype=np.float32, offset=1).reshape(1, 4)
+    loss, _ = model.grads(tokens, [[2, 3, 4, -1]], weight)
+    odd_loss, _ = model.grads(unaligned, [[2, 3, 4, -1]], odd_weight)
+    assert odd_loss == loss
+
+
 def test_invalid_task_requests():
     with pytest.raises(ValueError, match="set_complement"):
         normlab.tasks.generate("set_complemnt", n=3)
