@@ -11,7 +11,7 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 set(FUZZ_RUNS 20000 CACHE STRING "Inputs per harness in each CTest run")
 
-set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides)
+set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides claims)
 # What a harness needs beyond fuzz/fuzz_NAME.cpp and normlab_lib: sources of the program
 # (apps/normlab) or of the Python module (python/src), libraries, and its environment.
 set(fuzz_sources_tokens ${PROJECT_SOURCE_DIR}/apps/normlab/token_list.cpp)
@@ -19,6 +19,7 @@ set(fuzz_sources_tokens ${PROJECT_SOURCE_DIR}/apps/normlab/token_list.cpp)
 # about 100 and 60 inputs a second on a shared 2-core machine, against 300 and more for the
 # others. Fewer inputs keep each test near a minute.
 set(fuzz_runs_experiment_overrides 5000)
+set(fuzz_runs_claims 4000)
 
 enable_testing()
 foreach(name ${FUZZ_HARNESSES})
