@@ -11,10 +11,11 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 set(FUZZ_RUNS 20000 CACHE STRING "Inputs per harness in each CTest run")
 
-set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides claims)
+set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides claims store_query)
 # What a harness needs beyond fuzz/fuzz_NAME.cpp and normlab_lib: sources of the program
 # (apps/normlab) or of the Python module (python/src), libraries, and its environment.
 set(fuzz_sources_tokens ${PROJECT_SOURCE_DIR}/apps/normlab/token_list.cpp)
+set(fuzz_sources_store_query ${PROJECT_SOURCE_DIR}/apps/normlab/query_table.cpp)
 # Each of their inputs reads several files and every sweep point, or evaluates every claim:
 # about 100 and 60 inputs a second on a shared 2-core machine, against 300 and more for the
 # others. Fewer inputs keep each test near a minute.
