@@ -11,16 +11,26 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 set(FUZZ_RUNS 20000 CACHE STRING "Inputs per harness in each CTest run")
 
-set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides claims store_query)
+set(FUZZ_HARNESSES checkpoint experiment tokens experiment_overrides claims store_query
+                   python_args)
 # What a harness needs beyond fuzz/fuzz_NAME.cpp and normlab_lib: sources of the program
 # (apps/normlab) or of the Python module (python/src), libraries, and its environment.
 set(fuzz_sources_tokens ${PROJECT_SOURCE_DIR}/apps/normlab/token_list.cpp)
 set(fuzz_sources_store_query ${PROJECT_SOURCE_DIR}/apps/normlab/query_table.cpp)
+file(GLOB fuzz_sources_python_args ${PROJECT_SOURCE_DIR}/python/src/*.cpp)
+set(fuzz_includes_python_args ${PROJECT_SOURCE_DIR}/python/src)
+set(fuzz_libraries_python_args pybind11::embed)
 # Each of their inputs reads several files and every sweep point, or evaluates every claim:
 # about 100 and 60 inputs a second on a shared 2-core machine, against 300 and more for the
 # others. Fewer inputs keep each test near a minute.
 set(fuzz_runs_experiment_overrides 5000)
 set(fuzz_runs_claims 4000)
+# The embedded interpreter and numpy keep their allocations until exit: no leak check there.
+set(fuzz_leaks_python_args 0)
+# Debian's interpreter, with numpy (python/CMakeLists.txt says why).
+set(Python3_EXECUTABLE /usr/bin/python3)
+find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Embed)
+find_package(pybind11 CONFIG REQUIRED)
 
 enable_testing()
 foreach(name ${FUZZ_HARNESSES})
