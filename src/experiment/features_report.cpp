@@ -30,8 +30,8 @@ namespace fs = std::filesystem;
 namespace {
 
 using report::cell;
-using report::integer;
 using report::CsvRow;
+using report::integer;
 using report::number;
 using report::read_csv;
 
