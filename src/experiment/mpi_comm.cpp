@@ -1,6 +1,8 @@
 #include "mpi_comm.hpp"
 
+#ifdef NORMLAB_HAVE_MPI
 #include <mpi.h>
+#endif
 
 #include <cstdlib>
 #include <vector>
@@ -8,6 +10,36 @@
 #include "normlab/errors.hpp"
 
 namespace normlab {
+
+bool launched_by_mpirun() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+#ifndef NORMLAB_HAVE_MPI
+
+// A build without MPI (-DNORMLAB_MPI=OFF, CMakeLists.txt): started by mpirun, it stops at once
+// rather than have every rank train every run into the same store.
+MpiComm::MpiComm() {
+  throw InputError(
+      "this normlab was built without MPI (-DNORMLAB_MPI=OFF): it cannot run under mpirun; "
+      "rebuild with -DNORMLAB_MPI=ON or run without mpirun");
+}
+MpiComm::~MpiComm() = default;
+std::optional<MpiComm::Message> MpiComm::poll() {
+  return std::nullopt;
+}
+MpiComm::Message MpiComm::receive(int) {
+  return {};
+}
+void MpiComm::send(int, Tag, const std::string&) {}
+void MpiComm::abort(int code) {
+  std::_Exit(code);
+}
+
+#else
 
 namespace {
 
@@ -26,13 +58,6 @@ MpiComm::Message receive_matched(MPI_Status status) {
 }
 
 }  // namespace
-
-bool launched_by_mpirun() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
 
 MpiComm::MpiComm() {
   check(MPI_Init(nullptr, nullptr), "MPI_Init");
@@ -68,5 +93,7 @@ void MpiComm::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
+
+#endif  // NORMLAB_HAVE_MPI
 
 }  // namespace normlab

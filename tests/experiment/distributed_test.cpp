@@ -40,6 +40,9 @@ std::string write_tiny(const TempDir& dir) {
 }
 
 TEST(Distributed, MpirunGivesTheSameStoreAsOneProcess) {
+#ifndef NORMLAB_HAVE_MPI
+  GTEST_SKIP() << "built without MPI (-DNORMLAB_MPI=OFF)";
+#endif
   TempDir dir;
   const std::string file = write_tiny(dir);
   ASSERT_EQ(run_normlab({"run", file, "--out", (dir / "one").string()}).exit_code, 0);

@@ -97,6 +97,9 @@ TEST(KillAndResume, TwentyKillsAtRandomMomentsChangeNothing) {
 // An MPI worker rank killed while it trains ends the job (mpirun stops every rank); running the
 // same command again completes the sweep with the same tables.
 TEST(KillAndResume, AKilledMpiRankLosesOnlyItsRunInFlight) {
+#ifndef NORMLAB_HAVE_MPI
+  GTEST_SKIP() << "built without MPI (-DNORMLAB_MPI=OFF)";
+#endif
   TempDir dir;
   const std::string file = write_study(dir);
   ASSERT_EQ(run_normlab({"run", file, "--out", (dir / "whole").string()}).exit_code, 0);
