@@ -118,7 +118,11 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
   const std::vector<claims::Claim> selected =
       claims::select_claims(claims::read_ledger(claims_dir), paper, claim);
   const std::map<std::string, claims::KeptInterval> kept = read_kept_intervals(ledger);
-  std::map<std::string, int> per_folder;
+  struct FolderCount {
+    int seeds = 0;
+    bool decided_by_pilot = true;  // D6: every claim of the folder is
+  };
+  std::map<std::string, FolderCount> per_folder;
   for (const claims::Claim& c : selected) {
     const claims::StudyRun study = claims::plan_study(c.study, c.sets, tier, out, 0);
     const std::string folder = study.folder.filename().string();
@@ -136,13 +140,22 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
                     s.delta ? fmt::format("{:.4g}", *s.delta).c_str() : "none", s.seeds,
                     s.rule.c_str());
       }
-      per_folder[folder] = std::max(per_folder[folder], s.seeds);
+      FolderCount& f = per_folder[folder];
+      f.seeds = std::max(f.seeds, s.seeds);
+      f.decided_by_pilot = f.decided_by_pilot && s.decided_by_pilot;
     } catch (const InputError& e) {
       std::printf("%s  %s: %s\n", c.id.c_str(), folder.c_str(), e.what());
     }
   }
   if (!per_folder.empty()) std::printf("\nseeds per study folder (the largest of its claims'):\n");
-  for (const auto& [folder, n] : per_folder) std::printf("  %-48s %d\n", folder.c_str(), n);
+  for (const auto& [folder, f] : per_folder) {
+    if (f.decided_by_pilot) {
+      std::printf("  %-48s %d, decided by its pilot (D6): no other arm runs\n", folder.c_str(),
+                  f.seeds);
+    } else {
+      std::printf("  %-48s %d\n", folder.c_str(), f.seeds);
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The design rules that set a study's lengths and seeds before it runs (docs/claims.md,
-// "Design rules (2026-11-27)"): D2's dense length grid and D3's seed count from a pilot.
+// "Design rules (2026-11-27)"): D2's dense length grid, D3's seed count from a pilot and D6's
+// study decided by its pilot.
 #pragma once
 
 #include <cstdint>
@@ -49,11 +50,13 @@ struct KeptInterval {
 struct SeedCount {
   std::vector<PairValue> baseline;  // one per pilot seed
   double sd = 0;
-  std::optional<double> delta;  // none: the claim has no floor and ceiling (no D1 check)
-  int by_resolution = 0;        // seeds_to_resolve(sd, δ), or kMinSeeds without δ
-  bool wide = false;            // the kept interval is wider than its effect
-  int seeds = 0;                // max(by_resolution, 10 if wide), at most kMaxSeeds
-  std::string rule;             // one sentence: which rule set `seeds`
+  std::optional<double> delta;    // none: the claim has no floor and ceiling (no D1 check)
+  int by_resolution = 0;          // seeds_to_resolve(sd, δ), or kMinSeeds without δ
+  bool wide = false;              // the kept interval is wider than its effect
+  int seeds = 0;                  // max(by_resolution, 10 if wide), at most kMaxSeeds
+  bool decided_by_pilot = false;  // D6: D1 finds the claim untestable on the pilot; `seeds`
+                                  // is then the pilot's
+  std::string rule;               // one sentence: which rule set `seeds`
 };
 
 // A claim without D1's check (no baseline arm beyond training with a floor and ceiling) needs no
@@ -61,5 +64,11 @@ struct SeedCount {
 // when its study folder has no results.csv or the baseline arm matches no rows.
 SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                      const std::optional<KeptInterval>& kept);
+
+// D6: whether the runs already in STUDY_DIR decide every one of `claims` (all the ledger's
+// claims of that study): each is governed by D1, and its seed_count finds it untestable on at
+// least kMinSeeds seeds of its baseline arm. False when the folder has no results.csv or a
+// claim cannot be checked there (the study then runs, and its evaluation says why).
+bool decided_by_pilot(const std::vector<Claim>& claims, const std::filesystem::path& study_dir);
 
 }  // namespace normlab::claims

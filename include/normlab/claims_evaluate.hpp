@@ -55,7 +55,10 @@ struct ClaimEvaluation {
 };
 
 // Reads STUDY_DIR/<c.source>, computes the pairs, checks D1 where it governs the claim (an
-// untestable claim is not decided by its interval) and decides.
-ClaimEvaluation evaluate_claim(const Claim& c, const std::filesystem::path& study_dir);
+// untestable claim is not decided by its interval) and decides. `decided_by_pilot`: the folder
+// holds a pilot that decides the study (design rule D6, the baseline arm alone), so an
+// untestable claim has no pairs.
+ClaimEvaluation evaluate_claim(const Claim& c, const std::filesystem::path& study_dir,
+                               bool decided_by_pilot = false);
 
 }  // namespace normlab::claims

@@ -25,11 +25,12 @@ struct StudyRun {
   std::vector<std::string> args;  // after the program: run FILE [--tier T] [--set S]... --out DIR
   double seconds = 0;
   bool ok = false;
-  bool ran = true;              // false: --decide-only found no FOLDER/ledger_study.json
-  std::string failure;          // why it did not finish
-  std::string recorded;         // the command FOLDER/ledger_study.json recorded ("" = args)
-  std::string command() const;  // "normlab run ...", shell-quoted where needed
-  std::string status() const;   // "done", "failed: WHY" or "not run"
+  bool ran = true;                // false: --decide-only found no FOLDER/ledger_study.json
+  std::string failure;            // why it did not finish
+  std::string recorded;           // the command FOLDER/ledger_study.json recorded ("" = args)
+  bool decided_by_pilot = false;  // design rule D6: not run, its pilot decides every claim
+  std::string command() const;    // "normlab run ...", shell-quoted where needed
+  std::string status() const;     // "done", "failed: WHY" or "not run"
 };
 
 struct ClaimOutcome {

@@ -220,7 +220,7 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
   return out;
 }
 
-ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
+ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir, bool decided_by_pilot) {
   const CsvTable table = read_csv_table(study_dir / c.source);
   std::optional<StudyFacts> facts;
   if (needs_study_facts(c)) facts = study_facts(study_dir);
@@ -239,26 +239,29 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir) {
     }
   }
   ClaimEvaluation e;
-  e.pairs = pair_values(c, table, facts);
-  std::vector<double> values;
-  for (const PairValue& p : e.pairs) values.push_back(p.value);
-  e.statistic = pair_statistic(values);
-  if (c.deterministic && !values.empty()) {
-    // No sampling noise: the values themselves bound the effect.
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    e.statistic.low = *lo;
-    e.statistic.high = *hi;
-  }
+  std::optional<Verdict> untestable;
   if (informativeness_applies(c)) {
     e.informativeness = read_json_file(study_dir / "experiment.json", [&](const nlohmann::json& j) {
       return check_informativeness(c, table, *facts, j);
     });
-    if (const std::optional<Verdict> untestable = e.informativeness.untestable()) {
-      e.decision = {*untestable, e.informativeness.summary()};
-      return e;
+    untestable = e.informativeness.untestable();
+  }
+  // A study decided by its pilot (D6) has the baseline arm alone: an untestable claim then
+  // has no pairs to show.
+  if (!untestable || !decided_by_pilot) {
+    e.pairs = pair_values(c, table, facts);
+    std::vector<double> values;
+    for (const PairValue& p : e.pairs) values.push_back(p.value);
+    e.statistic = pair_statistic(values);
+    if (c.deterministic && !values.empty()) {
+      // No sampling noise: the values themselves bound the effect.
+      const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+      e.statistic.low = *lo;
+      e.statistic.high = *hi;
     }
   }
-  e.decision = decide(c.expect, e.statistic, c.min_pairs);
+  e.decision = untestable ? Decision{*untestable, e.informativeness.summary()}
+                          : decide(c.expect, e.statistic, c.min_pairs);
   return e;
 }
 

@@ -15,6 +15,7 @@
 #include <toml++/toml.h>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/claims_design.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment_overrides.hpp"
 #include "normlab/provenance.hpp"
@@ -104,6 +105,41 @@ nlohmann::json earlier_invocations(const fs::path& record) {
   return nlohmann::json::array();
 }
 
+// Adds `invocation` to the study's record in its folder (the earlier ones kept), sets
+// s.seconds to their sum and writes the record; returns how many invocations it lists.
+size_t write_study_record(StudyRun& s, const nlohmann::json& invocation) {
+  const fs::path file = s.folder / kStudyRecord;
+  nlohmann::json invocations = earlier_invocations(file);
+  invocations.push_back(invocation);
+  s.seconds = 0;
+  for (const nlohmann::json& i : invocations) s.seconds += i.value("seconds", 0.0);
+  nlohmann::json record{{"command", s.command()},    {"seconds", s.seconds}, {"ok", s.ok},
+                        {"failure", s.failure},      {"tier", s.tier},       {"sets", s.sets},
+                        {"invocations", invocations}};
+  if (s.decided_by_pilot) record["decided_by_pilot"] = true;
+  write_file_atomic(file, record.dump(2) + "\n");
+  return invocations.size();
+}
+
+// Design rule D6: the study is not run; its pilot decides every claim. Recorded as an
+// invocation of no time.
+void keep_pilot(StudyRun& s) {
+  std::printf(
+      "study %s: decided by its pilot (design rule D6): D1 finds every claim of the "
+      "study untestable on the baseline's runs already there, so no other arm runs\n",
+      s.folder.filename().string().c_str());
+  std::fflush(stdout);
+  s.ok = true;
+  s.decided_by_pilot = true;
+  const std::string now = utc_now();
+  write_study_record(s, {{"started_at", now},
+                         {"finished_at", now},
+                         {"seconds", 0.0},
+                         {"ok", true},
+                         {"failure", ""},
+                         {"decided_by_pilot", true}});
+}
+
 // Starts the study as a child process, times it, and leaves its record in its folder: this
 // invocation added to the earlier ones, `seconds` their sum (a study resumed after its
 // ledger was stopped counts only the invocations that ended).
@@ -124,24 +160,29 @@ void run_study(StudyRun& s, const fs::path& program) {
   std::fflush(stdout);
   s.seconds = seconds;
   if (!fs::is_directory(s.folder)) return;  // refused before it made its folder
-  const fs::path file = s.folder / kStudyRecord;
-  nlohmann::json invocations = earlier_invocations(file);
-  invocations.push_back({{"started_at", started_at},
-                         {"finished_at", utc_now()},
-                         {"seconds", seconds},
-                         {"ok", s.ok},
-                         {"failure", s.failure}});
-  s.seconds = 0;
-  for (const nlohmann::json& i : invocations) s.seconds += i.value("seconds", 0.0);
-  const nlohmann::json record{{"command", s.command()},    {"seconds", s.seconds}, {"ok", s.ok},
-                              {"failure", s.failure},      {"tier", s.tier},       {"sets", s.sets},
-                              {"invocations", invocations}};
-  write_file_atomic(file, record.dump(2) + "\n");
-  if (invocations.size() > 1) {
+  const size_t invocations = write_study_record(s, {{"started_at", started_at},
+                                                    {"finished_at", utc_now()},
+                                                    {"seconds", seconds},
+                                                    {"ok", s.ok},
+                                                    {"failure", s.failure}});
+  if (invocations > 1) {
     std::printf("study %s: %.1f s wall over its %zu ledger invocations that ended\n",
-                s.folder.filename().string().c_str(), s.seconds, invocations.size());
+                s.folder.filename().string().c_str(), s.seconds, invocations);
     std::fflush(stdout);
   }
+}
+
+// Every claim of the whole ledger that the study decides, whichever were selected.
+std::vector<Claim> ledger_claims_of(const std::vector<Paper>& papers, const StudyRun& s) {
+  std::vector<Claim> out;
+  for (const Paper& p : papers) {
+    for (const Claim& c : p.claims) {
+      std::vector<std::string> sets;
+      for (const std::string& set : c.sets) sets.push_back(normalized_set(set));
+      if (c.study == s.file && sets == s.sets) out.push_back(c);
+    }
+  }
+  return out;
 }
 
 // --decide-only: the study as its record describes it; not run when it has none.
@@ -158,6 +199,7 @@ void read_study_record(StudyRun& s) {
     s.seconds = j.at("seconds").get<double>();
     s.ok = j.at("ok").get<bool>();
     s.failure = j.at("failure").get<std::string>();
+    s.decided_by_pilot = j.value("decided_by_pilot", false);
   } catch (const nlohmann::json::exception&) {
     throw InputError(fmt::format(
         "{}: not a study record (command, seconds, ok and failure, as `normlab claims run` "
@@ -182,6 +224,7 @@ std::string StudyRun::command() const {
 
 std::string StudyRun::status() const {
   if (!ran) return "not run";
+  if (ok && decided_by_pilot) return "decided by its pilot (D6)";
   return ok ? "done" : "failed: " + failure;
 }
 
@@ -237,7 +280,8 @@ StudyRun plan_study(const fs::path& file, const std::vector<std::string>& sets,
 }
 
 LedgerResult run_ledger(const LedgerOptions& o) {
-  const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
+  const std::vector<Paper> papers = read_ledger(o.claims_dir);
+  const std::vector<Claim> claims = select_claims(papers, o.paper, o.claim);
   LedgerResult r;
   r.tier = o.tier;
   r.decide_only = o.decide_only;
@@ -276,7 +320,11 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       read_study_record(s);
       continue;
     }
-    run_study(s, o.program);
+    if (decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
+      keep_pilot(s);
+    } else {
+      run_study(s, o.program);
+    }
     if (s.ok && !o.tables.empty()) copy_study_tables(s.folder, o.tables / s.folder.filename());
   }
 
@@ -294,7 +342,7 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       continue;
     }
     try {
-      c.evaluation = evaluate_claim(c.claim, s.folder);
+      c.evaluation = evaluate_claim(c.claim, s.folder, s.decided_by_pilot);
       c.verdict = to_string(c.evaluation.decision.verdict);
       c.reason = c.evaluation.decision.reason;
     } catch (const std::exception& e) {

@@ -80,6 +80,15 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
   const Informativeness inf = read_json_file(
       study_dir / "experiment.json",
       [&](const nlohmann::json& j) { return check_informativeness(c, table, facts, j); });
+  if (inf.untestable() && s.baseline.size() >= static_cast<size_t>(kMinSeeds)) {
+    // D6: no other arm can change an untestable verdict, and more seeds of the baseline are
+    // not asked for: the pilot decides.
+    s.decided_by_pilot = true;
+    s.seeds = static_cast<int>(s.baseline.size());
+    s.by_resolution = s.seeds;
+    s.rule = "decided by its pilot (D6): " + inf.summary();
+    return s;
+  }
   double sum = 0;
   for (const LengthCheck& l : inf.lengths) sum += kResolvedFraction * std::abs(l.ceiling - l.floor);
   if (!inf.lengths.empty()) s.delta = sum / static_cast<double>(inf.lengths.size());
@@ -97,6 +106,19 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                        s.by_resolution == kMaxSeeds ? " (the cap)" : "",
                        s.wide ? "; " + kept_interval_rule(true) : "");
   return s;
+}
+
+bool decided_by_pilot(const std::vector<Claim>& claims, const std::filesystem::path& study_dir) {
+  if (claims.empty() || !std::filesystem::exists(study_dir / "results.csv")) return false;
+  for (const Claim& c : claims) {
+    if (!informativeness_applies(c)) return false;
+    try {
+      if (!seed_count(c, study_dir, std::nullopt).decided_by_pilot) return false;
+    } catch (const InputError&) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace normlab::claims

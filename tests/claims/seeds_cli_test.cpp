@@ -1,11 +1,13 @@
 // `normlab claims seeds` (design rule D3, docs/claims.md) on a synthetic pilot: the baseline arm
-// (pre) alone, five seeds, in the study folder the ledger would use.
+// (pre) alone, five seeds, in the study folder the ledger would use; and D6, a pilot that
+// decides its study, through `claims seeds` and `claims run`.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
 #include "support/tiny_study.hpp"
@@ -127,6 +129,50 @@ expect = "negative"
                        "the kept interval is wider than its effect: at least 10)"),
             std::string::npos)
       << r.out;
+}
+
+// D6: pre's TVD is 0.01 at both lengths beyond training, within ε = 0.025 of the ceiling 0
+// (the floor is the chance rows' 0.5), so D1 finds the claim untestable on the pilot alone. The
+// seeds command says the pilot decides; the ledger then trains nothing (the tiny study would
+// train pre and post for two seeds) and decides the claim untestable (ceiling) with no pairs.
+TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  const fs::path study = tmp / "out" / "claims_tiny-quick";
+  write_pilot(study, {0.01, 0.01, 0.01, 0.01, 0.01});
+  auto r = run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                        "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("-> 5 seeds (decided by its pilot (D6): 0 of 2 length(s) beyond training"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("claims_tiny-quick                                5, decided by its pilot "
+                       "(D6): no other arm runs"),
+            std::string::npos)
+      << r.out;
+
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--tables", (tmp / "kept").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: decided by its pilot (design rule D6)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(study / "runs")) << "the ledger trained an arm";
+  const auto record = nlohmann::json::parse(testing::slurp(study / "ledger_study.json"));
+  EXPECT_TRUE(record.value("decided_by_pilot", false)) << record.dump();
+  EXPECT_TRUE(fs::exists(tmp / "kept" / "claims_tiny-quick" / "results.csv"));
+  const auto ledger = nlohmann::json::parse(testing::slurp(tmp / "out" / "claims.json"));
+  const nlohmann::json& claim = ledger.at("claims").at(0);
+  EXPECT_EQ(claim.at("verdict"), "untestable (ceiling)") << claim.dump();
+  EXPECT_TRUE(claim.at("values").empty()) << claim.dump();
+  EXPECT_TRUE(claim.at("effect").is_null()) << claim.dump();
+
+  // A second ledger run, and one deciding from the kept tables, say the same.
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "kept").string(), "--decide-only"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const auto kept = nlohmann::json::parse(testing::slurp(tmp / "kept" / "claims.json"));
+  EXPECT_EQ(kept.at("claims").at(0).at("verdict"), "untestable (ceiling)") << kept.dump();
 }
 
 }  // namespace
