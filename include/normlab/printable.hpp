@@ -16,4 +16,9 @@ std::string printable(std::string_view text, size_t max_chars = 60);
 // terminal without letting it move the cursor or change colours.
 std::string without_controls(std::string_view text);
 
+// `text` as one cell of a Markdown table row: without_controls (a line break would end the
+// row) and each '|' escaped as "\|" (it would start a new column). Every Markdown table
+// normlab writes passes user-named text (labels, ids, commands) through this.
+std::string markdown_cell(std::string_view text);
+
 }  // namespace normlab

@@ -7,18 +7,13 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/claims_ledger.hpp"
+#include "normlab/printable.hpp"
 
 namespace normlab::claims {
 namespace {
 
 std::string number(double v) {
   return std::isfinite(v) ? fmt::format("{:.4g}", v) : "–";
-}
-
-// Markdown table cells must not hold '|'.
-std::string cell(std::string s) {
-  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.replace(i, 1, "\\|");
-  return s;
 }
 
 // Design rule D1's check as claims.json gives it; null where D1 does not govern the claim.
@@ -152,8 +147,8 @@ std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
       "{}\n\n| claim | verdict | effect [95% interval] | n |\n| --- | --- | --- | --- |\n",
       fmt::join(parts, " "));
   for (const ClaimOutcome* c : claims) {
-    md += fmt::format("| {} | {} | {} | {} |\n", cell(c->claim.id), c->verdict, effect_cell(*c),
-                      c->evaluation.statistic.n);
+    md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(c->claim.id), c->verdict,
+                      effect_cell(*c), c->evaluation.statistic.n);
   }
   return md;
 }
@@ -261,14 +256,14 @@ std::string to_markdown(const LedgerResult& r) {
       "| claim | paper | verdict | effect [95% interval] | n | command |\n"
       "| --- | --- | --- | --- | --- | --- |\n");
   for (const ClaimOutcome& c : r.claims) {
-    md += fmt::format("| {} | {} | {} | {} | {} | `{}` |\n", cell(c.claim.id), c.claim.paper,
-                      c.verdict, effect_cell(c), c.evaluation.statistic.n,
-                      cell(r.studies[c.study].command()));
+    md += fmt::format("| {} | {} | {} | {} | {} | `{}` |\n", markdown_cell(c.claim.id),
+                      c.claim.paper, c.verdict, effect_cell(c), c.evaluation.statistic.n,
+                      markdown_cell(r.studies[c.study].command()));
   }
   md += "\n## Studies\n\n| study | wall time | status |\n| --- | --- | --- |\n";
   for (const StudyRun& s : r.studies) {
-    md += fmt::format("| `{}` | {} | {} |\n", cell(s.command()),
-                      s.ran ? fmt::format("{:.1f} s", s.seconds) : "–", cell(s.status()));
+    md += fmt::format("| `{}` | {} | {} |\n", markdown_cell(s.command()),
+                      s.ran ? fmt::format("{:.1f} s", s.seconds) : "–", markdown_cell(s.status()));
   }
   md += "\n## Claims\n";
   for (const ClaimOutcome& c : r.claims) {

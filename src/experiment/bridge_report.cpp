@@ -14,6 +14,7 @@
 #include "normlab/particles/bridge.hpp"
 #include "normlab/particles/model_weights.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/task.hpp"
 #include "normlab/trainer.hpp"
 
@@ -100,8 +101,8 @@ std::string bridge_report(const Experiment& e, const fs::path& out) {
       const double mean_diff = diff_sum / static_cast<double>(rows.size());
       table += fmt::format("{:<22} {:>14.4f} {:>14.4f} {:>16.4f}\n", v.label, predicted.y.back(),
                            measured.y.back(), mean_diff);
-      md += fmt::format("| {} | {:.4f} | {:.4f} | {:.4f} |\n", v.label, predicted.y.back(),
-                        measured.y.back(), mean_diff);
+      md += fmt::format("| {} | {:.4f} | {:.4f} | {:.4f} |\n", markdown_cell(v.label),
+                        predicted.y.back(), measured.y.back(), mean_diff);
       plot.series.push_back(predicted);
       plot.series.push_back(measured);
     }

@@ -14,6 +14,7 @@
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/probes/depth_probe.hpp"
 #include "normlab/task.hpp"
 #include "normlab/trainer.hpp"
@@ -194,7 +195,8 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
           "{:<22} {:>10.4g} {:>10.4g} {:>10.4g} {:>11.4g} {:>11.4g} {:>8.3f} {:>8.2f}\n", v.label,
           rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
       md += fmt::format("| {} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.4g} | {:.3f} | {:.2f} |\n",
-                        v.label, rms_in, rms_mid, rms_out, grad_first, grad_last, cos_out, erank);
+                        markdown_cell(v.label), rms_in, rms_mid, rms_out, grad_first, grad_last,
+                        cos_out, erank);
     }
     // The plots show every seed: the mean over the seeds of each variant.
     add_mean(hidden, v.label, h_by, hidden_n);

@@ -15,6 +15,7 @@
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/probes/dilution_probe.hpp"
 #include "normlab/task.hpp"
 #include "normlab/trainer.hpp"
@@ -97,8 +98,8 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
             fmt::format("[{}, {}]", cell(row, "slope_low"), cell(row, "slope_high"));
         table += fmt::format("{:<22} {:>5} {:<14} {:>10} {:>10} {:>9}  {:>22}\n", v.label, seed,
                              site, ends[site].first, ends[site].second, cell(row, "slope"), ci);
-        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", v.label, seed, site,
-                          ends[site].first, ends[site].second, cell(row, "slope"), ci);
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(v.label), seed,
+                          site, ends[site].first, ends[site].second, cell(row, "slope"), ci);
       }
       if (!first_seed) continue;
       first_seed = false;

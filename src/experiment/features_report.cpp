@@ -18,6 +18,7 @@
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/probes/variance_probe.hpp"
 #include "normlab/progress.hpp"
@@ -201,8 +202,9 @@ std::string features_report(const Experiment& e, const fs::path& out) {
         table +=
             fmt::format("{:<22} {:>5} {:<16} {:>11} {:>11} {:>9}  {:>22} {:>10}\n", v.label, seed,
                         s.site, num(sd_min), num(sd_max), num(f.fit.slope), ci, num(f.mean_drift));
-        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", v.label, seed, s.site,
-                          num(sd_min), num(sd_max), num(f.fit.slope), ci, num(f.mean_drift));
+        md +=
+            fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(v.label), seed,
+                        s.site, num(sd_min), num(sd_max), num(f.fit.slope), ci, num(f.mean_drift));
       }
       if (!first_seed) continue;
       first_seed = false;

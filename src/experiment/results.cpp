@@ -10,6 +10,7 @@
 #include "normlab/csv_writer.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/metrics.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/provenance.hpp"
 #include "normlab/results_store.hpp"
@@ -115,7 +116,7 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     for (const Variant& v : e.variants) {
       for (const std::string& w : e.weights) {
         std::string line = fmt::format("{:<28} {:<5}", v.label, w);
-        std::string md_line = fmt::format("| {} | {} |", v.label, w);
+        std::string md_line = fmt::format("| {} | {} |", markdown_cell(v.label), w);
         bool any = false;
         for (int64_t n : lengths) {
           auto it = groups.find({metric, v.label, w, n});

@@ -33,4 +33,13 @@ std::string without_controls(std::string_view text) {
   return out;
 }
 
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (const char ch : without_controls(text)) {
+    if (ch == '|') out.push_back('\\');
+    out.push_back(ch);
+  }
+  return out;
+}
+
 }  // namespace normlab

@@ -277,6 +277,37 @@ TEST(ExperimentFile, TomlSyntaxErrorHasLine) {
   EXPECT_EQ(err.rfind(":1:", 0), 0u) << err;
 }
 
+// A variant label holding '|' and a line break: summary.md's table rows keep the header's
+// columns and stay one line each (printable.hpp, markdown_cell).
+TEST(ExperimentRun, ALabelWithAPipeAndALineBreakKeepsSummaryMdsColumns) {
+  TempDir tmp;
+  std::string text = kValid;
+  text.replace(text.find("schemes = "),
+               text.find('\n', text.find("schemes = ")) - text.find("schemes = "),
+               "schemes = [\"pre\"]");
+  text += "\n[[variant]]\nlabel = \"post | peri\\nnext\"\nscheme = \"post\"\n";
+  std::ofstream(tmp / "tiny.toml") << text;
+  const auto out = tmp / "results";
+  const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  std::istringstream md(testing::slurp(out / "summary.md"));
+  std::string line;
+  int header_bars = -1, rows = 0;
+  while (std::getline(md, line)) {
+    if (line.empty() || line[0] != '|') {
+      header_bars = -1;  // a table ended
+      continue;
+    }
+    int bars = 0;
+    for (size_t i = 0; i < line.size(); ++i)
+      bars += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    if (header_bars < 0) header_bars = bars;
+    EXPECT_EQ(bars, header_bars) << line;
+    if (line.find("post \\| peri\\x0anext") != std::string::npos) ++rows;
+  }
+  EXPECT_GT(rows, 0) << testing::slurp(out / "summary.md");
+}
+
 TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   TempDir tmp;
   std::ofstream(tmp / "tiny.toml") << kValid;
