@@ -72,14 +72,18 @@ void add_merge_command(CLI::App& app) {
           fmt::format("{}: not an experiment's JSON", (folder / "experiment.json").string()));
     }
     const std::string config_hash = experiment_config_hash(experiment);
-    for (const auto& [index, file] : shards) ResultsStore::check_shard(file, config_hash);
-    ResultsStore store(results_store_file(folder, Shard{}));
-    int64_t runs = 0;
     for (const auto& [index, file] : shards) {
-      const int64_t n = store.merge_from(file);
-      std::printf("merged %s: %lld runs\n", file.filename().string().c_str(),
-                  static_cast<long long>(n));
-      runs += n;
+      ResultsStore::check_shard(file, config_hash, index, count);
+    }
+    ResultsStore store(results_store_file(folder, Shard{}));
+    std::vector<fs::path> files;
+    for (const auto& [index, file] : shards) files.push_back(file);
+    const std::vector<int64_t> per_shard = store.merge_shards(files);
+    int64_t runs = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::printf("merged %s: %lld runs\n", files[i].filename().string().c_str(),
+                  static_cast<long long>(per_shard[i]));
+      runs += per_shard[i];
     }
     std::printf("%lld runs from %zu of %d shard stores in %s\n", static_cast<long long>(runs),
                 shards.size(), count, results_store_file(folder, Shard{}).string().c_str());

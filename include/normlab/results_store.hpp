@@ -84,14 +84,19 @@ class ResultsStore {
   // for the same run_dir (a folder trained again with another config). Timings already stored
   // are kept when the new record has none.
   void record_run(int64_t experiment_id, const RunRows& rows);
-  // Copies every experiment, run and row of another store (a Slurm shard's) into this one, in
-  // one transaction; a run already here is replaced whole, so merging twice changes nothing.
-  // Returns the number of runs copied. (store_merge.cpp)
-  int64_t merge_from(const std::filesystem::path& shard_file);
+  // Records that this store is task `task` of an array of `tasks` (a Slurm shard's store), so
+  // that `normlab merge` can check the file's name against it. (store_merge.cpp)
+  void mark_shard(int task, int tasks);
+  // Copies every experiment, run and row of the shard stores into this one, all in one
+  // transaction: after an error nothing of any shard is here. A run already here is replaced
+  // whole, so merging twice changes nothing. Returns each shard's run count. (store_merge.cpp)
+  std::vector<int64_t> merge_shards(const std::vector<std::filesystem::path>& shards);
   // Checks a shard's store before any is merged: a readable SQLite store that passes
   // quick_check, holding runs of the experiment whose config hash is `config_hash` and of no
-  // other. InputError naming the shard's file otherwise. (store_merge.cpp)
-  static void check_shard(const std::filesystem::path& shard_file, const std::string& config_hash);
+  // other, and marked (mark_shard) as task `task` of `tasks`. InputError naming the shard's
+  // file otherwise. (store_merge.cpp)
+  static void check_shard(const std::filesystem::path& shard_file, const std::string& config_hash,
+                          int task, int tasks);
 
  private:
   std::unique_ptr<SqliteDb> db_;

@@ -181,6 +181,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   }
   // Each run's rows go into the store, in one transaction, as soon as it ends.
   ResultsStore store(results_store_file(o.out, o.shard));
+  if (o.shard.count > 1) store.mark_shard(o.shard.index, o.shard.count);
   const int64_t experiment_id = store.begin_experiment(experiment_record(e));
   const int jobs_here = o.jobs > 0 ? o.jobs : e.jobs;
   const int workers = o.mpi != nullptr ? o.mpi->size() - 1 : 0;

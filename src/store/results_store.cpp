@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS probes(
   run_hash TEXT NOT NULL REFERENCES runs(hash),
   probe TEXT NOT NULL, format TEXT NOT NULL, content TEXT NOT NULL,
   PRIMARY KEY(run_hash, probe));
+CREATE TABLE IF NOT EXISTS shard(task INTEGER NOT NULL, tasks INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs(experiment_id, variant, seed);
 CREATE INDEX IF NOT EXISTS results_by_metric ON results(experiment_id, metric, weights, length);
 )sql";

@@ -90,6 +90,11 @@ SqliteStatement& SqliteStatement::optional_text(int i, const std::optional<std::
   return s ? text(i, *s) : null(i);
 }
 
+SqliteStatement& SqliteStatement::value(int i, const SqliteStatement& from, int c) {
+  sqlite3_bind_value(st_, i, sqlite3_column_value(from.st_, c));
+  return *this;
+}
+
 bool SqliteStatement::step() {
   const int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;

@@ -26,6 +26,9 @@ class SqliteStatement {
   SqliteStatement& real(int i, double v);  // NaN and Inf are stored as NULL
   SqliteStatement& null(int i);
   SqliteStatement& optional_text(int i, const std::optional<std::string>& s);
+  // Binds a copy of column c of the row `from` stands on (another connection's statement may
+  // be it), whatever its type: a row copied between stores keeps its values exactly.
+  SqliteStatement& value(int i, const SqliteStatement& from, int c);
   // Runs the statement: true while it yields a row, false when done (then it is reset).
   bool step();
   // Runs a statement that yields no row, then resets it for new binds.

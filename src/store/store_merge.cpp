@@ -2,14 +2,116 @@
 // (results_store.hpp, docs/cluster.md).
 #include <fmt/format.h>
 
+#include <map>
+
 #include "normlab/errors.hpp"
 #include "normlab/results_store.hpp"
 #include "sqlite_db.hpp"
 
 namespace normlab {
+namespace {
+
+// Copies one shard's experiments, runs and rows into `here`, inside the transaction the caller
+// holds. Each run of the shard replaces the same run here whole. Returns the shard's run count.
+int64_t copy_shard(SqliteDb& here, const std::filesystem::path& file) {
+  SqliteDb shard(file, SqliteDb::Mode::read_only);
+
+  // Experiments by (name, config_hash): the earliest start, the latest finish. shard id → id.
+  std::map<int64_t, int64_t> id_here;
+  SqliteStatement experiments(shard,
+                              "SELECT id, name, config_hash, config_json, version, git_commit, "
+                              "host, started_at, finished_at FROM experiments");
+  SqliteStatement upsert(
+      here,
+      "INSERT INTO experiments(name, config_hash, config_json, version, git_commit, host, "
+      "started_at, finished_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT(name, config_hash) DO UPDATE SET "
+      "started_at = MIN(experiments.started_at, excluded.started_at), "
+      "finished_at = NULLIF(MAX(COALESCE(experiments.finished_at, ''), "
+      "COALESCE(excluded.finished_at, '')), '')");
+  SqliteStatement find(here, "SELECT id FROM experiments WHERE name = ? AND config_hash = ?");
+  while (experiments.step()) {
+    for (int c = 1; c <= 8; ++c) upsert.value(c, experiments, c);
+    upsert.run();
+    id_here[experiments.column_int(0)] =
+        find.value(1, experiments, 1).value(2, experiments, 2).single_int(-1);
+  }
+  auto experiment_here = [&](int64_t shard_id) {
+    const auto it = id_here.find(shard_id);
+    if (it == id_here.end()) {
+      throw InputError(fmt::format("{}: rows of experiment id {}, which the shard does not hold",
+                                   file.string(), shard_id));
+    }
+    return it->second;
+  };
+
+  SqliteStatement runs(shard,
+                       "SELECT hash, experiment_id, variant, scheme, norm, seed, values_json, "
+                       "status, run_dir, started_at, finished_at, seconds FROM runs");
+  SqliteStatement put_run(here,
+                          "INSERT OR REPLACE INTO runs(hash, experiment_id, variant, scheme, "
+                          "norm, seed, values_json, status, run_dir, started_at, finished_at, "
+                          "seconds) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  SqliteStatement clear_results(here, "DELETE FROM results WHERE run_hash = ?");
+  SqliteStatement clear_curves(here, "DELETE FROM curves WHERE run_hash = ?");
+  SqliteStatement clear_probes(here, "DELETE FROM probes WHERE run_hash = ?");
+  int64_t count = 0;
+  while (runs.step()) {
+    for (SqliteStatement* clear : {&clear_results, &clear_curves, &clear_probes}) {
+      clear->value(1, runs, 0).run();
+    }
+    for (int c = 0; c < 12; ++c) {
+      if (c == 1) {
+        put_run.integer(2, experiment_here(runs.column_int(1)));
+      } else {
+        put_run.value(c + 1, runs, c);
+      }
+    }
+    put_run.run();
+    ++count;
+  }
+
+  SqliteStatement results(shard,
+                          "SELECT run_hash, experiment_id, variant, scheme, norm, seed, weights, "
+                          "length, seq_len, metric, value, ci_low, ci_high, count FROM results");
+  SqliteStatement put_result(
+      here,
+      "INSERT INTO results(run_hash, experiment_id, variant, scheme, norm, seed, weights, length, "
+      "seq_len, metric, value, ci_low, ci_high, count) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  while (results.step()) {
+    for (int c = 0; c < 14; ++c) {
+      if (c == 1) {
+        put_result.integer(2, experiment_here(results.column_int(1)));
+      } else {
+        put_result.value(c + 1, results, c);
+      }
+    }
+    put_result.run();
+  }
+
+  SqliteStatement curves(shard, "SELECT run_hash, step, train_loss, val_loss FROM curves");
+  SqliteStatement put_curve(
+      here, "INSERT INTO curves(run_hash, step, train_loss, val_loss) VALUES(?, ?, ?, ?)");
+  while (curves.step()) {
+    for (int c = 0; c < 4; ++c) put_curve.value(c + 1, curves, c);
+    put_curve.run();
+  }
+
+  SqliteStatement probes(shard, "SELECT run_hash, probe, format, content FROM probes");
+  SqliteStatement put_probe(
+      here, "INSERT INTO probes(run_hash, probe, format, content) VALUES(?, ?, ?, ?)");
+  while (probes.step()) {
+    for (int c = 0; c < 4; ++c) put_probe.value(c + 1, probes, c);
+    put_probe.run();
+  }
+  return count;
+}
+
+}  // namespace
 
 void ResultsStore::check_shard(const std::filesystem::path& shard_file,
-                               const std::string& config_hash) {
+                               const std::string& config_hash, int task, int tasks) {
   const std::string file = shard_file.string();
   try {
     const QueryTable check = query_results_store(shard_file, "PRAGMA quick_check");
@@ -27,6 +129,24 @@ void ResultsStore::check_shard(const std::filesystem::path& shard_file,
                         file, row.at(0), row.at(1), config_hash));
       }
     }
+    const QueryTable tables = query_results_store(
+        shard_file, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'shard'");
+    const QueryTable index = tables.rows.at(0).at(0) == "1"
+                                 ? query_results_store(shard_file, "SELECT task, tasks FROM shard")
+                                 : QueryTable{};
+    if (index.rows.size() != 1) {
+      throw InputError(fmt::format(
+          "{}: holds no shard index (written by a normlab that did not record it, or renamed "
+          "from a store that is not a shard's); run its array task again",
+          file));
+    }
+    if (index.rows[0].at(0) != std::to_string(task) ||
+        index.rows[0].at(1) != std::to_string(tasks)) {
+      throw InputError(fmt::format(
+          "{}: written by array task {} of {}, but named as task {} of {}; it was renamed or "
+          "copied from another array",
+          file, index.rows[0].at(0), index.rows[0].at(1), task, tasks));
+    }
   } catch (const InputError& e) {
     const std::string what = e.what();
     // Messages of the store layer already name the file; others get it here.
@@ -34,54 +154,37 @@ void ResultsStore::check_shard(const std::filesystem::path& shard_file,
   }
 }
 
-int64_t ResultsStore::merge_from(const std::filesystem::path& shard_file) {
-  if (!std::filesystem::is_regular_file(shard_file)) {
-    throw InputError(fmt::format("{}: no such store", shard_file.string()));
-  }
-  SqliteStatement attach(*db_, "ATTACH DATABASE ? AS shard");
-  attach.text(1, shard_file.string()).run();
-  int64_t runs = 0;
+std::vector<int64_t> ResultsStore::merge_shards(const std::vector<std::filesystem::path>& shards) {
+  std::vector<int64_t> runs;
   db_->exec("BEGIN IMMEDIATE");
   try {
-    // Experiments by (name, config_hash): the earliest start, the latest finish.
-    db_->exec(
-        "INSERT INTO experiments(name, config_hash, config_json, version, git_commit, host, "
-        "started_at, finished_at) SELECT name, config_hash, config_json, version, git_commit, "
-        "host, started_at, finished_at FROM shard.experiments WHERE true "
-        "ON CONFLICT(name, config_hash) DO UPDATE SET "
-        "started_at = MIN(experiments.started_at, excluded.started_at), "
-        "finished_at = NULLIF(MAX(COALESCE(experiments.finished_at, ''), "
-        "COALESCE(excluded.finished_at, '')), '')");
-    // Each shard run replaces the same run here whole.
-    for (const char* table : {"results", "curves", "probes"}) {
-      db_->exec(fmt::format("DELETE FROM main.{} WHERE run_hash IN (SELECT hash FROM shard.runs)",
-                            table));
+    for (const std::filesystem::path& file : shards) {
+      if (!std::filesystem::is_regular_file(file)) {
+        throw InputError(fmt::format("{}: no such store", file.string()));
+      }
+      runs.push_back(copy_shard(*db_, file));
     }
-    // The shard's experiment ids become this store's.
-    const char* id_here =
-        "(SELECT m.id FROM main.experiments m JOIN shard.experiments s ON m.name = s.name AND "
-        "m.config_hash = s.config_hash WHERE s.id = {}.experiment_id)";
-    db_->exec(fmt::format(
-        "INSERT OR REPLACE INTO main.runs SELECT r.hash, {}, r.variant, r.scheme, r.norm, r.seed, "
-        "r.values_json, r.status, r.run_dir, r.started_at, r.finished_at, r.seconds "
-        "FROM shard.runs r",
-        fmt::format(fmt::runtime(id_here), "r")));
-    db_->exec(fmt::format(
-        "INSERT INTO main.results SELECT x.run_hash, {}, x.variant, x.scheme, x.norm, x.seed, "
-        "x.weights, x.length, x.seq_len, x.metric, x.value, x.ci_low, x.ci_high, x.count "
-        "FROM shard.results x",
-        fmt::format(fmt::runtime(id_here), "x")));
-    db_->exec("INSERT INTO main.curves SELECT * FROM shard.curves");
-    db_->exec("INSERT INTO main.probes SELECT * FROM shard.probes");
-    runs = SqliteStatement(*db_, "SELECT COUNT(*) FROM shard.runs").single_int(0);
     db_->exec("COMMIT");
   } catch (...) {
     db_->rollback();
-    sqlite3_exec(db_->handle(), "DETACH DATABASE shard", nullptr, nullptr, nullptr);
     throw;
   }
-  db_->exec("DETACH DATABASE shard");
   return runs;
+}
+
+void ResultsStore::mark_shard(int task, int tasks) {
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    db_->exec("DELETE FROM shard");
+    SqliteStatement(*db_, "INSERT INTO shard(task, tasks) VALUES(?, ?)")
+        .integer(1, task)
+        .integer(2, tasks)
+        .run();
+    db_->exec("COMMIT");
+  } catch (...) {
+    db_->rollback();
+    throw;
+  }
 }
 
 }  // namespace normlab

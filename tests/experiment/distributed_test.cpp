@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sqlite3.h>
+
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 
@@ -99,8 +101,9 @@ TEST(Distributed, SlurmShardsMergeIntoTheSameStore) {
   EXPECT_EQ(store_rows(out), store_rows(dir / "one"));
 }
 
-// Shards are checked before any is merged: one of another experiment, one numbered beyond its
-// array, and a damaged one are each refused, naming the file, with nothing merged.
+// Shards are checked before any is merged: one of another experiment, a damaged one, one
+// renamed from another task's and one numbered beyond its array are each refused, naming the
+// file, with nothing merged.
 TEST(Distributed, ForeignAndDamagedShardsAreRefusedBeforeMerging) {
   TempDir dir;
   const std::string file = write_tiny(dir);
@@ -128,6 +131,17 @@ TEST(Distributed, ForeignAndDamagedShardsAreRefusedBeforeMerging) {
   EXPECT_EQ(merged.err.rfind("normlab: " + foreign.string() + ": ", 0), 0u) << merged.err;
   EXPECT_FALSE(fs::exists(dir / "array" / "results.sqlite"));
 
+  // Shard 0's store renamed as shard 1: its own index says otherwise.
+  fs::copy_file(dir / "array" / "results-shard-0-of-2.sqlite", foreign,
+                fs::copy_options::overwrite_existing);
+  merged = run_normlab({"merge", out});
+  EXPECT_EQ(merged.exit_code, 1) << merged.describe();
+  EXPECT_NE(merged.err.find(foreign.string() +
+                            ": written by array task 0 of 2, but named as task 1 of 2"),
+            std::string::npos)
+      << merged.err;
+  EXPECT_FALSE(fs::exists(dir / "array" / "results.sqlite"));
+
   fs::remove(foreign);
   fs::copy_file(dir / "array" / "results-shard-0-of-2.sqlite",
                 dir / "array" / "results-shard-7-of-2.sqlite");
@@ -135,6 +149,35 @@ TEST(Distributed, ForeignAndDamagedShardsAreRefusedBeforeMerging) {
   EXPECT_EQ(merged.exit_code, 1) << merged.describe();
   EXPECT_NE(merged.err.find("shard 7 of an array of 2 tasks cannot be"), std::string::npos)
       << merged.err;
+}
+
+// All shards merge in one transaction: shard 1 passes every check but fails while it is
+// copied (its result rows name an experiment id its experiments table lacks), after shard 0
+// was copied; the folder's store then holds nothing of either.
+TEST(Distributed, AShardFailingWhileMergedLeavesNoShardMerged) {
+  TempDir dir;
+  const std::string file = write_tiny(dir);
+  const std::string out = (dir / "array").string();
+  for (const char* id : {"0", "1"}) {
+    ASSERT_EQ(run_normlab({"run", file, "--out", out},
+                          {std::string("SLURM_ARRAY_TASK_ID=") + id, "SLURM_ARRAY_TASK_COUNT=2"})
+                  .exit_code,
+              0);
+  }
+  const fs::path shard1 = dir / "array" / "results-shard-1-of-2.sqlite";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(shard1.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE results SET experiment_id = 99", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto merged = run_normlab({"merge", out});
+  EXPECT_EQ(merged.exit_code, 1) << merged.describe();
+  EXPECT_NE(merged.err.find(shard1.string() + ": rows of experiment id 99"), std::string::npos)
+      << merged.err;
+  const auto runs =
+      run_normlab({"results", out, "--csv", "--sql", "SELECT COUNT(*) AS n FROM runs"});
+  ASSERT_EQ(runs.exit_code, 0) << runs.describe();
+  EXPECT_EQ(runs.out, "n\n0\n") << "shard 0 was kept after shard 1 failed";
 }
 
 TEST(Distributed, BadArraysAndFoldersAreRefused) {
