@@ -33,8 +33,8 @@ template <typename F>
 // the contiguous range of schedule(static), n/T tasks and one more for the first n mod T.
 // With one thread or one task it calls run_tasks directly: an OpenMP region of one thread
 // still costs libgomp's team set-up and a futex wake, which on small models is several
-// percent of a training step (docs/performance.md, "`parallel_for` without a one-thread OpenMP
-// region").
+// percent of a training step (docs/performance-log.md, "`parallel_for` without a one-thread
+// OpenMP region").
 template <typename F>
 void parallel_for(int64_t n, F&& fn) {
   const int threads = num_threads();

@@ -11,7 +11,8 @@ namespace normlab {
 // shape seen, and holds whatever an earlier call left in it. Nothing may rely on its values
 // before writing them, nor on its size (kernels are given their element counts). With lengths
 // drawn per batch the shape changes almost every step; a buffer resized to each shape was
-// zero-filled on every regrowth, ~3% of a Tomita study's time (docs/performance.md).
+// zero-filled on every regrowth, ~3% of a Tomita study's time (docs/performance-log.md,
+// "Workspace buffers that only grow").
 template <typename T>
 void grow(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);

@@ -40,8 +40,9 @@ double global_norm(const std::vector<float>& g) {
     // one chain of dependent additions), then block16.hpp's fixed pairwise reduction. The 16
     // double lanes are two halves of 8 (one AVX-512 register each: as one 16-lane vector GCC
     // kept them on the stack), each filled by one float-to-double conversion (built lane by
-    // lane, the block went through the stack: ~0.9 ms per step at 10^6 parameters,
-    // docs/performance.md). The bits are those of the 16-lane loop.
+    // lane, the block went through the stack: ~0.9 ms per step at 10^6 parameters;
+    // docs/performance-log.md, "Bit-identical fixes found by profiling the studies"). The bits
+    // are those of the 16-lane loop.
     typedef float Float8 __attribute__((vector_size(8 * sizeof(float))));
     typedef double Double8 __attribute__((vector_size(8 * sizeof(double))));
     Double8 low = {}, high = {};

@@ -60,8 +60,8 @@ inline void add_sources_to_row(const T* const* s, const T* a, bool first, T* __r
 
 // Rows ahead of the current row whose sources (and, in the backward, gradients) the kernels ask
 // the memory for (software prefetch, which changes no value). Without it block_attnres(2)'s
-// training step at L = 32, D = 64 was about 3% slower (docs/performance.md, "AttnRes's backward
-// prefetches").
+// training step at L = 32, D = 64 was about 3% slower (docs/performance-log.md, "AttnRes's
+// backward prefetches its rows").
 constexpr int64_t kPrefetchRows = 4;
 
 // Asks for the cache lines of D contiguous values (one row, or several) ahead of their use.
@@ -239,7 +239,8 @@ void res_mix_from_logits(const T* const* src, int K, T* logits, T* x, T* alpha, 
 // known at compile time (NB blocks of 16, W = 16·NB) the source rows and their gradients stay in
 // registers across the points, each point's dot products, coefficients and updates are
 // straight-line vector code, and a point's dq partial is loaded and stored once for the R rows
-// (its load-add-store per row was about a quarter of the kernel's time: docs/performance.md).
+// (its load-add-store per row was about a quarter of the kernel's time: docs/performance-log.md,
+// "AttnRes (item 6): the forward 16 rows per vector, the backward two rows per pass").
 // The values are those of one row at a time: the dot products are dot_lanes's lane sums, the
 // updates the same expression per element, and dq adds the rows in ascending order.
 template <int NB, int R, typename T>

@@ -36,7 +36,8 @@ struct StoreRows {
 // The group's rows of x are first copied column by column into xp (n_in, R): read in place,
 // each of the R rows needed its own offset r·ldx, more than the free registers, and GCC
 // reloaded them from the stack before every multiply-add (the layer ran at ~55% of the kernel's
-// rate; docs/performance.md). The products and their order are the same.
+// rate; docs/performance-log.md, "Bit-identical fixes found by profiling the studies"). The
+// products and their order are the same.
 constexpr int64_t kMaxSmallIn = 64;  // n_in: C ≤ 32 forward, OC ≤ 64 for dx (is_small_linear)
 
 template <typename T>
@@ -93,7 +94,7 @@ void small_linear_backward(const T* X, const T* W, const T* dY, T* dX, T* dW,
   // dW[n] += Σ_m dy_mn x_m: the rows of dW in groups, each a sum over all M rows in ascending
   // order; X copied zero-padded to (M, Kp) so it can be read in whole blocks.
   // One fill of the whole buffer, then the rows (filling each row's few padding columns instead
-  // called memset once per row; docs/performance.md, "Bisection").
+  // called memset once per row; docs/performance-log.md, "Bisection").
   T* xp = zeroed_scratch<T>(ScratchUse::small_linear_input, M * Kp);
   for (int64_t m = 0; m < M; ++m) std::copy(X + m * ldx, X + m * ldx + K, xp + m * Kp);
   in_row_groups<kLinearRows>(0, N, [&](auto rows, int64_t n) {
