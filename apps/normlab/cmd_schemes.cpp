@@ -53,12 +53,9 @@ void add_schemes_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([config] {
     for (const SchemeRow& row : scheme_table()) {
-      const char* number = row.param == SchemeParam::mix_layers   ? "(K)"
-                           : row.param == SchemeParam::block_size ? "(S)"
-                           : row.param == SchemeParam::streams    ? "(n)"
-                                                                  : "";
+      const std::string number = row.number ? fmt::format("({})", row.number.letter) : "";
       const std::string placement = row.placement(*config);
-      std::printf("%s%s: %s\n    placement: %s\n    %s\n", row.name, number, row.block,
+      std::printf("%s%s: %s\n    placement: %s\n    %s\n", row.name, number.c_str(), row.block,
                   placement.empty() ? "(none: only the model's placement)" : placement.c_str(),
                   side_effects(row).c_str());
     }

@@ -81,18 +81,18 @@ ModelConfig resolve_model_options(ModelOptions& o) {
   if (!o.error.empty()) throw UsageError(o.error);
   ModelConfig c = o.config;
   if (!o.was_given("norm")) c.norm = default_norm_kind(c.scheme);
-  // A scheme's number (mix(k), block_attnres(S), hyper_connections(n)) and hyper-connections'
-  // --sinkhorn only with that scheme.
+  // A scheme's number (mix(k), block_attnres(S), hyper_connections(n)) only with its scheme,
+  // and hyper-connections' --sinkhorn only with them.
   const SchemeRow& row = scheme_row(c.scheme);
-  for (const auto& [field, param, flag, owner] :
-       {std::tuple{"mix_layers", SchemeParam::mix_layers, "--mix-layers", "mix"},
-        std::tuple{"block_size", SchemeParam::block_size, "--block-size", "block_attnres"},
-        std::tuple{"streams", SchemeParam::streams, "--streams", "hyper_connections"},
-        std::tuple{"sinkhorn", SchemeParam::streams, "--sinkhorn", "hyper_connections"}}) {
-    if (o.was_given(field) && row.param != param) {
-      throw UsageError(
-          fmt::format("{} applies only to --scheme {} (got --scheme {})", flag, owner, row.name));
+  for (const SchemeRow& owner : scheme_table()) {
+    if (owner.number && &owner != &row && o.was_given(owner.number.key)) {
+      throw UsageError(fmt::format("{} applies only to --scheme {} (got --scheme {})",
+                                   owner.number.flag, owner.name, row.name));
     }
+  }
+  if (o.was_given("sinkhorn") && row.residual_mode != ResidualMode::hyper) {
+    throw UsageError(fmt::format(
+        "--sinkhorn applies only to --scheme hyper_connections (got --scheme {})", row.name));
   }
   validate(c);
   return c;

@@ -39,8 +39,16 @@ struct TwoStreamRule {
   bool merge_norm_x = false;   // output N(x) + N(y) (SiameseNorm); else x + N(y) (resiDual)
 };
 
-// The number a scheme takes, written NAME(K): the config field it sets.
-enum class SchemeParam { none, mix_layers, block_size, streams };
+// The number a scheme takes, written NAME(K) (mix(2), block_attnres(4), hyper_connections(3)):
+// the config field it sets, and how files, the command line and the help name it. Labels,
+// the experiment files' scheme parser, the command line's check and `normlab schemes` read it.
+struct SchemeNumber {
+  int ModelConfig::*field = nullptr;  // nullptr: the scheme takes no number
+  const char* key = "";               // the field's name in files and --set, e.g. "mix_layers"
+  const char* flag = "";              // its command-line flag, e.g. "--mix-layers"
+  const char* letter = "";            // as the help writes it: mix(K)
+  explicit operator bool() const { return field != nullptr; }
+};
 
 // How the weights that write into the residual stream are initialized.
 enum class InitRule {
@@ -60,7 +68,7 @@ struct SchemeRow {
   const char* block;  // the block update, for help and docs
   // The preset in the placement language, for this config (mix(k) and deepnorm depend on it).
   std::string (*placement)(const ModelConfig& config);
-  SchemeParam param = SchemeParam::none;
+  SchemeNumber number;
   bool final_norm = true;   // a norm before the unembedding unless final_norm says otherwise
   bool embed_norm = false;  // a norm on the embeddings unless embed_norm says otherwise
   ResidualMode residual_mode = ResidualMode::additive;

@@ -135,16 +135,12 @@ Variant parse_variant(const std::string& text, const ModelConfig& base) {
       throw UsageError(fmt::format("scheme '{}': '{}' is not an integer", text, arg));
     }
     const SchemeRow& row = scheme_row(parse_scheme(scheme));
-    if (row.param == SchemeParam::mix_layers) {
-      v.model.mix_layers = k;
-    } else if (row.param == SchemeParam::block_size) {
-      v.model.block_size = k;
-    } else if (row.param == SchemeParam::streams) {
-      v.model.streams = k;
+    if (row.number) {
+      v.model.*row.number.field = k;
     } else {
       std::vector<std::string> with_number;
       for (const SchemeRow& r : scheme_table()) {
-        if (r.param != SchemeParam::none) with_number.push_back(std::string(r.name) + "(K)");
+        if (r.number) with_number.push_back(fmt::format("{}({})", r.name, r.number.letter));
       }
       throw UsageError(
           fmt::format("scheme '{}': only {} take a number", text, fmt::join(with_number, ", ")));

@@ -188,9 +188,7 @@ std::vector<std::string> qk_norm_names() {
 std::string scheme_label(const ModelConfig& c) {
   const SchemeRow& row = scheme_row(c.scheme);
   std::string label = row.name;
-  if (row.param == SchemeParam::mix_layers) label += fmt::format("({})", c.mix_layers);
-  if (row.param == SchemeParam::block_size) label += fmt::format("({})", c.block_size);
-  if (row.param == SchemeParam::streams) label += fmt::format("({})", c.streams);
+  if (row.number) label += fmt::format("({})", c.*row.number.field);
   if (c.sinkhorn) label += "[sinkhorn]";
   // Placement overrides change the block, so they are part of its name: "post[attn=out]".
   if (!c.attn_norms.automatic) label += fmt::format("[attn={}]", to_string(c.attn_norms));

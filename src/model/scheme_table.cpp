@@ -76,7 +76,7 @@ const std::array kRows = {
               .name = "mix",
               .block = "post for layers l < k, pre after",
               .placement = mix_placement,
-              .param = SchemeParam::mix_layers},
+              .number = {&ModelConfig::mix_layers, "mix_layers", "--mix-layers", "K"}},
     SchemeRow{.scheme = Scheme::ngpt,
               .name = "ngpt",
               .block = "h = N(N(h) + |alpha| ⊙ (N(f(h)) - N(h))); q, k = s_qk ⊙ q/|q| per "
@@ -114,7 +114,7 @@ const std::array kRows = {
               .name = "block_attnres",
               .block = "as attnres, over block sums of S sublayers",
               .placement = fixed<kPre>,
-              .param = SchemeParam::block_size,
+              .number = {&ModelConfig::block_size, "block_size", "--block-size", "S"},
               .residual_mode = ResidualMode::block_attnres},
     SchemeRow{.scheme = Scheme::sandwich,
               .name = "sandwich",
@@ -180,7 +180,7 @@ const std::array kRows = {
               .block = "h = Σ_i A_m[i] H_i, H_j = B[j] f(N(h)) + Σ_i A_r[i,j] H_i (n streams H, "
                        "weights from N(H)); output Σ_j H_j",
               .placement = fixed<kPre>,
-              .param = SchemeParam::streams,
+              .number = {&ModelConfig::streams, "streams", "--streams", "n"},
               .residual_mode = ResidualMode::hyper,
               .overrides_allowed = false},
     SchemeRow{.scheme = Scheme::custom,

@@ -262,6 +262,27 @@ TEST(ExperimentFile, BadSchemeSaysWhatIsAllowed) {
   text.replace(text.find("\"pre\""), 5, "\"prenorm\"");
   err = read_error(text);
   EXPECT_NE(err.find("unknown scheme 'prenorm'; allowed: pre, post"), std::string::npos) << err;
+  // A number only for the schemes whose row takes one, each named with its own letter.
+  text = kValid;
+  text.replace(text.find("\"pre\""), 5, "\"pre(2)\"");
+  err = read_error(text);
+  EXPECT_NE(err.find("scheme 'pre(2)': only mix(K), block_attnres(S), hyper_connections(n) take "
+                     "a number"),
+            std::string::npos)
+      << err;
+}
+
+// NAME(K) sets the field of the scheme's row: block_attnres(3) is block_size 3, and the label
+// gives the number back.
+TEST(ExperimentFile, ASchemesNumberSetsItsRowsField) {
+  std::string text = kValid;
+  text.replace(text.find("\"mix(1)\""), 8, "\"block_attnres(3)\"");
+  Experiment e;
+  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(e.variants.size(), 3u);
+  EXPECT_EQ(e.variants[2].model.scheme, Scheme::block_attnres);
+  EXPECT_EQ(e.variants[2].model.block_size, 3);
+  EXPECT_EQ(e.variants[2].label, "block_attnres(3)");
 }
 
 TEST(ExperimentFile, EvaluationLengthOutsideTheTaskRange) {
