@@ -23,14 +23,6 @@ struct Names {
   const char* name;
 };
 
-constexpr Names<NormKind> kNorms[] = {{NormKind::layernorm, "layernorm"},
-                                      {NormKind::rmsnorm, "rmsnorm"},
-                                      {NormKind::standardize, "standardize"},
-                                      {NormKind::l2, "l2"},
-                                      {NormKind::dyt, "dyt"},
-                                      {NormKind::derf, "derf"},
-                                      {NormKind::scalenorm, "scalenorm"},
-                                      {NormKind::none, "none"}};
 constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
                                        {PosEncoding::learned, "learned"},
                                        {PosEncoding::sinusoidal, "sinusoidal"},
@@ -72,7 +64,7 @@ std::string to_string(Scheme s) {
   return scheme_row(s).name;
 }
 std::string to_string(NormKind k) {
-  return name_of(kNorms, k);
+  return norm_row(k).name;
 }
 std::string to_string(PosEncoding p) {
   return name_of(kPos, p);
@@ -95,7 +87,11 @@ Scheme parse_scheme(const std::string& s) {
                                fmt::join(scheme_names(), ", ")));
 }
 NormKind parse_norm_kind(const std::string& s) {
-  return parse(kNorms, s, "norm");
+  for (const NormKindRow& row : kNormKinds) {
+    if (s == row.name) return row.kind;
+  }
+  throw UsageError(fmt::format("unknown norm '{}'; allowed: {}", printable(s),
+                               fmt::join(norm_kind_names(), ", ")));
 }
 PosEncoding parse_pos_encoding(const std::string& s) {
   return parse(kPos, s, "positional encoding");
@@ -176,7 +172,9 @@ std::vector<std::string> scheme_names() {
   return names;
 }
 std::vector<std::string> norm_kind_names() {
-  return all_names(kNorms);
+  std::vector<std::string> names;
+  for (const NormKindRow& row : kNormKinds) names.emplace_back(row.name);
+  return names;
 }
 std::vector<std::string> pos_encoding_names() {
   return all_names(kPos);

@@ -20,30 +20,22 @@ namespace normlab {
 
 namespace {
 
-// The scalar parameters of a norm kind, in the kernels' order (norm.hpp), with their inits:
-// alpha 0.5 for dyt and derf (the papers' default), derf's shift 0, and scalenorm's scale
-// sqrt(D), as in the ScaleNorm paper's code, so that the output has unit RMS at init.
+// The scalar parameters of a norm kind, in the kernels' order (norm.hpp), with their inits
+// (kNormKinds, norm_kind.hpp).
 struct NormScalar {
   const char* name;
   double init;
 };
 
 std::vector<NormScalar> norm_scalars(NormKind kind, int64_t D) {
-  switch (kind) {
-    case NormKind::dyt:
-      return {{"alpha", 0.5}};
-    case NormKind::derf:
-      return {{"alpha", 0.5}, {"shift", 0.0}};
-    case NormKind::scalenorm:
-      return {{"scale", std::sqrt(static_cast<double>(D))}};
-    case NormKind::layernorm:
-    case NormKind::rmsnorm:
-    case NormKind::standardize:
-    case NormKind::l2:
-    case NormKind::none:
-      return {};
+  const NormKindRow& row = norm_row(kind);
+  std::vector<NormScalar> out;
+  for (int i = 0; i < row.scalar_count; ++i) {
+    const NormScalarInit& s = row.scalars[i];
+    out.push_back(
+        {s.name, s.times_sqrt_width ? s.init * std::sqrt(static_cast<double>(D)) : s.init});
   }
-  return {};
+  return out;
 }
 
 }  // namespace

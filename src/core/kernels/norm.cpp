@@ -14,21 +14,22 @@
 #include "core/kernels/pointwise_norm.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
+#include "normlab/norm_kind.hpp"
 
 namespace normlab {
 namespace {
 
 bool centered(NormKind k) {
-  return k == NormKind::layernorm || k == NormKind::standardize;
+  return norm_row(k).statistic == NormStatistic::variance;
 }
 
 bool pointwise(NormKind k) {
-  return k == NormKind::dyt || k == NormKind::derf;
+  return norm_row(k).statistic == NormStatistic::pointwise;
 }
 
 // The sum of squares is divided by D (a mean), or by 1 for the kinds on the sphere.
 bool on_sphere(NormKind k) {
-  return k == NormKind::l2 || k == NormKind::scalenorm;
+  return norm_row(k).statistic == NormStatistic::sum_of_squares;
 }
 
 void check_scalars(NormKind kind, const void* scalars, const char* what) {
@@ -41,26 +42,13 @@ void check_scalars(NormKind kind, const void* scalars, const char* what) {
 }  // namespace
 
 bool norm_has_gain(NormKind k) {
-  return k == NormKind::layernorm || k == NormKind::rmsnorm || pointwise(k);
+  return norm_row(k).gain;
 }
 bool norm_has_bias(NormKind k) {
-  return k == NormKind::layernorm || pointwise(k);
+  return norm_row(k).bias;
 }
 int norm_scalar_count(NormKind k) {
-  switch (k) {
-    case NormKind::dyt:
-    case NormKind::scalenorm:
-      return 1;
-    case NormKind::derf:
-      return 2;
-    case NormKind::layernorm:
-    case NormKind::rmsnorm:
-    case NormKind::standardize:
-    case NormKind::l2:
-    case NormKind::none:
-      return 0;
-  }
-  return 0;
+  return norm_row(k).scalar_count;
 }
 
 // Rows are processed in blocks of 16 (block16.hpp), the last one partial: a row of width 15

@@ -10,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
+#include "normlab/model_config.hpp"
+#include "normlab/norm_kind.hpp"
 #include "support/gradcheck.hpp"
 
 namespace normlab {
@@ -51,6 +54,20 @@ TEST(NormParams, ScalarsByKind) {
                      NormKind::none}) {
     EXPECT_EQ(norm_scalar_count(k), 0) << to_string(k);
   }
+}
+
+// Every kind has one row (norm_kind.hpp), under a name that parses back to it, and no two
+// rows share a kind or a name.
+TEST(NormParams, EveryKindHasOneRowWhoseNameParsesBack) {
+  const NormKind all[] = {NormKind::layernorm, NormKind::rmsnorm,  NormKind::standardize,
+                          NormKind::l2,        NormKind::none,     NormKind::dyt,
+                          NormKind::derf,      NormKind::scalenorm};
+  EXPECT_EQ(std::size(kNormKinds), std::size(all));
+  for (NormKind k : all) {
+    EXPECT_EQ(norm_row(k).kind, k);
+    EXPECT_EQ(parse_norm_kind(to_string(k)), k) << to_string(k);
+  }
+  EXPECT_EQ(norm_row(NormKind::derf).scalars[1].name, std::string("shift"));
 }
 
 // The kind's scalars for the checks: away from their inits (α 0.5, s 0, c sqrt(D)) so that a
