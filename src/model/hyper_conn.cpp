@@ -100,9 +100,8 @@ void Model<T>::hyper_weights(int i, const T* H, const HyperBuffers<T>& b, int64_
   const int n = hyper_streams(), D = config_.width;
   const int W = n * (n + 2);
   if (!config_.sinkhorn) {
-    norm_forward(hp.norm.kind, H, param_ptr(params_, hp.norm.gain),
-                 param_ptr(params_, hp.norm.bias), param_ptr(params_, hp.norm.scalars), b.hbar,
-                 b.mean, b.rstd, rows * n, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, hp.norm), H, b.hbar, {b.mean, b.rstd}, {rows * n, D},
+                 config_.norm_eps);
     const T* Sa = params_.data() + hp.static_alpha;
     const T* Sb = params_.data() + hp.static_beta;
     const T* Wa = params_.data() + hp.dynamic_alpha;
@@ -399,10 +398,8 @@ void Model<T>::hyper_weights_backward(int i, const T* d_mix, T* dH_in) {
         }
       }
     });
-    norm_backward(hp.norm.kind, H, param_ptr(params_, hp.norm.gain),
-                  param_ptr(params_, hp.norm.scalars), buf.mean.data(), buf.rstd.data(), dhbar,
-                  dH_in, param_ptr(grads_, hp.norm.gain), param_ptr(grads_, hp.norm.bias),
-                  param_ptr(grads_, hp.norm.scalars), N * n, D);
+    norm_backward(norm_weights(params_, hp.norm), H, {buf.mean.data(), buf.rstd.data()}, dhbar,
+                  dH_in, norm_grads(grads_, hp.norm), {N * n, D});
     return;
   }
   // mHC.

@@ -213,9 +213,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   T* e = scheme_.embed_norm ? w.embed_raw.data() : embedded;
   embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
-    norm_forward(embed_norm_.kind, e, param_ptr(params_, embed_norm_.gain),
-                 param_ptr(params_, embed_norm_.bias), param_ptr(params_, embed_norm_.scalars),
-                 embedded, w.embed_mean.data(), w.embed_rstd.data(), N, D, c.norm_eps);
+    norm_forward(norm_weights(params_, embed_norm_), e, embedded,
+                 {w.embed_mean.data(), w.embed_rstd.data()}, {N, D}, c.norm_eps);
   }
   if (attnres()) {
     w.sources[0] = embedded;
@@ -270,9 +269,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     grow(w.final_h, R * D);
     grow(w.final_mean, R);
     grow(w.final_rstd, R);
-    norm_forward(final_norm_.kind, h, param_ptr(params_, final_norm_.gain),
-                 param_ptr(params_, final_norm_.bias), param_ptr(params_, final_norm_.scalars),
-                 w.final_h.data(), w.final_mean.data(), w.final_rstd.data(), R, D, c.norm_eps);
+    norm_forward(norm_weights(params_, final_norm_), h, w.final_h.data(),
+                 {w.final_mean.data(), w.final_rstd.data()}, {R, D}, c.norm_eps);
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;

@@ -61,11 +61,9 @@ void Model<T>::backward(const T* dlogits) {
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     w.d_final_in.assign(R * D, T(0));
-    norm_backward(final_norm_.kind, h_in, param_ptr(params_, final_norm_.gain),
-                  param_ptr(params_, final_norm_.scalars), w.final_mean.data(), w.final_rstd.data(),
-                  w.d_final.data(), w.d_final_in.data(), param_ptr(grads_, final_norm_.gain),
-                  param_ptr(grads_, final_norm_.bias), param_ptr(grads_, final_norm_.scalars), R,
-                  D);
+    norm_backward(norm_weights(params_, final_norm_), h_in,
+                  {w.final_mean.data(), w.final_rstd.data()}, w.d_final.data(), w.d_final_in.data(),
+                  norm_grads(grads_, final_norm_), {R, D});
     d_h = w.d_final_in.data();
   }
   T* d_cur = w.d_stream_a.data();
@@ -148,11 +146,9 @@ void Model<T>::backward(const T* dlogits) {
   const T* de = d_cur;
   if (scheme_.embed_norm) {
     parallel_zero(d_next, N * D);
-    norm_backward(embed_norm_.kind, w.embed_raw.data(), param_ptr(params_, embed_norm_.gain),
-                  param_ptr(params_, embed_norm_.scalars), w.embed_mean.data(), w.embed_rstd.data(),
-                  d_cur, d_next, param_ptr(grads_, embed_norm_.gain),
-                  param_ptr(grads_, embed_norm_.bias), param_ptr(grads_, embed_norm_.scalars), N,
-                  D);
+    norm_backward(norm_weights(params_, embed_norm_), w.embed_raw.data(),
+                  {w.embed_mean.data(), w.embed_rstd.data()}, d_cur, d_next,
+                  norm_grads(grads_, embed_norm_), {N, D});
     de = d_next;
   }
   T* dE = grads_.data() + embed_;
@@ -191,11 +187,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   const T* dr = d_out;
   if (slots.norm_post) {
     parallel_zero(w.d_r.data(), N * D);
-    norm_backward(p.norm_post.kind, sub.r.data(), param_ptr(params_, p.norm_post.gain),
-                  param_ptr(params_, p.norm_post.scalars), sub.post_mean.data(),
-                  sub.post_rstd.data(), d_out, w.d_r.data(), param_ptr(grads_, p.norm_post.gain),
-                  param_ptr(grads_, p.norm_post.bias), param_ptr(grads_, p.norm_post.scalars), N,
-                  D);
+    norm_backward(norm_weights(params_, p.norm_post), sub.r.data(),
+                  {sub.post_mean.data(), sub.post_rstd.data()}, d_out, w.d_r.data(),
+                  norm_grads(grads_, p.norm_post), {N, D});
     dr = w.d_r.data();
   }
 
@@ -221,10 +215,8 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
       }
     }
     parallel_zero(d_in, N * D);
-    norm_backward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
-                  param_ptr(params_, p.x_norm.scalars), sub.x_mean.data(), sub.x_rstd.data(),
-                  static_cast<const T*>(dxhat), d_in, param_ptr(grads_, p.x_norm.gain),
-                  param_ptr(grads_, p.x_norm.bias), param_ptr(grads_, p.x_norm.scalars), N, D);
+    norm_backward(norm_weights(params_, p.x_norm), x, {sub.x_mean.data(), sub.x_rstd.data()},
+                  static_cast<const T*>(dxhat), d_in, norm_grads(grads_, p.x_norm), {N, D});
   } else if (fa.p == nullptr && fb.p == nullptr) {
     const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
@@ -260,10 +252,9 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   if (slots.norm_out) {
     dy = w.d_y.data();
     parallel_zero(dy, N * D);
-    norm_backward(p.norm_out.kind, sub.y.data(), param_ptr(params_, p.norm_out.gain),
-                  param_ptr(params_, p.norm_out.scalars), sub.out_mean.data(), sub.out_rstd.data(),
-                  dz, dy, param_ptr(grads_, p.norm_out.gain), param_ptr(grads_, p.norm_out.bias),
-                  param_ptr(grads_, p.norm_out.scalars), N, D);
+    norm_backward(norm_weights(params_, p.norm_out), sub.y.data(),
+                  {sub.out_mean.data(), sub.out_rstd.data()}, dz, dy,
+                  norm_grads(grads_, p.norm_out), {N, D});
   }
 
   // y = f(u)
@@ -309,10 +300,8 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
   // u = s · N_in(v); the gradient adds to the residual path's (or goes to d_branch_in).
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
-    norm_backward(p.norm_in.kind, v, param_ptr(params_, p.norm_in.gain),
-                  param_ptr(params_, p.norm_in.scalars), sub.in_mean.data(), sub.in_rstd.data(), du,
-                  d_v, param_ptr(grads_, p.norm_in.gain), param_ptr(grads_, p.norm_in.bias),
-                  param_ptr(grads_, p.norm_in.scalars), N, D);
+    norm_backward(norm_weights(params_, p.norm_in), v, {sub.in_mean.data(), sub.in_rstd.data()}, du,
+                  d_v, norm_grads(grads_, p.norm_in), {N, D});
   } else {
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_v[k] += du[k];

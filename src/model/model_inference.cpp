@@ -67,8 +67,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
-    norm_forward(np.kind, x, param_ptr(params_, np.gain), param_ptr(params_, np.bias),
-                 param_ptr(params_, np.scalars), y, w.mean.data(), w.rstd.data(), rows_n, D,
+    norm_forward(norm_weights(params_, np), x, y, {w.mean.data(), w.rstd.data()}, {rows_n, D},
                  c.norm_eps);
   };
 

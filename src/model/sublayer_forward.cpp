@@ -39,9 +39,8 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
 
   const T* u = x;
   if (slots.norm_in) {
-    norm_forward(p.norm_in.kind, x, param_ptr(params_, p.norm_in.gain),
-                 param_ptr(params_, p.norm_in.bias), param_ptr(params_, p.norm_in.scalars), b.u,
-                 b.in_mean, b.in_rstd, rows, D, c.norm_eps);
+    norm_forward(norm_weights(params_, p.norm_in), x, b.u, {b.in_mean, b.in_rstd}, {rows, D},
+                 c.norm_eps);
     u = b.u;
   }
   if (slots.input_scale != 1.0) {
@@ -93,9 +92,8 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
   }
 
   if (!slots.norm_out) return b.y;
-  norm_forward(p.norm_out.kind, b.y, param_ptr(params_, p.norm_out.gain),
-               param_ptr(params_, p.norm_out.bias), param_ptr(params_, p.norm_out.scalars), b.z,
-               b.out_mean, b.out_rstd, out_rows, D, c.norm_eps);
+  norm_forward(norm_weights(params_, p.norm_out), b.y, b.z, {b.out_mean, b.out_rstd}, {out_rows, D},
+               c.norm_eps);
   return b.z;
 }
 
@@ -107,9 +105,8 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
   const int D = config_.width;
   T* r = slots.norm_post ? b.r : out;
   if (slots.interpolate) {  // nGPT: r = N_x(x) + |α| f ⊙ (z − N_x(x))
-    norm_forward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
-                 param_ptr(params_, p.x_norm.bias), param_ptr(params_, p.x_norm.scalars), b.xhat,
-                 b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, p.x_norm), x, b.xhat, {b.x_mean, b.x_rstd}, {rows, D},
+                 config_.norm_eps);
     x = b.xhat;
   }
   residual_combine(x, z, param_ptr(params_, p.alpha),
@@ -117,9 +114,8 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
                    factor(slots.branch, params_, p.branch_scale), r, rows, D,
                    T(ngpt_scales(config_).alpha.factor));
   if (slots.norm_post) {
-    norm_forward(p.norm_post.kind, static_cast<const T*>(r), param_ptr(params_, p.norm_post.gain),
-                 param_ptr(params_, p.norm_post.bias), param_ptr(params_, p.norm_post.scalars), out,
-                 b.post_mean, b.post_rstd, rows, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, p.norm_post), static_cast<const T*>(r), out,
+                 {b.post_mean, b.post_rstd}, {rows, D}, config_.norm_eps);
   }
 }
 

@@ -32,15 +32,13 @@ TwoStreamInput<T> Model<T>::two_stream_input(int i, const T* x, const T* y,
   const int D = config_.width;
   TwoStreamInput<T> in{x, x};
   if (rule.renorm_x) {
-    norm_forward(p.x_norm.kind, x, param_ptr(params_, p.x_norm.gain),
-                 param_ptr(params_, p.x_norm.bias), param_ptr(params_, p.x_norm.scalars), b.xhat,
-                 b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, p.x_norm), x, b.xhat, {b.x_mean, b.x_rstd}, {rows, D},
+                 config_.norm_eps);
     in.xhat = in.v = b.xhat;
   }
   if (rule.input_reads_y) {
-    norm_forward(p.y_norm.kind, y, param_ptr(params_, p.y_norm.gain),
-                 param_ptr(params_, p.y_norm.bias), param_ptr(params_, p.y_norm.scalars), b.yhat,
-                 b.y_mean, b.y_rstd, rows, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, p.y_norm), y, b.yhat, {b.y_mean, b.y_rstd}, {rows, D},
+                 config_.norm_eps);
     residual_combine(in.xhat, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr),
                      Factor<T>{}, Factor<T>{}, b.v, rows, D);
     in.v = b.v;
@@ -54,14 +52,12 @@ void Model<T>::two_stream_merge(const T* x, const T* y, const TwoStreamBuffers<T
   const int D = config_.width;
   const T* xs = x;
   if (scheme_.two_stream.merge_norm_x) {
-    norm_forward(merge_x_norm_.kind, x, param_ptr(params_, merge_x_norm_.gain),
-                 param_ptr(params_, merge_x_norm_.bias), param_ptr(params_, merge_x_norm_.scalars),
-                 b.xhat, b.x_mean, b.x_rstd, rows, D, config_.norm_eps);
+    norm_forward(norm_weights(params_, merge_x_norm_), x, b.xhat, {b.x_mean, b.x_rstd}, {rows, D},
+                 config_.norm_eps);
     xs = b.xhat;
   }
-  norm_forward(merge_y_norm_.kind, y, param_ptr(params_, merge_y_norm_.gain),
-               param_ptr(params_, merge_y_norm_.bias), param_ptr(params_, merge_y_norm_.scalars),
-               b.yhat, b.y_mean, b.y_rstd, rows, D, config_.norm_eps);
+  norm_forward(norm_weights(params_, merge_y_norm_), y, b.yhat, {b.y_mean, b.y_rstd}, {rows, D},
+               config_.norm_eps);
   residual_combine(xs, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr), Factor<T>{},
                    Factor<T>{}, h, rows, D);
 }
@@ -124,18 +120,14 @@ void Model<T>::two_stream_merge_backward(T* dh, T* scratch) {
   const auto& m = w.two[S];
   // h = x' + N_y(y_S): dL/dy_S = N_y'(dh).
   std::fill(w.d_y_stream.data(), w.d_y_stream.data() + N * D, T(0));
-  norm_backward(merge_y_norm_.kind, w.y_stream[S].data(), param_ptr(params_, merge_y_norm_.gain),
-                param_ptr(params_, merge_y_norm_.scalars), m.y_mean.data(), m.y_rstd.data(), dh,
-                w.d_y_stream.data(), param_ptr(grads_, merge_y_norm_.gain),
-                param_ptr(grads_, merge_y_norm_.bias), param_ptr(grads_, merge_y_norm_.scalars), N,
-                D);
+  norm_backward(norm_weights(params_, merge_y_norm_), w.y_stream[S].data(),
+                {m.y_mean.data(), m.y_rstd.data()}, dh, w.d_y_stream.data(),
+                norm_grads(grads_, merge_y_norm_), {N, D});
   if (!scheme_.two_stream.merge_norm_x) return;  // x' = x_S: dL/dx_S = dh
   std::fill(scratch, scratch + N * D, T(0));
-  norm_backward(merge_x_norm_.kind, w.stream[S].data(), param_ptr(params_, merge_x_norm_.gain),
-                param_ptr(params_, merge_x_norm_.scalars), m.x_mean.data(), m.x_rstd.data(), dh,
-                scratch, param_ptr(grads_, merge_x_norm_.gain),
-                param_ptr(grads_, merge_x_norm_.bias), param_ptr(grads_, merge_x_norm_.scalars), N,
-                D);
+  norm_backward(norm_weights(params_, merge_x_norm_), w.stream[S].data(),
+                {m.x_mean.data(), m.x_rstd.data()}, dh, scratch, norm_grads(grads_, merge_x_norm_),
+                {N, D});
   std::copy(scratch, scratch + N * D, dh);
 }
 
@@ -161,18 +153,16 @@ void Model<T>::two_stream_sublayer_backward(int i, const T* d_out, T* d_in) {
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_xhat[k] += d_v[k];
     });
-    norm_backward(p.y_norm.kind, w.y_stream[i].data(), param_ptr(params_, p.y_norm.gain),
-                  param_ptr(params_, p.y_norm.scalars), s.y_mean.data(), s.y_rstd.data(), d_v,
-                  w.d_y_stream.data(), param_ptr(grads_, p.y_norm.gain),
-                  param_ptr(grads_, p.y_norm.bias), param_ptr(grads_, p.y_norm.scalars), N, D);
+    norm_backward(norm_weights(params_, p.y_norm), w.y_stream[i].data(),
+                  {s.y_mean.data(), s.y_rstd.data()}, d_v, w.d_y_stream.data(),
+                  norm_grads(grads_, p.y_norm), {N, D});
   }
   if (rule.renorm_x) {
     // x̂ = N_x(x_i).
     std::fill(d_in, d_in + N * D, T(0));
-    norm_backward(p.x_norm.kind, w.stream[i].data(), param_ptr(params_, p.x_norm.gain),
-                  param_ptr(params_, p.x_norm.scalars), s.x_mean.data(), s.x_rstd.data(), d_xhat,
-                  d_in, param_ptr(grads_, p.x_norm.gain), param_ptr(grads_, p.x_norm.bias),
-                  param_ptr(grads_, p.x_norm.scalars), N, D);
+    norm_backward(norm_weights(params_, p.x_norm), w.stream[i].data(),
+                  {s.x_mean.data(), s.x_rstd.data()}, d_xhat, d_in, norm_grads(grads_, p.x_norm),
+                  {N, D});
   }
 }
 

@@ -58,8 +58,8 @@ void head_norm_forward(const HeadNormPart<T>& norm, const HeadNormShape& s, cons
     return;
   }
   T* ns = normed != nullptr ? normed : scratch<T>(ScratchUse::head_norm_normed, N * D);
-  norm_forward(norm.kind, static_cast<const T*>(xs), norm.gain, norm.bias, norm.scalars, ns, mean,
-               rstd, N * s.heads, dh, eps);
+  norm_forward(NormWeights<T>{norm.kind, norm.gain, norm.bias, norm.scalars},
+               static_cast<const T*>(xs), ns, {mean, rstd}, {N * s.heads, dh}, eps);
   scatter_part(static_cast<const T*>(ns), norm.head_scale, off, N, D, s.heads, y);
 }
 
@@ -93,8 +93,9 @@ void head_norm_backward(const HeadNormPart<T>& norm, const HeadNormShape& s, con
   T* xs = scratch<T>(ScratchUse::head_norm_normed, N * D);
   gather_part(x, off, N, D, xs);
   T* dxs = zeroed_scratch<T>(ScratchUse::head_norm_gradient, N * D);
-  norm_backward(norm.kind, static_cast<const T*>(xs), norm.gain, norm.scalars, mean, rstd,
-                static_cast<const T*>(g), dxs, dgain, dbias, dscalars, N * heads, dh);
+  norm_backward(NormWeights<T>{norm.kind, norm.gain, nullptr, norm.scalars},
+                static_cast<const T*>(xs), {mean, rstd}, static_cast<const T*>(g), dxs,
+                NormGrads<T>{dgain, dbias, dscalars}, {N * heads, dh});
   scatter_part(static_cast<const T*>(dxs), static_cast<const T*>(nullptr), off, N, D, heads, dx);
 }
 

@@ -56,8 +56,13 @@ int norm_scalar_count(NormKind k) {
 // (x − μ is not 0 there); the sums are 16 lane sums reduced pairwise (the order of dot.hpp).
 
 template <typename T>
-void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
-                  T* mean, T* rstd, int64_t N, int D_arg, double eps) {
+void norm_forward(const NormWeights<T>& weights, const T* x, T* y, RowStats<T> stats,
+                  RowShape shape, double eps) {
+  const NormKind kind = weights.kind;
+  const T *gain = weights.gain, *bias = weights.bias, *scalars = weights.scalars;
+  T *mean = stats.mean, *rstd = stats.rstd;
+  const int64_t N = shape.rows;
+  const int D_arg = shape.width;  // the loops below take it as a known width where they can
   const int D = D_arg;
   check_scalars(kind, scalars, "norm_forward");
   require_contract(N >= 0 && D >= 1, "norm_forward", "N >= 0 rows of D >= 1 values");
@@ -108,9 +113,14 @@ void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const
 }
 
 template <typename T>
-void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, const T* mean,
-                   const T* rstd, const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
-                   int D_arg) {
+void norm_backward(const NormWeights<T>& weights, const T* x, RowStats<const T> stats, const T* dy,
+                   T* dx, const NormGrads<T>& grads, RowShape shape) {
+  const NormKind kind = weights.kind;
+  const T *gain = weights.gain, *scalars = weights.scalars;
+  const T *mean = stats.mean, *rstd = stats.rstd;
+  T *dgain = grads.gain, *dbias = grads.bias, *dscalars = grads.scalars;
+  const int64_t N = shape.rows;
+  const int D_arg = shape.width;  // the loops below take it as a known width where they can
   const int D = D_arg;
   check_scalars(kind, scalars, "norm_backward");
   check_scalars(kind, dscalars, "norm_backward (gradients)");
@@ -190,15 +200,14 @@ void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, c
   }
 }
 
-template void norm_forward<float>(NormKind, const float*, const float*, const float*, const float*,
-                                  float*, float*, float*, int64_t, int, double);
-template void norm_forward<double>(NormKind, const double*, const double*, const double*,
-                                   const double*, double*, double*, double*, int64_t, int, double);
-template void norm_backward<float>(NormKind, const float*, const float*, const float*, const float*,
-                                   const float*, const float*, float*, float*, float*, float*,
-                                   int64_t, int);
-template void norm_backward<double>(NormKind, const double*, const double*, const double*,
-                                    const double*, const double*, const double*, double*, double*,
-                                    double*, double*, int64_t, int);
+template void norm_forward<float>(const NormWeights<float>&, const float*, float*, RowStats<float>,
+                                  RowShape, double);
+template void norm_forward<double>(const NormWeights<double>&, const double*, double*,
+                                   RowStats<double>, RowShape, double);
+template void norm_backward<float>(const NormWeights<float>&, const float*, RowStats<const float>,
+                                   const float*, float*, const NormGrads<float>&, RowShape);
+template void norm_backward<double>(const NormWeights<double>&, const double*,
+                                    RowStats<const double>, const double*, double*,
+                                    const NormGrads<double>&, RowShape);
 
 }  // namespace normlab

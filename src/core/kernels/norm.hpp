@@ -36,17 +36,47 @@ bool norm_has_bias(NormKind kind);
 // 0 for the other kinds.
 int norm_scalar_count(NormKind kind);
 
-// x, y: (N, D). mean, rstd: (N) saved for the backward pass. gain, bias, scalars may be null
-// when the kind has none. y may not alias x.
+// A norm's parameters as the kernels read them: its kind, gain and bias (D) and scalars
+// (norm_scalar_count), each null when the kind has none. The backward reads no bias.
 template <typename T>
-void norm_forward(NormKind kind, const T* x, const T* gain, const T* bias, const T* scalars, T* y,
-                  T* mean, T* rstd, int64_t N, int D, double eps);
+struct NormWeights {
+  NormKind kind = NormKind::none;
+  const T* gain = nullptr;
+  const T* bias = nullptr;
+  const T* scalars = nullptr;
+};
 
-// dx (N, D) += the gradient through the norm; dgain, dbias (D) and dscalars
-// (norm_scalar_count) += parameter gradients.
+// Where the backward adds the parameters' gradients: dgain, dbias (D), dscalars
+// (norm_scalar_count); null where the kind has none.
 template <typename T>
-void norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars, const T* mean,
-                   const T* rstd, const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
-                   int D);
+struct NormGrads {
+  T* gain = nullptr;
+  T* bias = nullptr;
+  T* scalars = nullptr;
+};
+
+// The row statistics the forward saves for the backward: mean and rstd, (N) each.
+template <typename T>
+struct RowStats {
+  T* mean = nullptr;
+  T* rstd = nullptr;
+};
+
+// N rows of D values.
+struct RowShape {
+  int64_t rows = 0;
+  int width = 0;
+};
+
+// x, y: (N, D); stats receive mean and rstd. y may not alias x.
+template <typename T>
+void norm_forward(const NormWeights<T>& weights, const T* x, T* y, RowStats<T> stats,
+                  RowShape shape, double eps);
+
+// dx (N, D) += the gradient through the norm given dy (N, D), with the forward's stats; grads
+// += the parameters' gradients.
+template <typename T>
+void norm_backward(const NormWeights<T>& weights, const T* x, RowStats<const T> stats, const T* dy,
+                   T* dx, const NormGrads<T>& grads, RowShape shape);
 
 }  // namespace normlab

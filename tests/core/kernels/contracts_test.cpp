@@ -40,18 +40,18 @@ TEST(Contracts, NormForwardRefusesAnAliasedOutput) {
   const int D = 4;
   std::vector<float> x(N * D, 1.0f), gain(D, 1.0f), mean(N), rstd(N), y(N * D);
   EXPECT_EQ(violation([&] {
-              norm_forward<float>(NormKind::rmsnorm, x.data(), gain.data(), nullptr, nullptr,
-                                  y.data(), mean.data(), rstd.data(), N, D, 1e-5);
+              norm_forward<float>({NormKind::rmsnorm, gain.data()}, x.data(), y.data(),
+                                  {mean.data(), rstd.data()}, {N, D}, 1e-5);
             }),
             "");
   EXPECT_EQ(violation([&] {
-              norm_forward<float>(NormKind::rmsnorm, x.data(), gain.data(), nullptr, nullptr,
-                                  x.data() + D, mean.data(), rstd.data(), N, D, 1e-5);
+              norm_forward<float>({NormKind::rmsnorm, gain.data()}, x.data(), x.data() + D,
+                                  {mean.data(), rstd.data()}, {N, D}, 1e-5);
             }),
             "norm_forward: contract violated: y may not alias x");
   EXPECT_NE(violation([&] {
-              norm_forward<float>(NormKind::rmsnorm, x.data(), gain.data(), nullptr, nullptr,
-                                  y.data(), mean.data(), rstd.data(), N, 0, 1e-5);
+              norm_forward<float>({NormKind::rmsnorm, gain.data()}, x.data(), y.data(),
+                                  {mean.data(), rstd.data()}, {N, 0}, 1e-5);
             }).find("D >= 1"),
             std::string::npos);
 }

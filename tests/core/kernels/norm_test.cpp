@@ -128,7 +128,8 @@ TEST_P(Norm, BackwardMatchesCentralDifferences) {
   const double* sc = S > 0 ? scalars.data() : nullptr;
   std::vector<double> y(N * D), mean(N), rstd(N);
   auto loss = [&] {
-    norm_forward(kind, x.data(), g, b, sc, y.data(), mean.data(), rstd.data(), N, D, eps);
+    norm_forward(NormWeights<double>{kind, g, b, sc}, x.data(), y.data(),
+                 {mean.data(), rstd.data()}, {N, D}, eps);
     return weighted_sum(w, y);
   };
   loss();  // mean and rstd of the unperturbed input
@@ -137,9 +138,12 @@ TEST_P(Norm, BackwardMatchesCentralDifferences) {
   const std::vector<double> dgain0 = random_normal(rng, D), dbias0 = random_normal(rng, D);
   const std::vector<double> dscalars0 = random_normal(rng, S);
   std::vector<double> dx = dx0, dgain = dgain0, dbias = dbias0, dscalars = dscalars0;
-  norm_backward(kind, x.data(), g, sc, saved_mean.data(), saved_rstd.data(), w.data(), dx.data(),
-                has_gain ? dgain.data() : nullptr, has_bias ? dbias.data() : nullptr,
-                S > 0 ? dscalars.data() : nullptr, N, D);
+  norm_backward(
+      NormWeights<double>{kind, g, nullptr, sc}, x.data(), {saved_mean.data(), saved_rstd.data()},
+      w.data(), dx.data(),
+      NormGrads<double>{has_gain ? dgain.data() : nullptr, has_bias ? dbias.data() : nullptr,
+                        S > 0 ? dscalars.data() : nullptr},
+      {N, D});
 
   std::vector<double> ax(N * D), ag(D), ab(D);
   for (int64_t i = 0; i < N * D; ++i) ax[i] = dx[i] - dx0[i];
@@ -176,9 +180,10 @@ TEST_P(Norm, ForwardMatchesFormula) {
   const bool has_gain = norm_has_gain(kind), has_bias = norm_has_bias(kind);
   const std::vector<double> scalars = test_scalars(kind);
   std::vector<double> y(N * D), mean(N), rstd(N);
-  norm_forward(kind, x.data(), has_gain ? gain.data() : nullptr, has_bias ? bias.data() : nullptr,
-               scalars.empty() ? nullptr : scalars.data(), y.data(), mean.data(), rstd.data(), N, D,
-               eps);
+  norm_forward(
+      NormWeights<double>{kind, has_gain ? gain.data() : nullptr, has_bias ? bias.data() : nullptr,
+                          scalars.empty() ? nullptr : scalars.data()},
+      x.data(), y.data(), {mean.data(), rstd.data()}, {N, D}, eps);
   double worst = 0;
   if (kind == NormKind::dyt || kind == NormKind::derf) {
     // Pointwise: no statistics (mean 0, rstd 1 are written); eps plays no part.
@@ -231,22 +236,21 @@ TEST(NormForward, HandComputedRows) {
   const std::vector<double> x = {1.0, -2.0, 0.5}, gain = {1.0, 2.0, -1.0}, bias = {0.0, 0.1, 0.2};
   std::vector<double> y(3), mean(1), rstd(1);
   const double dyt_alpha = 0.5;
-  norm_forward(NormKind::dyt, x.data(), gain.data(), bias.data(), &dyt_alpha, y.data(), mean.data(),
-               rstd.data(), 1, 3, 1e-5);
+  norm_forward(NormWeights<double>{NormKind::dyt, gain.data(), bias.data(), &dyt_alpha}, x.data(),
+               y.data(), {mean.data(), rstd.data()}, {1, 3}, 1e-5);
   EXPECT_NEAR(y[0], 0.46211715726000974, 1e-15);
   EXPECT_NEAR(y[1], -1.4231883119115296, 1e-15);
   EXPECT_NEAR(y[2], -0.04491866240370912, 1e-15);
   const double derf_scalars[] = {0.5, 0.25};
-  norm_forward(NormKind::derf, x.data(), gain.data(), bias.data(), derf_scalars, y.data(),
-               mean.data(), rstd.data(), 1, 3, 1e-5);
+  norm_forward(NormWeights<double>{NormKind::derf, gain.data(), bias.data(), derf_scalars},
+               x.data(), y.data(), {mean.data(), rstd.data()}, {1, 3}, 1e-5);
   EXPECT_NEAR(y[0], 0.7111556336535151, 1e-15);
   EXPECT_NEAR(y[1], -1.32231126730703, 1e-15);
   EXPECT_NEAR(y[2], -0.3204998778130465, 1e-15);
   const std::vector<double> xs = {3.0, 0.0, -4.0};
   const double c = 2.0;
-  norm_forward(NormKind::scalenorm, xs.data(), static_cast<const double*>(nullptr),
-               static_cast<const double*>(nullptr), &c, y.data(), mean.data(), rstd.data(), 1, 3,
-               11.0);
+  norm_forward(NormWeights<double>{NormKind::scalenorm, nullptr, nullptr, &c}, xs.data(), y.data(),
+               {mean.data(), rstd.data()}, {1, 3}, 11.0);
   EXPECT_NEAR(y[0], 1.0, 1e-15);
   EXPECT_EQ(y[1], 0.0);
   EXPECT_NEAR(y[2], -4.0 / 3.0, 1e-15);
@@ -257,9 +261,8 @@ TEST(NormForward, HandComputedRows) {
 TEST(NormForward, MissingScalarsAreAnError) {
   const std::vector<double> x(4, 1.0), gain(4, 1.0), bias(4, 0.0);
   std::vector<double> y(4), mean(1), rstd(1);
-  EXPECT_THROW(norm_forward(NormKind::dyt, x.data(), gain.data(), bias.data(),
-                            static_cast<const double*>(nullptr), y.data(), mean.data(), rstd.data(),
-                            1, 4, 1e-5),
+  EXPECT_THROW(norm_forward(NormWeights<double>{NormKind::dyt, gain.data(), bias.data(), nullptr},
+                            x.data(), y.data(), {mean.data(), rstd.data()}, {1, 4}, 1e-5),
                std::logic_error);
 }
 
@@ -280,9 +283,9 @@ TEST_P(NormProperty, OutputStatistics) {
   if (kind == NormKind::scalenorm) scalars = {std::sqrt(static_cast<double>(D))};
   std::vector<double> y(N * D), mean(N), rstd(N);
   auto forward = [&](const std::vector<double>& input, std::vector<double>& out) {
-    norm_forward(kind, input.data(), norm_has_gain(kind) ? gain.data() : nullptr,
-                 norm_has_bias(kind) ? bias.data() : nullptr, scalars.data(), out.data(),
-                 mean.data(), rstd.data(), N, D, 1e-14);
+    norm_forward(NormWeights<double>{kind, norm_has_gain(kind) ? gain.data() : nullptr,
+                                     norm_has_bias(kind) ? bias.data() : nullptr, scalars.data()},
+                 input.data(), out.data(), {mean.data(), rstd.data()}, {N, D}, 1e-14);
   };
   forward(x, y);
   for (int64_t n = 0; n < N; ++n) {
