@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "normlab/errors.hpp"
+#include "normlab/printable.hpp"
 #include "normlab/toml_reader.hpp"
 
 namespace normlab {
@@ -58,8 +59,11 @@ std::shared_ptr<toml::table> parse_extending(const std::filesystem::path& file,
   if (static_cast<int>(chain.size()) >= kMaxExtendsDepth) {
     throw UsageError(fmt::format("{}more than {} files extend one another", at, kMaxExtendsDepth));
   }
-  if (!std::filesystem::exists(base_file)) {
-    throw InputError(fmt::format("{}extends {}, which does not exist", at, base_file.string()));
+  std::error_code unreadable;  // a name too long for the file system, a folder not searchable
+  if (!std::filesystem::exists(base_file, unreadable)) {
+    throw InputError(fmt::format(
+        "{}extends {}, which {}", at, printable(base_file.string(), 200),
+        unreadable ? "cannot be read: " + unreadable.message() : std::string("does not exist")));
   }
   chain.push_back(canonical);
   std::shared_ptr<toml::table> base = parse_extending(base_file, chain);
