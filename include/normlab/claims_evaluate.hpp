@@ -28,6 +28,9 @@ struct StudyFacts {
 
 // The cell as a number, if all of it is one.
 std::optional<double> cell_number(const std::string& cell);
+// The cell as an integer, if all of it is a number that is one exactly, within ±2^53 (a
+// length, a count): "64" and "64.0" are 64; "1e300", "6.5", "nan" are none.
+std::optional<int64_t> cell_integer(const std::string& cell);
 
 // Whether a CSV cell meets one filter condition; `facts` only for the special values.
 bool filter_matches(const FilterValue& f, const std::string& cell,

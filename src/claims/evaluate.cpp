@@ -27,6 +27,13 @@ std::optional<double> cell_number(const std::string& cell) {
   return v;
 }
 
+std::optional<int64_t> cell_integer(const std::string& cell) {
+  const std::optional<double> v = cell_number(cell);
+  constexpr double kExact = 9007199254740992.0;  // 2^53: every integer up to it is a double
+  if (!v || !(std::abs(*v) <= kExact) || std::floor(*v) != *v) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
 bool filter_matches(const FilterValue& f, const std::string& cell,
                     const std::optional<StudyFacts>& facts) {
   switch (f.kind) {

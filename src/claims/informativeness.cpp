@@ -175,12 +175,12 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
   for (const Term* t : baseline) {
     const size_t value_column = table.column(t->value);
     for_each_matching_row(*t, table, facts, out.metric, [&](const std::vector<std::string>& row) {
-      const auto n = cell_number(row[length_column]);
+      const auto n = cell_integer(row[length_column]);
       const auto v = cell_number(row[value_column]);
       if (!n || !v)
         throw fail(fmt::format("a baseline row has length '{}' and value '{}'", row[length_column],
                                row[value_column]));
-      by_length[static_cast<int64_t>(*n)][row[pair_column]].push_back(*v);
+      by_length[*n][row[pair_column]].push_back(*v);
     });
   }
   if (by_length.empty()) throw fail("the baseline terms match no rows");
@@ -205,8 +205,9 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
     for (const Term* t : baseline) {
       const size_t value_column = table.column(t->value);
       for_each_matching_row(*t, table, facts, chance_row, [&](const std::vector<std::string>& row) {
-        const auto n = cell_number(row[length_column]), v = cell_number(row[value_column]);
-        if (n && v) chance_rows[static_cast<int64_t>(*n)].push_back(*v);
+        const auto n = cell_integer(row[length_column]);
+        const auto v = cell_number(row[value_column]);
+        if (n && v) chance_rows[*n].push_back(*v);
       });
     }
     if (chance_rows.empty()) {

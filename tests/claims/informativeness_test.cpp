@@ -263,5 +263,28 @@ expect = "positive"
   }
 }
 
+// A length cell that is not an exact integer (1e300 would overflow the conversion to an integer,
+// undefined behaviour that fuzz_claims found) is refused in one message naming the claim.
+TEST(Informativeness, ALengthThatIsNoIntegerIsRefused) {
+  EXPECT_EQ(cell_integer("64"), 64);
+  EXPECT_EQ(cell_integer("64.0"), 64);
+  EXPECT_EQ(cell_integer("-9007199254740992"), -9007199254740992);
+  for (const char* bad : {"1e300", "6.5", "nan", "inf", "9007199254740994", "", "x"}) {
+    EXPECT_FALSE(cell_integer(bad).has_value()) << bad;
+  }
+  TempDir tmp;
+  write_experiment(tmp, kMaxRetrieval);
+  write_bytes(tmp / "study" / "results.csv",
+              "variant,seed,length,metric,value\npre,1,1e300,accuracy,0.5\n"
+              "post,1,1e300,accuracy,0.6\npre,2,12,accuracy,0.5\npost,2,12,accuracy,0.6\n");
+  try {
+    evaluate_claim(read_claim(tmp, claim_on("accuracy", "positive")), tmp / "study");
+    FAIL() << "a length of 1e300 was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a baseline row has length '1e300'"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace normlab::claims
