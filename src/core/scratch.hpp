@@ -34,9 +34,8 @@ enum class ScratchUse {
   linear_weight_partial,     // gemm.cpp: the weight gradient's lanes 1.. (lanes-1, OC, C)
   gemm_a_panels,             // gemm.cpp: a block of op(A) packed in tile rows (kRowBlock, kc)
   gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
-  rope_even_factors,         // rope.cpp: (cos θ, sin θ) of every (position, pair), interleaved
-                             // (T, dh); rope.cpp relies on both tables lasting until its next call
-  rope_odd_factors,          // rope.cpp: (−sin θ, cos θ) of every (position, pair) (T, dh)
+  cross_entropy_row,         // cross_entropy.cpp: one row's exp(z − max) (V)
+  cross_entropy_partial,     // cross_entropy.cpp: per-shard partial losses (shards), double
   count
 };
 

@@ -17,6 +17,7 @@
 #include "core/kernels/attnres.hpp"
 #include "core/kernels/gemm.hpp"
 #include "core/kernels/norm.hpp"
+#include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
@@ -52,6 +53,7 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
     grow(w.sinusoid, len * D);
     fill_sinusoid(len, static_cast<int>(D), w.sinusoid.data());
   }
+  if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
   const int S = num_sublayers();
   w.stream.resize(S + 1);
   for (auto& s : w.stream) grow(s, N * D);

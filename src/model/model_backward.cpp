@@ -273,7 +273,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                          c.heads);
     }
     if (c.pos == PosEncoding::rope) {
-      rope_apply(w.d_qkv.data(), batch, len, D, c.heads, c.rope_base, true);
+      rope_apply(w.d_qkv.data(), {batch, len, D, c.heads}, w.rope, Rotation::inverse);
     }
     if (scheme_.head_norms.any()) {
       head_norms_backward(p, sub.qkv_raw.data(),

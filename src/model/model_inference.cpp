@@ -65,6 +65,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     fill_sinusoid(len, D, w.sinusoid.data());
     sinusoid = w.sinusoid.data();
   }
+  if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
     norm_forward(norm_weights(params_, np), x, y, {w.mean.data(), w.rstd.data()}, {rows_n, D},
@@ -200,7 +201,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                                      .post_rstd = w.rstd.data(),
                                      .xhat = data_or_null(w.xhat),
                                      .x_mean = w.mean.data(),
-                                     .x_rstd = w.rstd.data()};
+                                     .x_rstd = w.rstd.data(),
+                                     .rope = &w.rope};
     if (hy) {  // w.h = h = Σ_s A_m[s] H_s, the branch's input
       hyper_weights(i, w.hyper_H.data(), hyper_b, cur);
       hyper_input(w.hyper_H.data(), hyper_b.mix, w.h.data(), cur);
@@ -259,8 +261,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       const int b = scheme_.res_source_block[i + 1];
       T* record = w.block[b].data();
       if (scheme_.res_continues[i]) {
-        residual_combine(static_cast<const T*>(record), z, static_cast<const T*>(nullptr),
-                         Factor<T>{}, Factor<T>{}, record, out_rows, D);
+        residual_add(static_cast<const T*>(record), z, record, out_rows, D);
       } else {
         std::copy(z, z + out_rows * D, record);
       }
@@ -277,8 +278,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       out = w.h_next.data();
     }
     if (two) {  // y ← y + z, in place
-      residual_combine(static_cast<const T*>(w.y_stream.data()), z, static_cast<const T*>(nullptr),
-                       Factor<T>{}, Factor<T>{}, w.y_stream.data(), out_rows, D);
+      residual_add(static_cast<const T*>(w.y_stream.data()), z, w.y_stream.data(), out_rows, D);
     }
     if (observer) {
       SublayerTrace<T> t;

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/kernels/rope.hpp"
+
 namespace normlab {
 
 // A null pointer where the sublayer's slots do not need a buffer.
@@ -28,6 +30,7 @@ struct SublayerBuffers {
   T *z = nullptr, *out_mean = nullptr, *out_rstd = nullptr;    // (R, D) N_out(y), (R)
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
   T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
+  const RopeTable<T>* rope = nullptr;                          // (T, dh) RoPE's factors
 };
 
 // How attention is computed. Full: every query row, the probabilities (B, H, T, Tp) kept for

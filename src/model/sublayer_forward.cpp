@@ -56,7 +56,7 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     if (scheme_.sphere_qk) {
       linear_forward(u, params_.data() + p.w_in, b.qkv_raw, {.rows = rows, .in = D, .out = 3 * D});
       if (c.pos == PosEncoding::rope) {
-        rope_apply(b.qkv_raw, batch, len, D, c.heads, c.rope_base, false);
+        rope_apply(b.qkv_raw, {batch, len, D, c.heads}, *b.rope, Rotation::forward);
       }
       sphere_qk_forward(static_cast<const T*>(b.qkv_raw), params_.data() + p.s_qk,
                         T(ngpt_scales(c).s_qk.factor), b.qkv, b.head_rstd, rows, D, c.heads,
@@ -68,7 +68,7 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
       linear_forward(u, params_.data() + p.w_in, b.qkv, {.rows = rows, .in = D, .out = 3 * D});
     }
     if (c.pos == PosEncoding::rope && !scheme_.sphere_qk) {
-      rope_apply(b.qkv, batch, len, D, c.heads, c.rope_base, false);
+      rope_apply(b.qkv, {batch, len, D, c.heads}, *b.rope, Rotation::forward);
     }
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     if (attention.streams) {
@@ -107,12 +107,12 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
   if (slots.interpolate) {  // nGPT: r = N_x(x) + |α| f ⊙ (z − N_x(x))
     norm_forward(norm_weights(params_, p.x_norm), x, b.xhat, {b.x_mean, b.x_rstd}, {rows, D},
                  config_.norm_eps);
-    x = b.xhat;
+    ngpt_interpolate(static_cast<const T*>(b.xhat), z, param_ptr(params_, p.alpha),
+                     T(ngpt_scales(config_).alpha.factor), r, rows, D);
+  } else {
+    residual_add(x, z, r, rows, D, factor(slots.residual, params_, p.residual_scale),
+                 factor(slots.branch, params_, p.branch_scale));
   }
-  residual_combine(x, z, param_ptr(params_, p.alpha),
-                   factor(slots.residual, params_, p.residual_scale),
-                   factor(slots.branch, params_, p.branch_scale), r, rows, D,
-                   T(ngpt_scales(config_).alpha.factor));
   if (slots.norm_post) {
     norm_forward(norm_weights(params_, p.norm_post), static_cast<const T*>(r), out,
                  {b.post_mean, b.post_rstd}, {rows, D}, config_.norm_eps);
@@ -146,7 +146,8 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
                                    .post_rstd = data_or_null(sub.post_rstd),
                                    .xhat = data_or_null(sub.xhat),
                                    .x_mean = data_or_null(sub.x_mean),
-                                   .x_rstd = data_or_null(sub.x_rstd)};
+                                   .x_rstd = data_or_null(sub.x_rstd),
+                                   .rope = &w.rope};
   if (hyper()) {
     // Hyper-connections (hyper_conn.cpp): stream i holds the branch input h = Σ A_m[s] H_s;
     // the sublayer's slots give z = f(N_in(h)), and the streams take the place of the add.
@@ -167,9 +168,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   if (!attnres()) {
     add_forward(i, in.xhat, z, buffers, w.stream[i + 1].data(), N);
     if (two_streams()) {  // y ← y + z
-      residual_combine(static_cast<const T*>(w.y_stream[i].data()), z,
-                       static_cast<const T*>(nullptr), Factor<T>{}, Factor<T>{},
-                       w.y_stream[i + 1].data(), N, D);
+      residual_add(static_cast<const T*>(w.y_stream[i].data()), z, w.y_stream[i + 1].data(), N, D);
     }
     return;
   }
@@ -177,8 +176,7 @@ void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
   // (source i) when the sublayer continues a block.
   const T* record = z;
   if (scheme_.res_continues[i]) {
-    residual_combine(w.sources[i], z, static_cast<const T*>(nullptr), Factor<T>{}, Factor<T>{},
-                     sub.r.data(), N, D);
+    residual_add(w.sources[i], z, sub.r.data(), N, D);
     record = sub.r.data();
   }
   w.sources[i + 1] = record;

@@ -39,8 +39,7 @@ TwoStreamInput<T> Model<T>::two_stream_input(int i, const T* x, const T* y,
   if (rule.input_reads_y) {
     norm_forward(norm_weights(params_, p.y_norm), y, b.yhat, {b.y_mean, b.y_rstd}, {rows, D},
                  config_.norm_eps);
-    residual_combine(in.xhat, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr),
-                     Factor<T>{}, Factor<T>{}, b.v, rows, D);
+    residual_add(in.xhat, static_cast<const T*>(b.yhat), b.v, rows, D);
     in.v = b.v;
   }
   return in;
@@ -58,8 +57,7 @@ void Model<T>::two_stream_merge(const T* x, const T* y, const TwoStreamBuffers<T
   }
   norm_forward(norm_weights(params_, merge_y_norm_), y, b.yhat, {b.y_mean, b.y_rstd}, {rows, D},
                config_.norm_eps);
-  residual_combine(xs, static_cast<const T*>(b.yhat), static_cast<const T*>(nullptr), Factor<T>{},
-                   Factor<T>{}, h, rows, D);
+  residual_add(xs, static_cast<const T*>(b.yhat), h, rows, D);
 }
 
 template <typename T>

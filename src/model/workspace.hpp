@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/kernels/attnres.hpp"
+#include "core/kernels/rope.hpp"
 #include "normlab/model.hpp"
 
 namespace normlab {
@@ -20,6 +21,7 @@ struct Model<T>::Workspace {
   std::vector<T> embed_raw;               // (N, D) embeddings before the embedding norm
   std::vector<T> embed_mean, embed_rstd;  // (N)
   std::vector<T> sinusoid;                // (T, D) sinusoidal positions
+  RopeTable<T> rope;                      // (T, dh) RoPE factors
   std::vector<std::vector<T>> stream;     // S + 1 buffers (N, D): input of each sublayer
 
   struct Sub {
@@ -100,6 +102,7 @@ struct Model<T>::Workspace {
 template <typename T>
 struct Model<T>::EvalWorkspace {
   std::vector<T> sinusoid;              // (T, D)
+  RopeTable<T> rope;                    // (T, dh) RoPE factors
   std::vector<T> embed_raw;             // (N, D)
   std::vector<T> h, h_next;             // (N, D) the stream; R rows after the last attention
   std::vector<T> u, y, z, r, gathered;  // (N, D)

@@ -2,21 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "core/kernels/block16.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
-
-template <typename T>
-T* row_scratch(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
-}
 
 // A row's target entries in the block of 16 tokens starting at `begin`, as a dense block
 // (zeros elsewhere): the entries from k on (up to k_end) whose tokens are below begin + 16,
@@ -90,9 +83,7 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
   double total_weight = 0;
   for (int64_t n = 0; n < N; ++n) total_weight += weight[n];
   const int64_t shards = shard_count(N);
-  thread_local std::vector<double> partial;
-  partial.assign(shards, 0.0);
-  double* partial_base = partial.data();
+  double* partial_base = zeroed_scratch<double>(ScratchUse::cross_entropy_partial, shards);
   const double inv_total = total_weight > 0 ? 1.0 / total_weight : 0.0;
   const Block16<T> lanes = lane_indices<T>();
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
@@ -132,7 +123,7 @@ double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* w
       }
       const T zmax = max_of_lanes<T>(zmax_lanes);
       // e_v = exp(z_v − max) once, kept in dz (or a row of scratch) for the gradient.
-      T* e = dz != nullptr ? dz : row_scratch<T>(V);
+      T* e = dz != nullptr ? dz : scratch<T>(ScratchUse::cross_entropy_row, V);
       Block16<T> sum_lanes = {}, psum_lanes = {}, pz_lanes = {};
       for (int64_t b = 0; b < V; b += kBlock) {
         const Block16<T> zb = load_first(z + b, V - b);

@@ -1,11 +1,11 @@
 #include "core/kernels/rope.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 
 #include "core/kernels/block16.hpp"
 #include "core/parallel.hpp"
-#include "core/scratch.hpp"
 
 namespace normlab {
 namespace {
@@ -56,39 +56,40 @@ void rotate_head_pairs_avx512(float* x, const float* even, const float* odd, int
 }  // namespace
 
 template <typename T>
-void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double base, bool inverse,
-                int64_t offset) {
-  const int dh = width / heads;
-  const int64_t rows = batch * len;
-  // The interleaved factors of every (position, feature), (T, dh) each (rotate_head_pairs): a
-  // position's angles are the same in every sequence of the batch, so they are computed once
-  // per call, not per row, and kept for the next call of the same shape (every layer's forward
-  // and backward).
-  struct TableKey {
-    int64_t len = -1, offset = 0;
-    int dh = 0;
-    double base = 0;
-    bool operator==(const TableKey&) const = default;
-  };
-  thread_local TableKey held;
-  const TableKey key{len, offset, dh, base};
-  T* even = scratch<T>(ScratchUse::rope_even_factors, len * dh);
-  T* odd = scratch<T>(ScratchUse::rope_odd_factors, len * dh);
-  if (!(held == key)) {
-    for (int p = 0; p < dh / 2; ++p) {
-      const double frequency = std::pow(base, -2.0 * p / dh);  // θ_p = t · base^(−2p/dh)
-      for (int64_t i = 0; i < len; ++i) {
-        const double theta = static_cast<double>(i + offset) * frequency;
-        const T c = T(std::cos(theta)), s = T(std::sin(theta));
-        even[i * dh + 2 * p] = c;
-        even[i * dh + 2 * p + 1] = s;
-        odd[i * dh + 2 * p] = -s;
-        odd[i * dh + 2 * p + 1] = c;
-      }
+void prepare_rope_table(RopeTable<T>& table, int64_t len, int dh, double base, int64_t offset) {
+  if (table.len == len && table.offset == offset && table.dh == dh && table.base == base) return;
+  table.even.resize(len * dh);
+  table.odd.resize(len * dh);
+  T* even = table.even.data();
+  T* odd = table.odd.data();
+  for (int p = 0; p < dh / 2; ++p) {
+    const double frequency = std::pow(base, -2.0 * p / dh);  // θ_p = t · base^(−2p/dh)
+    for (int64_t i = 0; i < len; ++i) {
+      const double theta = static_cast<double>(i + offset) * frequency;
+      const T c = T(std::cos(theta)), s = T(std::sin(theta));
+      even[i * dh + 2 * p] = c;
+      even[i * dh + 2 * p + 1] = s;
+      odd[i * dh + 2 * p] = -s;
+      odd[i * dh + 2 * p + 1] = c;
     }
-    held = key;
   }
-  for_row_shards(rows, [&](int64_t, int64_t n0, int64_t n1) {
+  table.len = len;
+  table.offset = offset;
+  table.dh = dh;
+  table.base = base;
+}
+
+template <typename T>
+void rope_apply(T* qkv, QkvShape shape, const RopeTable<T>& table, Rotation rotation) {
+  const auto [batch, len, width, heads] = shape;
+  const int dh = width / heads;
+  if (table.len != len || table.dh != dh) {
+    throw std::logic_error("rope_apply: the table was prepared for another shape");
+  }
+  const bool inverse = rotation == Rotation::inverse;
+  const T* even = table.even.data();
+  const T* odd = table.odd.data();
+  for_row_shards(batch * len, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t r = n0; r < n1; ++r) {
       const T* even_row = even + (r % len) * dh;
       const T* odd_row = odd + (r % len) * dh;
@@ -108,7 +109,9 @@ void rope_apply(T* qkv, int64_t batch, int64_t len, int width, int heads, double
   });
 }
 
-template void rope_apply<float>(float*, int64_t, int64_t, int, int, double, bool, int64_t);
-template void rope_apply<double>(double*, int64_t, int64_t, int, int, double, bool, int64_t);
+template void prepare_rope_table<float>(RopeTable<float>&, int64_t, int, double, int64_t);
+template void prepare_rope_table<double>(RopeTable<double>&, int64_t, int, double, int64_t);
+template void rope_apply<float>(float*, QkvShape, const RopeTable<float>&, Rotation);
+template void rope_apply<double>(double*, QkvShape, const RopeTable<double>&, Rotation);
 
 }  // namespace normlab

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ std::string case_name(const ::testing::TestParamInfo<RopeCase>& info) {
 
 constexpr double kBase = 100.0;  // small, so that every pair turns noticeably
 
+// rope_apply with a table prepared for the shape and offset.
+template <typename T>
+void rotate(T* qkv, QkvShape shape, Rotation rotation, int64_t offset) {
+  RopeTable<T> table;
+  prepare_rope_table(table, shape.len, shape.width / shape.heads, kBase, offset);
+  rope_apply(qkv, shape, table, rotation);
+}
+
 class Rope : public ::testing::TestWithParam<RopeCase> {};
 
 TEST_P(Rope, ForwardRotatesEachPairByItsAngle) {
@@ -49,7 +58,7 @@ TEST_P(Rope, ForwardRotatesEachPairByItsAngle) {
   Rng rng(9);
   const std::vector<double> x = random_normal(rng, B * T * 3 * D);
   std::vector<double> y = x;
-  rope_apply(y.data(), B, T, D, H, kBase, false, offset);
+  rotate(y.data(), {B, T, D, H}, Rotation::forward, offset);
   for (int64_t r = 0; r < B * T; ++r) {
     const double t = double(r % T + offset);
     for (int part = 0; part < 2; ++part) {
@@ -74,8 +83,8 @@ TEST_P(Rope, InverseUndoesForward) {
   Rng rng(10);
   const std::vector<double> x = random_normal(rng, B * T * 3 * D);
   std::vector<double> y = x;
-  rope_apply(y.data(), B, T, D, H, kBase, false, offset);
-  rope_apply(y.data(), B, T, D, H, kBase, true, offset);
+  rotate(y.data(), {B, T, D, H}, Rotation::forward, offset);
+  rotate(y.data(), {B, T, D, H}, Rotation::inverse, offset);
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(y[i] - x[i]));
   EXPECT_LT(worst, 1e-14);
@@ -87,8 +96,8 @@ TEST_P(Rope, InverseIsTheAdjoint) {
   const std::vector<double> x = random_normal(rng, B * T * 3 * D);
   const std::vector<double> y = random_normal(rng, B * T * 3 * D);
   std::vector<double> Rx = x, Rty = y;
-  rope_apply(Rx.data(), B, T, D, H, kBase, false, offset);
-  rope_apply(Rty.data(), B, T, D, H, kBase, true, offset);
+  rotate(Rx.data(), {B, T, D, H}, Rotation::forward, offset);
+  rotate(Rty.data(), {B, T, D, H}, Rotation::inverse, offset);
   const double lhs = weighted_sum(Rx, y), rhs = weighted_sum(x, Rty);
   EXPECT_NEAR(lhs, rhs, 1e-12 * (std::abs(lhs) + 1));
 }
@@ -101,11 +110,11 @@ TEST_P(Rope, InverseIsTheGradient) {
   std::vector<double> y(x.size());
   auto loss = [&] {
     y = x;
-    rope_apply(y.data(), B, T, D, H, kBase, false, offset);
+    rotate(y.data(), {B, T, D, H}, Rotation::forward, offset);
     return weighted_sum(w, y);
   };
   std::vector<double> analytic = w;
-  rope_apply(analytic.data(), B, T, D, H, kBase, true, offset);
+  rotate(analytic.data(), {B, T, D, H}, Rotation::inverse, offset);
   EXPECT_LT(relative_error(analytic, numeric_gradient(x, loss)), testing::kGradTolerance);
 }
 
@@ -128,7 +137,7 @@ TEST_P(RopeFloat, EachPairIsTheDocumentedFusedMultiplyAdds) {
   const std::vector<float> x(x64.begin(), x64.end());
   for (const bool inverse : {false, true}) {
     std::vector<float> y = x;
-    rope_apply(y.data(), B, T, D, H, kBase, inverse, offset);
+    rotate(y.data(), {B, T, D, H}, inverse ? Rotation::inverse : Rotation::forward, offset);
     int64_t differing = 0;
     for (int64_t r = 0; r < B * T; ++r) {
       const double t = double(r % T + offset);
@@ -164,7 +173,7 @@ TEST(RopeRelative, ScoresDependOnlyOnTheDistance) {
   const std::vector<double> x = random_normal(rng, T * 3 * D);
   auto scores = [&](int64_t offset) {
     std::vector<double> y = x;
-    rope_apply(y.data(), 1, T, D, H, kBase, false, offset);
+    rotate(y.data(), {1, T, D, H}, Rotation::forward, offset);
     std::vector<double> out;  // ⟨q_i, k_j⟩ of head 1 for all i, j
     for (int64_t i = 0; i < T; ++i) {
       for (int64_t j = 0; j < T; ++j) {
@@ -180,9 +189,39 @@ TEST(RopeRelative, ScoresDependOnlyOnTheDistance) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12);
   // ...while the rotated vectors themselves do change with the offset.
   std::vector<double> y0 = x, y17 = x;
-  rope_apply(y0.data(), 1, T, D, H, kBase, false, 0);
-  rope_apply(y17.data(), 1, T, D, H, kBase, false, 17);
+  rotate(y0.data(), {1, T, D, H}, Rotation::forward, 0);
+  rotate(y17.data(), {1, T, D, H}, Rotation::forward, 17);
   EXPECT_GT(std::abs(y0[0] - y17[0]) + std::abs(y0[1] - y17[1]), 1e-3);
+}
+
+// One table prepared again for another offset, then the first again, rotates as fresh tables do:
+// prepare_rope_table refills whenever any of its shape's values changes.
+TEST(RopeTable, PreparedAgainForAnotherShapeMatchesAFreshTable) {
+  const QkvShape shape{2, 6, 8, 2};
+  Rng rng(15);
+  const std::vector<double> x = random_normal(rng, shape.batch * shape.len * 3 * shape.width);
+  RopeTable<double> reused;
+  for (const int64_t offset : {int64_t{0}, int64_t{17}, int64_t{0}}) {
+    std::vector<double> y = x, fresh = x;
+    prepare_rope_table(reused, shape.len, shape.width / shape.heads, kBase, offset);
+    rope_apply(y.data(), shape, reused, Rotation::forward);
+    rotate(fresh.data(), shape, Rotation::forward, offset);
+    EXPECT_EQ(y, fresh) << "offset " << offset;
+  }
+  std::vector<double> y = x;
+  prepare_rope_table(reused, shape.len, shape.width / shape.heads, 1e4, 0);
+  rope_apply(y.data(), shape, reused, Rotation::forward);
+  std::vector<double> fresh = x;
+  rotate(fresh.data(), shape, Rotation::forward, 0);  // base 100
+  EXPECT_NE(y, fresh) << "a new base must refill the table";
+}
+
+TEST(RopeTable, AnotherShapeIsRefused) {
+  RopeTable<float> table;
+  prepare_rope_table(table, 5, 4, kBase);
+  std::vector<float> qkv(2 * 6 * 3 * 8);
+  EXPECT_THROW(rope_apply(qkv.data(), QkvShape{2, 6, 8, 2}, table, Rotation::forward),
+               std::logic_error);
 }
 
 }  // namespace
