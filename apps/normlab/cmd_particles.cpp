@@ -14,6 +14,7 @@
 #include "normlab/particles/radius_fit.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/simulation.hpp"
+#include "normlab/particles/speed_law.hpp"
 #include "normlab/plot.hpp"
 #include "particles_bridge.hpp"
 #include "validators.hpp"
@@ -40,17 +41,18 @@ std::string plain_number(double x) {
 void print_summary(const particles::ParticlesConfig& c, const particles::Trajectory& tr,
                    const ParticlesOptions& o) {
   using namespace particles;
-  std::printf("particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s%s, heads %d, %s%s%s\n",
-              to_string(c.scheme).c_str(), to_string(c.init).c_str(), c.n, c.d,
-              plain_number(c.beta).c_str(), to_string(c.qkv).c_str(),
-              c.qkv == QkvKind::identity
-                  ? ""
-                  : fmt::format(" ({})", to_string(resolved_qkv_depth(c))).c_str(),
-              c.heads, o.scalar ? "scalar reduction" : "n particles",
-              c.scheme == Scheme::mix    ? fmt::format(", tau {}", plain_number(c.tau)).c_str()
-              : c.scheme == Scheme::ngpt ? fmt::format(", alpha {}", plain_number(c.alpha)).c_str()
-                                         : "",
-              c.causal ? ", causal" : "");
+  const SpeedLawRow& law = speed_law_row(c.scheme);
+  std::printf(
+      "particles: scheme %s, init %s, n %d, d %d, beta %s, qkv %s%s, heads %d, %s%s%s\n",
+      to_string(c.scheme).c_str(), to_string(c.init).c_str(), c.n, c.d,
+      plain_number(c.beta).c_str(), to_string(c.qkv).c_str(),
+      c.qkv == QkvKind::identity ? ""
+                                 : fmt::format(" ({})", to_string(resolved_qkv_depth(c))).c_str(),
+      c.heads, o.scalar ? "scalar reduction" : "n particles",
+      law.parameter != nullptr
+          ? fmt::format(", {} {}", law.parameter_key, plain_number(c.*law.parameter)).c_str()
+          : "",
+      c.causal ? ", causal" : "");
   const Observation& first = tr.rows.front();
   const Observation& last = tr.rows.back();
   std::printf("initial velocity: %.10g\n", first.dcos_dt);
@@ -87,7 +89,7 @@ void print_summary(const particles::ParticlesConfig& c, const particles::Traject
   }
   std::printf("predicted terminal law: %s%s\n", predicted_terminal(c).law.c_str(),
               per_layer_qkv(c) ? " (derived for depth-tied Q, K, V)" : "");
-  if (c.scheme == Scheme::pre || c.scheme == Scheme::peri || c.scheme == Scheme::mix) {
+  if (speed_law_row(c.scheme).radial_motion) {
     const RadiusFit rf = fit_radius_growth(tr.rows, c.r0, fo.t_from, fo.t_to);
     if (rf.points < 3) {
       std::printf("radius growth fit: not enough rows (%d) with t in [%s, %s] and radius > r0\n",
@@ -152,11 +154,11 @@ void run(const ParticlesOptions& o, const CLI::App& cmd) {
   if (o.scheme.empty() || o.init.empty()) {
     throw UsageError(fmt::format(
         "{} is required (or --from-checkpoint DIR); allowed schemes: {}; initializations: {}",
-        o.scheme.empty() ? "--scheme" : "--init", fmt::join(scheme_names(), ", "),
+        o.scheme.empty() ? "--scheme" : "--init", fmt::join(speed_law_names(), ", "),
         fmt::join(init_names(), ", ")));
   }
   ParticlesConfig c = o.config;
-  c.scheme = parse_scheme(o.scheme);
+  c.scheme = parse_speed_law(o.scheme);
   c.init = parse_init(o.init);
   c.qkv = parse_qkv(o.qkv);
   c.qkv_depth = parse_qkv_depth(o.qkv_depth);

@@ -54,7 +54,7 @@ BridgeResult run_bridge(Model<float>& model, const Batch& batch, const BridgeOpt
   c.dt = options.dt;
   c.rtol = options.rtol;
   c.atol = options.atol;
-  c.r0 = c.scheme == Scheme::mix ? mp.input_scale : 1.0;
+  c.r0 = c.scheme == SpeedLaw::mix ? mp.input_scale : 1.0;
   result.config = c;
 
   std::vector<double> predicted(static_cast<size_t>(L + 1), 0.0);
@@ -70,9 +70,9 @@ BridgeResult run_bridge(Model<float>& model, const Batch& batch, const BridgeOpt
       for (int a = 0; a < D; ++a) {
         theta[static_cast<size_t>(j * D + a)] = stream0[static_cast<size_t>(row * D + a)] / norm;
       }
-      radii.push_back(c.scheme == Scheme::pre    ? norm
-                      : c.scheme == Scheme::peri ? norm / mp.input_scale
-                                                 : c.r0);
+      radii.push_back(c.scheme == SpeedLaw::pre    ? norm
+                      : c.scheme == SpeedLaw::peri ? norm / mp.input_scale
+                                                   : c.r0);
     }
     const Trajectory tr = simulate_from(c, LayerWeights::list(mp.layers), theta, radii);
     if (tr.rows.size() != static_cast<size_t>(L + 1)) {

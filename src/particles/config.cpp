@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "normlab/errors.hpp"
+#include "normlab/particles/speed_law.hpp"
 #include "normlab/toml_reader.hpp"
 
 namespace normlab::particles {
@@ -28,8 +29,14 @@ Enum parse_enum(const std::string& what, const std::string& name,
 }  // namespace
 
 // The order of each list matches its enum.
-const std::vector<std::string>& scheme_names() {
-  static const std::vector<std::string> names{"post", "pre", "mix", "peri", "ngpt", "sqrt_scaling"};
+const std::vector<std::string>& speed_law_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (int k = 0; k <= static_cast<int>(SpeedLaw::sqrt_scaling); ++k) {
+      out.push_back(speed_law_row(static_cast<SpeedLaw>(k)).name);
+    }
+    return out;
+  }();
   return names;
 }
 const std::vector<std::string>& init_names() {
@@ -49,8 +56,8 @@ const std::vector<std::string>& qkv_depth_names() {
   return names;
 }
 
-std::string to_string(Scheme s) {
-  return scheme_names()[static_cast<size_t>(s)];
+std::string to_string(SpeedLaw s) {
+  return speed_law_names()[static_cast<size_t>(s)];
 }
 std::string to_string(InitKind k) {
   return init_names()[static_cast<size_t>(k)];
@@ -65,8 +72,8 @@ std::string to_string(QkvDepth k) {
   return qkv_depth_names()[static_cast<size_t>(k)];
 }
 
-Scheme parse_scheme(const std::string& name) {
-  return parse_enum<Scheme>("scheme", name, scheme_names());
+SpeedLaw parse_speed_law(const std::string& name) {
+  return parse_enum<SpeedLaw>("scheme", name, speed_law_names());
 }
 InitKind parse_init(const std::string& name) {
   return parse_enum<InitKind>("initialization", name, init_names());
@@ -182,7 +189,7 @@ void read_config_keys(TomlSection& s, ParticlesConfig& c) {
     }
     return static_cast<int>(v);
   };
-  c.scheme = parse_scheme(choice("scheme", to_string(c.scheme), scheme_names()));
+  c.scheme = parse_speed_law(choice("scheme", to_string(c.scheme), speed_law_names()));
   c.init = parse_init(choice("init", to_string(c.init), init_names()));
   c.n = positive_int("n", c.n);
   c.d = positive_int("d", c.d);
@@ -223,8 +230,8 @@ std::string describe(const ParticlesConfig& c) {
   line("beta", fmt::format("{}", c.beta));
   line("dt", fmt::format("{}", c.dt));
   line("t_end", fmt::format("{}", c.t_end));
-  if (c.scheme == Scheme::mix) line("tau", fmt::format("{}", c.tau));
-  if (c.scheme == Scheme::ngpt) line("alpha", fmt::format("{}", c.alpha));
+  const SpeedLawRow& law = speed_law_row(c.scheme);
+  if (law.parameter != nullptr) line(law.parameter_key, fmt::format("{}", c.*law.parameter));
   line("r0", fmt::format("{}", c.r0));
   if (c.init == InitKind::cone) line("delta", fmt::format("{}", c.delta));
   if (c.init == InitKind::file) line("init_file", c.init_file);

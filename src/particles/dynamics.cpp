@@ -1,5 +1,7 @@
 #include "normlab/particles/dynamics.hpp"
 
+#include "normlab/particles/speed_law.hpp"
+
 #include <cblas.h>
 
 #include "core/kernels/gemm.hpp"
@@ -67,7 +69,7 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layer
   const size_t dd = static_cast<size_t>(d) * d;
   g_.resize(static_cast<size_t>(n_) * n_);
   a_.resize(nd);
-  if (config_.scheme == Scheme::mix) breaks_.push_back(config_.tau);
+  if (config_.scheme == SpeedLaw::mix) breaks_.push_back(config_.tau);
   if (layers_.per_layer()) {
     for (double k = 1; k < config_.t_end; k += 1) breaks_.push_back(k);
   }
@@ -294,42 +296,21 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
   }
 
   // Speed factor and radial law per token.
-  Scheme law = config_.scheme;
+  SpeedLaw law = config_.scheme;
   // mix(τ): the post law in segments that start before τ (segment 0 when τ > 0), pre after.
-  if (law == Scheme::mix) law = segment > 0 && start >= config_.tau ? Scheme::pre : Scheme::post;
-  const double sqrt_speed = 1.0 / std::sqrt(t + 1.0);
+  if (law == SpeedLaw::mix)
+    law = segment > 0 && start >= config_.tau ? SpeedLaw::pre : SpeedLaw::post;
+  const SpeedLawRow& row = speed_law_row(law);
   for (int j = 0; j < n; ++j) {
     const double* th = theta + static_cast<size_t>(j) * d;
     const double* aj = a + static_cast<size_t>(j) * d;
     double* out = dtheta + static_cast<size_t>(j) * d;
     const double dot = kernels::dot(th, aj, d);
     const double norm2 = kernels::dot(aj, aj, d);
-    double inv_s = 1.0, radial = 0.0;
-    switch (law) {
-      case Scheme::post:
-      case Scheme::mix:
-        break;
-      case Scheme::pre:
-        inv_s = 1.0 / r[j];
-        radial = dot;
-        break;
-      case Scheme::peri: {
-        const double norm = std::sqrt(norm2);
-        inv_s = norm > 0 ? 1.0 / (r[j] * norm) : 0.0;
-        radial = norm > 0 ? dot / norm : 0.0;
-        break;
-      }
-      case Scheme::ngpt: {
-        const double norm = std::sqrt(norm2);
-        inv_s = norm > 0 ? config_.alpha / norm : 0.0;
-        break;
-      }
-      case Scheme::sqrt_scaling:
-        inv_s = sqrt_speed;
-        break;
-    }
-    for (int i = 0; i < d; ++i) out[i] = inv_s * (aj[i] - dot * th[i]);
-    dr[j] = radial;
+    const TokenSpeed speed = row.speed(
+        {.r = r[j], .dot = dot, .norm = std::sqrt(norm2), .t = t, .alpha = config_.alpha});
+    for (int i = 0; i < d; ++i) out[i] = speed.inv_s * (aj[i] - dot * th[i]);
+    dr[j] = speed.radial;
   }
 }
 

@@ -10,17 +10,17 @@ namespace normlab::particles {
 
 namespace {
 
-Scheme particle_scheme(const ModelConfig& c) {
+SpeedLaw particle_scheme(const ModelConfig& c) {
   switch (c.scheme) {
     case normlab::Scheme::pre:
-      return Scheme::pre;
+      return SpeedLaw::pre;
     case normlab::Scheme::post:
-      return Scheme::post;
+      return SpeedLaw::post;
     case normlab::Scheme::peri:
     case normlab::Scheme::peri_init:
-      return Scheme::peri;
+      return SpeedLaw::peri;
     case normlab::Scheme::mix:
-      return Scheme::mix;
+      return SpeedLaw::mix;
     default:
       throw UsageError(fmt::format(
           "scheme {} has no particle law; --from-checkpoint allows pre, post, peri, peri_init "
@@ -130,11 +130,11 @@ ModelParticles extract_model_particles(const Model<float>& model, double embeddi
     out.notes.push_back(
         "the model has MLP sublayers; the ODE has attention only (one unit of time per layer)");
   }
-  if (c.scheme == Scheme::peri) {
+  if (c.scheme == SpeedLaw::peri) {
     out.notes.push_back(
         "peri: the ODE's dx/dt = A/|A| has no output-norm gain (exact for gains of 1)");
   }
-  if (c.scheme == Scheme::post || c.scheme == Scheme::mix) {
+  if (c.scheme == SpeedLaw::post || c.scheme == SpeedLaw::mix) {
     out.notes.push_back(
         "post layers: the input scale after a post norm is taken as c (exact for gains of 1)");
   }

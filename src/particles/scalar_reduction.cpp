@@ -15,7 +15,7 @@ ScalarSystem::ScalarSystem(const ParticlesConfig& config) : config_(config) {
 }
 
 std::vector<double> ScalarSystem::breakpoints() const {
-  if (config_.scheme == Scheme::mix) return {config_.tau};
+  if (config_.scheme == SpeedLaw::mix) return {config_.tau};
   return {};
 }
 
@@ -29,29 +29,12 @@ ScalarSystem::Terms ScalarSystem::terms(double t, int segment, double eps, doubl
   x.norm =
       x.b * std::sqrt(e * e + 2.0 * e * (n - 1.0) * gamma + (n - 1.0) * (1.0 + (n - 2.0) * gamma));
   x.tangent = x.b * std::sqrt(std::max(0.0, (n - 1.0) * eps * (n - (n - 1.0) * eps)));
-  Scheme law = config_.scheme;
-  if (law == Scheme::mix) law = segment == 0 ? Scheme::post : Scheme::pre;
-  x.inv_s = 1.0;
-  x.radial = 0.0;
-  switch (law) {
-    case Scheme::post:
-    case Scheme::mix:
-      break;
-    case Scheme::pre:
-      x.inv_s = 1.0 / r;
-      x.radial = x.dot;
-      break;
-    case Scheme::peri:
-      x.inv_s = 1.0 / (r * x.norm);
-      x.radial = x.dot / x.norm;
-      break;
-    case Scheme::ngpt:
-      x.inv_s = config_.alpha / x.norm;
-      break;
-    case Scheme::sqrt_scaling:
-      x.inv_s = 1.0 / std::sqrt(t + 1.0);
-      break;
-  }
+  SpeedLaw law = config_.scheme;
+  if (law == SpeedLaw::mix) law = segment == 0 ? SpeedLaw::post : SpeedLaw::pre;
+  const TokenSpeed speed = speed_law_row(law).speed(
+      {.r = r, .dot = x.dot, .norm = x.norm, .t = t, .alpha = config_.alpha});
+  x.inv_s = speed.inv_s;
+  x.radial = speed.radial;
   return x;
 }
 
@@ -83,43 +66,6 @@ Observation ScalarSystem::observe(double t, const double* y, const double* dy) c
   const double s = std::sqrt(std::max(0.0, 1.0 + (n - 1.0) * (1.0 - y[0])));
   o.mean_angle_from_start = std::acos(std::clamp(u + (s - u) / n, -1.0, 1.0));
   return o;
-}
-
-double predicted_initial_velocity(const ParticlesConfig& c) {
-  const double n = c.n, beta = c.beta;
-  const double lin = std::exp(beta) + n - 1.0;
-  const double quad = std::sqrt(std::exp(2.0 * beta) + n - 1.0);
-  switch (c.scheme) {
-    case Scheme::post:
-    case Scheme::sqrt_scaling:
-      return 2.0 / lin;
-    case Scheme::mix:
-      return c.tau > 0 ? 2.0 / lin : 2.0 / (c.r0 * lin);
-    case Scheme::pre:
-      return 2.0 / (c.r0 * lin);
-    case Scheme::peri:
-      return 2.0 / (c.r0 * quad);
-    case Scheme::ngpt:
-      return 2.0 * c.alpha / quad;
-  }
-  return 0;
-}
-
-TerminalPrediction predicted_terminal(const ParticlesConfig& c) {
-  switch (c.scheme) {
-    case Scheme::post:
-      return {"C e^{-2t}", "exponential", 2.0};
-    case Scheme::pre:
-    case Scheme::peri:
-    case Scheme::mix:
-      return {"C/t^3", "power law", 3.0};
-    case Scheme::ngpt:
-      return {fmt::format("C e^{{-{:g}t}} (2α, ours)", 2.0 * c.alpha), "exponential",
-              2.0 * c.alpha};
-    case Scheme::sqrt_scaling:
-      return {"C e^{-4 sqrt t}/sqrt t", "stretched exponential", 4.0};
-  }
-  return {};
 }
 
 }  // namespace normlab::particles

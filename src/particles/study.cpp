@@ -21,6 +21,7 @@
 #include "normlab/particles/radius_fit.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/simulation.hpp"
+#include "normlab/particles/speed_law.hpp"
 #include "normlab/particles/summary_table.hpp"
 #include "normlab/plot.hpp"
 #include "normlab/progress.hpp"
@@ -108,8 +109,8 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
     }
     RunSpec spec{label, label, base, base_fit};
     // A run named after a scheme uses that scheme unless its table says otherwise.
-    for (const std::string& name : scheme_names()) {
-      if (name == label) spec.config.scheme = parse_scheme(label);
+    for (const std::string& name : speed_law_names()) {
+      if (name == label) spec.config.scheme = parse_speed_law(label);
     }
     TomlSection table = run_tables.section(label);
     read_config_keys(table, spec.config);

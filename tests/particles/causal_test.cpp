@@ -19,7 +19,7 @@ using testing::small_random_config;
 // and changes them without it.
 TEST(Causal, LaterTokensDoNotReachEarlierOnes) {
   for (QkvKind qkv : {QkvKind::identity, QkvKind::gaussian}) {
-    ParticlesConfig c = small_random_config(Scheme::pre);
+    ParticlesConfig c = small_random_config(SpeedLaw::pre);
     c.qkv = qkv;
     for (bool causal : {true, false}) {
       c.causal = causal;
@@ -57,7 +57,7 @@ TEST(Causal, LaterTokensDoNotReachEarlierOnes) {
 // With Q = K = V = I the first token attends to itself only: A_0 = θ_0, no tangential part, so
 // it never moves, while the others do.
 TEST(Causal, FirstTokenStaysPutWithIdentityWeights) {
-  ParticlesConfig c = small_random_config(Scheme::post);
+  ParticlesConfig c = small_random_config(SpeedLaw::post);
   c.qkv = QkvKind::identity;
   c.causal = true;
   c.t_end = 2.0;

@@ -76,24 +76,24 @@ Vec reference_rhs(const ParticlesConfig& c, const Weights& w, double t, bool aft
     const double along = dot(tj, a.data(), d);
     const double norm = std::sqrt(dot(a.data(), a.data(), d));
     double s = 1, dr = 0;
-    Scheme law = c.scheme;
-    if (law == Scheme::mix) law = after_tau ? Scheme::pre : Scheme::post;
+    SpeedLaw law = c.scheme;
+    if (law == SpeedLaw::mix) law = after_tau ? SpeedLaw::pre : SpeedLaw::post;
     switch (law) {
-      case Scheme::post:
-      case Scheme::mix:
+      case SpeedLaw::post:
+      case SpeedLaw::mix:
         break;
-      case Scheme::pre:
+      case SpeedLaw::pre:
         s = r;
         dr = along;
         break;
-      case Scheme::peri:
+      case SpeedLaw::peri:
         s = r * norm;
         dr = along / norm;
         break;
-      case Scheme::ngpt:
+      case SpeedLaw::ngpt:
         s = norm / c.alpha;
         break;
-      case Scheme::sqrt_scaling:
+      case SpeedLaw::sqrt_scaling:
         s = std::sqrt(t + 1);
         break;
     }
@@ -104,7 +104,7 @@ Vec reference_rhs(const ParticlesConfig& c, const Weights& w, double t, bool aft
 }
 
 struct RhsCase {
-  Scheme scheme;
+  SpeedLaw scheme;
   QkvKind qkv;
   int heads;
   bool fast;  // allow Schur / span coordinates
@@ -151,8 +151,8 @@ TEST_P(RhsAgainstReference, MatchesDirectFormula) {
 
 std::vector<RhsCase> all_rhs_cases() {
   std::vector<RhsCase> cases;
-  for (Scheme s :
-       {Scheme::post, Scheme::pre, Scheme::mix, Scheme::peri, Scheme::ngpt, Scheme::sqrt_scaling}) {
+  for (SpeedLaw s : {SpeedLaw::post, SpeedLaw::pre, SpeedLaw::mix, SpeedLaw::peri, SpeedLaw::ngpt,
+                     SpeedLaw::sqrt_scaling}) {
     cases.push_back({s, QkvKind::identity, 1, true, false});
     cases.push_back({s, QkvKind::identity, 1, true, true});
     cases.push_back({s, QkvKind::identity, 1, false, true});
@@ -173,7 +173,7 @@ INSTANTIATE_TEST_SUITE_P(Schemes, RhsAgainstReference, ::testing::ValuesIn(all_r
                          });
 
 TEST(Radii, ConstantExactlyWhereDrIsZero) {
-  for (Scheme s : {Scheme::post, Scheme::ngpt, Scheme::sqrt_scaling}) {
+  for (SpeedLaw s : {SpeedLaw::post, SpeedLaw::ngpt, SpeedLaw::sqrt_scaling}) {
     const ParticlesConfig c = small_random_config(s);
     const Trajectory tr = simulate(c);
     for (int j = 0; j < c.n; ++j) EXPECT_EQ(tr.final_state[c.n * c.d + j], c.r0) << to_string(s);
@@ -182,7 +182,7 @@ TEST(Radii, ConstantExactlyWhereDrIsZero) {
 }
 
 TEST(Radii, ChangeForPreAndPeri) {
-  for (Scheme s : {Scheme::pre, Scheme::peri}) {
+  for (SpeedLaw s : {SpeedLaw::pre, SpeedLaw::peri}) {
     const ParticlesConfig c = small_random_config(s);
     const Trajectory tr = simulate(c);
     EXPECT_GT(std::abs(tr.rows.back().mean_radius - c.r0), 1e-3) << to_string(s);
@@ -190,7 +190,7 @@ TEST(Radii, ChangeForPreAndPeri) {
 }
 
 TEST(Radii, MixHoldsUntilTauThenGrows) {
-  ParticlesConfig c = small_random_config(Scheme::mix);
+  ParticlesConfig c = small_random_config(SpeedLaw::mix);
   c.init = InitKind::cone;  // clustered tokens and V = I: ⟨θ, A⟩ > 0, the radii grow after τ
   c.qkv = QkvKind::identity;
   c.delta = 0.3;
@@ -244,7 +244,7 @@ void expect_same_trajectory(const ParticlesConfig& c, bool expect_schur, bool ex
 }
 
 TEST(Coordinates, SchurGivesTheSameTrajectory) {
-  ParticlesConfig c = small_random_config(Scheme::peri);
+  ParticlesConfig c = small_random_config(SpeedLaw::peri);
   c.n = 24;
   c.d = 16;
   c.qkv = QkvKind::kaiming;
@@ -253,7 +253,7 @@ TEST(Coordinates, SchurGivesTheSameTrajectory) {
 }
 
 TEST(Coordinates, SpanGivesTheSameTrajectory) {
-  ParticlesConfig c = small_random_config(Scheme::pre);
+  ParticlesConfig c = small_random_config(SpeedLaw::pre);
   c.n = 12;
   c.d = 30;
   c.qkv = QkvKind::identity;
@@ -266,7 +266,7 @@ TEST(Coordinates, SpanGivesTheSameTrajectory) {
 // A_j is the mean over heads: two identical heads give the one-head dynamics.
 TEST(Heads, IdenticalHeadsGiveTheOneHeadDynamics) {
   const std::filesystem::path dir = fresh_dir("heads");
-  ParticlesConfig one = small_random_config(Scheme::pre);
+  ParticlesConfig one = small_random_config(SpeedLaw::pre);
   one.qkv = QkvKind::gaussian;
   const Weights w = make_weights(one);
   TextArray file;
@@ -292,7 +292,7 @@ TEST(Heads, IdenticalHeadsGiveTheOneHeadDynamics) {
 }
 
 TEST(Dynamics, DirectionsStayUnitAndRunsAreDeterministic) {
-  ParticlesConfig c = small_random_config(Scheme::peri);
+  ParticlesConfig c = small_random_config(SpeedLaw::peri);
   c.integrator = IntegratorKind::dopri5;
   const Trajectory a = simulate(c), b = simulate(c);
   for (int j = 0; j < c.n; ++j) {

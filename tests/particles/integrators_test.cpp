@@ -86,7 +86,7 @@ double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
   return m;
 }
 
-class ParticleOrder : public ::testing::TestWithParam<Scheme> {};
+class ParticleOrder : public ::testing::TestWithParam<SpeedLaw> {};
 
 // Mix has its switch at τ = 0.37, not on any step grid: the order survives because steps stop at τ.
 TEST_P(ParticleOrder, Rk4IsFourthOrderInTheStep) {
@@ -117,8 +117,8 @@ TEST_P(ParticleOrder, Rk4IsFourthOrderInTheStep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, ParticleOrder,
-                         ::testing::Values(Scheme::post, Scheme::pre, Scheme::mix, Scheme::peri,
-                                           Scheme::ngpt, Scheme::sqrt_scaling),
+                         ::testing::Values(SpeedLaw::post, SpeedLaw::pre, SpeedLaw::mix,
+                                           SpeedLaw::peri, SpeedLaw::ngpt, SpeedLaw::sqrt_scaling),
                          [](const auto& info) { return to_string(info.param); });
 
 TEST(RecordingTimes, EndsExactlyAtTEnd) {

@@ -18,7 +18,7 @@ namespace {
 using testing::small_random_config;
 
 TEST(Observables, MatchDirectComputation) {
-  ParticlesConfig c = small_random_config(Scheme::peri);
+  ParticlesConfig c = small_random_config(SpeedLaw::peri);
   c.n = 9;
   c.d = 6;
   ParticleSystem system(c, make_weights(c), false);
@@ -68,7 +68,7 @@ TEST(Observables, MatchDirectComputation) {
 }
 
 TEST(Observables, VelocityIsTheDerivativeOfTheMeanCosine) {
-  ParticlesConfig c = small_random_config(Scheme::pre);
+  ParticlesConfig c = small_random_config(SpeedLaw::pre);
   c.record_every = 1e-3;
   c.dt = 1e-3;
   c.t_end = 0.2;

@@ -25,7 +25,7 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
   return m;
 }
 
-ParticlesConfig per_layer_config(Scheme scheme) {
+ParticlesConfig per_layer_config(SpeedLaw scheme) {
   ParticlesConfig c = small_random_config(scheme);
   c.qkv = QkvKind::kaiming;
   c.t_end = 3.0;
@@ -33,7 +33,7 @@ ParticlesConfig per_layer_config(Scheme scheme) {
 }
 
 TEST(PerLayer, AutomaticDepthIsPerLayerForRandomAndTiedOtherwise) {
-  ParticlesConfig c = per_layer_config(Scheme::pre);
+  ParticlesConfig c = per_layer_config(SpeedLaw::pre);
   EXPECT_EQ(resolved_qkv_depth(c), QkvDepth::per_layer);
   c.qkv = QkvKind::gaussian;
   EXPECT_EQ(resolved_qkv_depth(c), QkvDepth::per_layer);
@@ -47,7 +47,7 @@ TEST(PerLayer, AutomaticDepthIsPerLayerForRandomAndTiedOtherwise) {
 }
 
 TEST(PerLayer, LayersDifferAndRedrawIdentically) {
-  const ParticlesConfig c = per_layer_config(Scheme::pre);
+  const ParticlesConfig c = per_layer_config(SpeedLaw::pre);
   const Weights l0 = make_random_layer_weights(c, 0);
   const Weights l1 = make_random_layer_weights(c, 1);
   const Weights l1_again = make_random_layer_weights(c, 1);
@@ -86,7 +86,7 @@ class Recorder final : public OdeSystem {
   ParticleSystem& inner_;
 };
 
-void expect_steps_stay_in_their_layer(IntegratorOptions o, Scheme scheme) {
+void expect_steps_stay_in_their_layer(IntegratorOptions o, SpeedLaw scheme) {
   ParticlesConfig c = per_layer_config(scheme);
   c.t_end = 4.0;
   c.tau = 1.37;
@@ -111,20 +111,20 @@ void expect_steps_stay_in_their_layer(IntegratorOptions o, Scheme scheme) {
 TEST(PerLayer, StepsNeverCrossAnIntegerTime) {
   IntegratorOptions o;
   o.dt = 0.3;  // 1/0.3 is not an integer: unclipped steps would straddle t = 1, 2, 3
-  expect_steps_stay_in_their_layer(o, Scheme::pre);
-  expect_steps_stay_in_their_layer(o, Scheme::mix);
+  expect_steps_stay_in_their_layer(o, SpeedLaw::pre);
+  expect_steps_stay_in_their_layer(o, SpeedLaw::mix);
   o.kind = IntegratorKind::dopri5;
   o.dt = 0.45;
   o.rtol = 1e-3;  // loose: large trial steps
   o.atol = 1e-6;
-  expect_steps_stay_in_their_layer(o, Scheme::pre);
-  expect_steps_stay_in_their_layer(o, Scheme::peri);
+  expect_steps_stay_in_their_layer(o, SpeedLaw::pre);
+  expect_steps_stay_in_their_layer(o, SpeedLaw::peri);
 }
 
 // The layers' draws do not depend on the integrator: rk4 at two steps and dopri5 reach the same
 // final state (to the integration error), which differs clearly from the tied dynamics.
 TEST(PerLayer, SameLayersWhateverTheIntegrator) {
-  ParticlesConfig c = per_layer_config(Scheme::pre);
+  ParticlesConfig c = per_layer_config(SpeedLaw::pre);
   c.dt = 0.05;
   const Trajectory coarse = simulate(c);
   c.dt = 0.0125;
@@ -149,7 +149,7 @@ TEST(PerLayer, SameLayersWhateverTheIntegrator) {
 // With t_end ≤ 1 a per-layer run never leaves layer 0, so it integrates in the Schur
 // coordinates of layer 0's V (as tied weights do) and matches the plain coordinates.
 TEST(PerLayer, OneLayerRunUsesSchurCoordinates) {
-  ParticlesConfig c = per_layer_config(Scheme::peri);
+  ParticlesConfig c = per_layer_config(SpeedLaw::peri);
   c.t_end = 1.0;
   std::vector<double> last[2];
   for (bool fast : {false, true}) {
@@ -169,7 +169,7 @@ TEST(PerLayer, OneLayerRunUsesSchurCoordinates) {
 }
 
 TEST(PerLayer, IdentityCannotBePerLayer) {
-  ParticlesConfig c = per_layer_config(Scheme::pre);
+  ParticlesConfig c = per_layer_config(SpeedLaw::pre);
   c.qkv = QkvKind::identity;
   c.qkv_depth = QkvDepth::per_layer;
   EXPECT_THROW(validate(c), UsageError);

@@ -51,7 +51,7 @@ TEST(RadiusFit, NoRadialMotionGivesNoFit) {
 // and 1.
 TEST(RadiusFit, PreRadiusGrowsLikeSqrtTPerLayerAndLikeTTied) {
   ParticlesConfig c;
-  c.scheme = Scheme::pre;
+  c.scheme = SpeedLaw::pre;
   c.init = InitKind::random;
   c.n = 32;
   c.d = 64;

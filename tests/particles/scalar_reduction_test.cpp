@@ -15,7 +15,7 @@
 namespace normlab::particles {
 namespace {
 
-ParticlesConfig symmetric_config(Scheme scheme) {
+ParticlesConfig symmetric_config(SpeedLaw scheme) {
   ParticlesConfig c;
   c.scheme = scheme;
   c.init = InitKind::symmetric;
@@ -75,7 +75,7 @@ void expect_matches_scalar(const ParticlesConfig& c) {
               to_string(c.scheme).c_str(), c.n, full.rows.size(), worst);
 }
 
-class SymmetricScheme : public ::testing::TestWithParam<Scheme> {};
+class SymmetricScheme : public ::testing::TestWithParam<SpeedLaw> {};
 
 TEST_P(SymmetricScheme, NParticlesMatchScalarReduction) {
   expect_matches_scalar(symmetric_config(GetParam()));
@@ -90,20 +90,20 @@ TEST_P(SymmetricScheme, DopriMatchesScalarReduction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllSchemes, SymmetricScheme,
-                         ::testing::Values(Scheme::post, Scheme::pre, Scheme::mix, Scheme::peri,
-                                           Scheme::ngpt, Scheme::sqrt_scaling),
+                         ::testing::Values(SpeedLaw::post, SpeedLaw::pre, SpeedLaw::mix,
+                                           SpeedLaw::peri, SpeedLaw::ngpt, SpeedLaw::sqrt_scaling),
                          [](const auto& info) { return to_string(info.param); });
 
 // The paper's size (n = 256, beta = 5) for two schemes, through clustering.
 TEST(SymmetricPaperSize, PostAndPeriMatchScalarReduction) {
-  for (Scheme s : {Scheme::post, Scheme::peri}) {
+  for (SpeedLaw s : {SpeedLaw::post, SpeedLaw::peri}) {
     ParticlesConfig c = symmetric_config(s);
     c.n = 256;
     c.d = 256;
     c.beta = 5.0;
     c.r0 = 1.0;
     c.dt = 0.025;
-    c.t_end = s == Scheme::post ? 10.0 : 12.0;
+    c.t_end = s == SpeedLaw::post ? 10.0 : 12.0;
     c.record_every = 1.0;
     SCOPED_TRACE(to_string(s));
     expect_matches_scalar(c);
@@ -115,11 +115,11 @@ TEST(InitialVelocity, MatchesSeedFormulas) {
   const double n = 256, beta = 5, r0 = 2.0, alpha = 0.5;
   const double lin = std::exp(beta) + n - 1, quad = std::sqrt(std::exp(2 * beta) + n - 1);
   const struct {
-    Scheme scheme;
+    SpeedLaw scheme;
     double expected;
-  } cases[] = {{Scheme::post, 2 / lin},         {Scheme::pre, 2 / (r0 * lin)},
-               {Scheme::peri, 2 / (r0 * quad)}, {Scheme::ngpt, 2 * alpha / quad},
-               {Scheme::sqrt_scaling, 2 / lin}, {Scheme::mix, 2 / lin}};
+  } cases[] = {{SpeedLaw::post, 2 / lin},         {SpeedLaw::pre, 2 / (r0 * lin)},
+               {SpeedLaw::peri, 2 / (r0 * quad)}, {SpeedLaw::ngpt, 2 * alpha / quad},
+               {SpeedLaw::sqrt_scaling, 2 / lin}, {SpeedLaw::mix, 2 / lin}};
   for (const auto& k : cases) {
     ParticlesConfig c;
     c.scheme = k.scheme;
@@ -138,7 +138,7 @@ TEST(InitialVelocity, MatchesSeedFormulas) {
 }
 
 TEST(InitialVelocity, MixWithTauZeroStartsAsPre) {
-  ParticlesConfig c = symmetric_config(Scheme::mix);
+  ParticlesConfig c = symmetric_config(SpeedLaw::mix);
   c.tau = 0.0;
   const double expected = 2 / (c.r0 * (std::exp(c.beta) + c.n - 1));
   c.t_end = c.dt = c.record_every = 0.01;
@@ -147,7 +147,7 @@ TEST(InitialVelocity, MixWithTauZeroStartsAsPre) {
 
 // The terminal laws of arXiv 2510.22026, on the scalar reduction (cheap enough for long horizons).
 TEST(TerminalDecay, ScalarReductionFollowsPredictedLaws) {
-  auto fit_of = [](Scheme s, double t_end, double fit_from) {
+  auto fit_of = [](SpeedLaw s, double t_end, double fit_from) {
     ParticlesConfig c;
     c.scheme = s;
     c.init = InitKind::symmetric;
@@ -165,18 +165,18 @@ TEST(TerminalDecay, ScalarReductionFollowsPredictedLaws) {
     f.floor = 1e-20;
     return fit_terminal_decay(simulate_scalar(c).rows, f);
   };
-  const DecayFit post = fit_of(Scheme::post, 25, 12);
+  const DecayFit post = fit_of(SpeedLaw::post, 25, 12);
   EXPECT_EQ(post.better, "exponential");
   EXPECT_NEAR(post.exp_rate, 2.0, 0.01);
-  const DecayFit ngpt = fit_of(Scheme::ngpt, 25, 12);
+  const DecayFit ngpt = fit_of(SpeedLaw::ngpt, 25, 12);
   EXPECT_EQ(ngpt.better, "exponential");
   EXPECT_NEAR(ngpt.exp_rate, 2.0, 0.01);
-  for (Scheme s : {Scheme::pre, Scheme::peri, Scheme::mix}) {
+  for (SpeedLaw s : {SpeedLaw::pre, SpeedLaw::peri, SpeedLaw::mix}) {
     const DecayFit f = fit_of(s, 4000, 2000);
     EXPECT_EQ(f.better, "power law") << to_string(s);
     EXPECT_NEAR(f.power_exponent, 3.0, 0.02) << to_string(s);
   }
-  const DecayFit sq = fit_of(Scheme::sqrt_scaling, 200, 50);
+  const DecayFit sq = fit_of(SpeedLaw::sqrt_scaling, 200, 50);
   EXPECT_NEAR(sq.stretched_rate, 4.0, 0.1);
 }
 

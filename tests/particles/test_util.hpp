@@ -43,7 +43,7 @@ inline std::filesystem::path fresh_dir(const std::string& name) {
 }
 
 // A small random-init config with Gaussian Q, K, V (every code path of the right-hand side).
-inline ParticlesConfig small_random_config(Scheme scheme) {
+inline ParticlesConfig small_random_config(SpeedLaw scheme) {
   ParticlesConfig c;
   c.scheme = scheme;
   c.init = InitKind::random;

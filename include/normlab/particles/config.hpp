@@ -20,7 +20,7 @@ class TomlSection;
 namespace normlab::particles {
 
 // Normalization scheme = speed regulator (docs/particles.md, "The system").
-enum class Scheme { post, pre, mix, peri, ngpt, sqrt_scaling };
+enum class SpeedLaw { post, pre, mix, peri, ngpt, sqrt_scaling };
 // Initial directions θ_j(0).
 enum class InitKind { symmetric, random, cone, file };
 // Source of the per-head matrices Q, K, V (each d × d).
@@ -35,7 +35,7 @@ enum class IntegratorKind { rk4, dopri5 };
 enum class QkvDepth { automatic, per_layer, tied };
 
 struct ParticlesConfig {
-  Scheme scheme = Scheme::post;         // speed factor s_j(t) and radial law dr_j/dt
+  SpeedLaw scheme = SpeedLaw::post;     // speed factor s_j(t) and radial law dr_j/dt
   InitKind init = InitKind::symmetric;  // how θ_j(0) is drawn
   int n = 32;                           // number of tokens (particles), ≥ 2
   int d = 32;                           // dimension of the sphere's ambient space, ≥ 2
@@ -66,20 +66,20 @@ struct ParticlesConfig {
 };
 
 // Names as written on the command line and in experiment files.
-const std::vector<std::string>& scheme_names();
+const std::vector<std::string>& speed_law_names();
 const std::vector<std::string>& init_names();
 const std::vector<std::string>& qkv_names();
 const std::vector<std::string>& integrator_names();
 const std::vector<std::string>& qkv_depth_names();  // "auto", "per_layer", "tied"
 
-std::string to_string(Scheme s);
+std::string to_string(SpeedLaw s);
 std::string to_string(InitKind k);
 std::string to_string(QkvKind k);
 std::string to_string(IntegratorKind k);
 std::string to_string(QkvDepth k);
 
 // Parse a name; throws UsageError listing the allowed names.
-Scheme parse_scheme(const std::string& name);
+SpeedLaw parse_speed_law(const std::string& name);
 InitKind parse_init(const std::string& name);
 QkvKind parse_qkv(const std::string& name);
 IntegratorKind parse_integrator(const std::string& name);

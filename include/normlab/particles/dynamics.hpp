@@ -7,15 +7,8 @@
 //   G_h = β Θ M_h Θᵀ                      (n, n), M_h = Q_hᵀ K_h precomputed once (d, d)
 //   W_h = row-softmax(G_h)                (n, n)
 //   A   = (1/H) Σ_h W_h Θ V_hᵀ            (n, d): row j = A_j, the mean of the heads' mixtures
-//   dθ_j/dt = (A_j − ⟨θ_j, A_j⟩ θ_j) / s_j(t),   dr_j/dt from the scheme:
-//
-//   scheme        s_j(t)                 dr_j/dt
-//   post          1                      0
-//   pre           r_j                    ⟨θ_j, A_j⟩
-//   mix(τ)        post law for t ≤ τ, pre law after (breakpoint at τ)
-//   peri          r_j ‖A_j‖              ⟨θ_j, A_j⟩ / ‖A_j‖
-//   ngpt(α)       ‖A_j‖ / α              0
-//   sqrt_scaling  sqrt(t + 1)            0
+//   dθ_j/dt = (A_j − ⟨θ_j, A_j⟩ θ_j) / s_j(t),   dr_j/dt from the speed law (speed_law.hpp;
+//   mix(τ) has a breakpoint at τ).
 //
 // Several heads: A_j is the mean (not the sum) over heads, so H identical heads give exactly the
 // one-head dynamics and ‖A_j‖ stays O(1) whatever H (this matters for the radial laws of pre and

@@ -10,8 +10,8 @@
 //
 //     dε/dt = −(2 / s) · b · ε · (n − (n−1) ε),     dr/dt = the scheme's radial law,
 //
-// with s and dr/dt from the table in dynamics.hpp evaluated with the quantities above. The state
-// is ε rather than γ so that 1 − γ keeps its relative precision near consensus.
+// with s and dr/dt from the speed law (speed_law.hpp) evaluated with the quantities above. The
+// state is ε rather than γ so that 1 − γ keeps its relative precision near consensus.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/integrators.hpp"
 #include "normlab/particles/observables.hpp"
+#include "normlab/particles/speed_law.hpp"
 
 namespace normlab::particles {
 
@@ -46,22 +47,5 @@ class ScalarSystem final : public OdeSystem {
 
   ParticlesConfig config_;
 };
-
-// dγ/dt at t = 0 under symmetric initialization, Q = K = V = I, in closed form (docs):
-//   post, sqrt_scaling, mix(τ > 0): 2 / (e^β + n − 1)
-//   pre, mix(τ = 0):                2 / (r0 (e^β + n − 1))
-//   peri:                           2 / (r0 sqrt(e^{2β} + n − 1))
-//   ngpt(α):                        2α / sqrt(e^{2β} + n − 1)
-double predicted_initial_velocity(const ParticlesConfig& config);
-
-// The terminal law of dγ/dt predicted for the scheme (arXiv 2510.22026 table; ngpt's rate is our
-// derivation for constant α, see docs/particles.md).
-struct TerminalPrediction {
-  std::string law;   // e.g. "C e^{-2t}", "C/t^3"
-  std::string kind;  // "exponential", "power law" or "stretched exponential"
-  double value = 0;  // the rate (exponential), exponent (power law) or κ of
-                     // C e^{-κ sqrt t}/sqrt t (stretched exponential)
-};
-TerminalPrediction predicted_terminal(const ParticlesConfig& config);
 
 }  // namespace normlab::particles
