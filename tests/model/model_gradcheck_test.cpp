@@ -34,7 +34,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,9 +42,12 @@
 #include "normlab/model.hpp"
 #include "normlab/rng.hpp"
 #include "normlab/scheme_table.hpp"
+#include "support/config_line.hpp"
 
 namespace normlab {
 namespace {
+
+using testing::config_line;
 
 struct Batch {
   std::vector<int32_t> tokens;
@@ -347,49 +349,33 @@ INSTANTIATE_TEST_SUITE_P(AllSchemesAllNorms, ModelGradCheck, ::testing::ValuesIn
 // rows; their weights moved off their inits first (randomize_hyper).
 struct HyperCase {
   std::string name;
-  bool sinkhorn;
-  NormKind norm;
-  int streams = 4;
-  std::function<void(ModelConfig&)> edit = [](ModelConfig&) {};
+  std::string line;  // config_line over gradcheck_config(hyper_connections, rmsnorm)
 };
 
 std::vector<HyperCase> hyper_cases() {
   std::vector<HyperCase> cases;
   for (const std::string& name : norm_kind_names()) {
-    const NormKind k = parse_norm_kind(name);
-    if (k == NormKind::none) continue;
-    cases.push_back({"mhc_" + name, true, k});
+    if (parse_norm_kind(name) == NormKind::none) continue;
+    cases.push_back({"mhc_" + name, "sinkhorn=true streams=4 norm=" + name});
   }
-  using C = ModelConfig&;
-  cases.push_back(
-      {"hc_streams2_rope", false, NormKind::rmsnorm, 2, [](C c) { c.pos = PosEncoding::rope; }});
-  cases.push_back({"hc_streams3_nomlp_layers3", false, NormKind::layernorm, 3, [](C c) {
-                     c.mlp = false;
-                     c.layers = 3;
-                   }});
-  cases.push_back({"hc_tied_embednorm", false, NormKind::dyt, 4, [](C c) {
-                     c.tied = true;
-                     c.embed_norm = Toggle::on;
-                   }});
-  cases.push_back({"mhc_streams2_rope_bidirectional", true, NormKind::layernorm, 2, [](C c) {
-                     c.pos = PosEncoding::rope;
-                     c.causal = false;
-                   }});
-  cases.push_back({"mhc_streams3_layers3_nofinal", true, NormKind::rmsnorm, 3, [](C c) {
-                     c.layers = 3;
-                     c.final_norm = Toggle::off;
-                   }});
+  const std::vector<HyperCase> options = {
+      {"hc_streams2_rope", "streams=2 norm=rmsnorm pos=rope"},
+      {"hc_streams3_nomlp_layers3", "streams=3 norm=layernorm mlp=false layers=3"},
+      {"hc_tied_embednorm", "streams=4 norm=dyt tied=true embed_norm=on"},
+      {"mhc_streams2_rope_bidirectional",
+       "sinkhorn=true streams=2 norm=layernorm pos=rope causal=false"},
+      {"mhc_streams3_layers3_nofinal",
+       "sinkhorn=true streams=3 norm=rmsnorm layers=3 final_norm=off"},
+  };
+  cases.insert(cases.end(), options.begin(), options.end());
   return cases;
 }
 
 class HyperGradCheck : public ::testing::TestWithParam<HyperCase> {};
 
 TEST_P(HyperGradCheck, MatchesCentralDifferences) {
-  const HyperCase& k = GetParam();
-  ModelConfig c = gradcheck_config(Scheme::hyper_connections, k.norm);
-  c.streams = k.streams;
-  c.sinkhorn = k.sinkhorn;
-  k.edit(c);
+  const ModelConfig c =
+      config_line(GetParam().line, gradcheck_config(Scheme::hyper_connections, NormKind::rmsnorm));
   Model<double> m(c);
   m.init(11);
   randomize_scalar_norms(m, 17);
@@ -408,7 +394,7 @@ INSTANTIATE_TEST_SUITE_P(HyperConnections, HyperGradCheck, ::testing::ValuesIn(h
 
 struct Variant {
   std::string name;
-  std::function<void(ModelConfig&)> edit;  // applied to the base config below
+  std::string line;  // config_line over the base config below
   int64_t batch = 2, len = 5;
 };
 
@@ -426,410 +412,154 @@ ModelConfig base_config() {
 }
 
 std::vector<Variant> variants() {
-  using C = ModelConfig&;
   std::vector<Variant> v = {
-      {"rope_pre_rmsnorm", [](C c) { c.pos = PosEncoding::rope; }},
-      {"rope_heads4_peri_layernorm",
-       [](C c) {
-         c.pos = PosEncoding::rope;
-         c.heads = 4;
-         c.scheme = Scheme::peri;
-         c.norm = NormKind::layernorm;
-       }},
-      {"rope_bidirectional_post_rmsnorm",
-       [](C c) {
-         c.pos = PosEncoding::rope;
-         c.causal = false;
-         c.scheme = Scheme::post;
-       }},
-      {"sinusoidal_pre_layernorm",
-       [](C c) {
-         c.pos = PosEncoding::sinusoidal;
-         c.norm = NormKind::layernorm;
-       }},
-      {"sinusoidal_ngpt_l2",
-       [](C c) {
-         c.pos = PosEncoding::sinusoidal;
-         c.scheme = Scheme::ngpt;
-         c.norm = NormKind::l2;
-       }},
-      {"rope_ngpt_l2",
-       [](C c) {
-         c.pos = PosEncoding::rope;
-         c.scheme = Scheme::ngpt;
-         c.norm = NormKind::l2;
-       }},
-      {"rope_heads4_bidirectional_ngpt_l2",
-       [](C c) {
-         c.pos = PosEncoding::rope;
-         c.heads = 4;
-         c.causal = false;
-         c.scheme = Scheme::ngpt;
-         c.norm = NormKind::l2;
-       },
-       3, 7},
-      {"nopos_bidirectional_pre_rmsnorm", [](C c) { c.causal = false; }},
-      {"tied_pre_rmsnorm", [](C c) { c.tied = true; }},
-      {"tied_post_layernorm",
-       [](C c) {
-         c.tied = true;
-         c.scheme = Scheme::post;
-         c.norm = NormKind::layernorm;
-       }},
-      {"tied_ngpt_l2",
-       [](C c) {
-         c.tied = true;
-         c.scheme = Scheme::ngpt;
-         c.norm = NormKind::l2;
-       }},
-      {"tied_none_baseline",
-       [](C c) {
-         c.tied = true;
-         c.norm = NormKind::none;
-       }},
-      {"bidirectional_peri_init_standardize",
-       [](C c) {
-         c.causal = false;
-         c.scheme = Scheme::peri_init;
-         c.norm = NormKind::standardize;
-       }},
-      {"relu_pre_rmsnorm", [](C c) { c.activation = Activation::relu; }},
-      {"relu_deepnorm_layernorm",
-       [](C c) {
-         c.activation = Activation::relu;
-         c.scheme = Scheme::deepnorm;
-         c.norm = NormKind::layernorm;
-       }},
-      {"heads1_pre_layernorm",
-       [](C c) {
-         c.heads = 1;
-         c.norm = NormKind::layernorm;
-       }},
-      {"heads4_post_attn_rmsnorm",
-       [](C c) {
-         c.heads = 4;
-         c.scheme = Scheme::post_attn;
-       }},
-      {"heads8_sqrt_scaling_l2",
-       [](C c) {
-         c.heads = 8;
-         c.scheme = Scheme::sqrt_scaling;
-         c.norm = NormKind::l2;
-       }},
-      {"nomlp_pre_rmsnorm", [](C c) { c.mlp = false; }},
-      {"nomlp_ngpt_l2",
-       [](C c) {
-         c.mlp = false;
-         c.scheme = Scheme::ngpt;
-       }},
-      {"embed_norm_on_pre_layernorm",
-       [](C c) {
-         c.embed_norm = Toggle::on;
-         c.norm = NormKind::layernorm;
-       }},
-      {"embed_norm_off_peri_init_rmsnorm",
-       [](C c) {
-         c.embed_norm = Toggle::off;
-         c.scheme = Scheme::peri_init;
-       }},
-      {"final_norm_off_pre_rmsnorm", [](C c) { c.final_norm = Toggle::off; }},
-      {"final_norm_on_post_layernorm",
-       [](C c) {
-         c.final_norm = Toggle::on;
-         c.scheme = Scheme::post;
-         c.norm = NormKind::layernorm;
-       }},
-      {"final_norm_on_deepnorm_rmsnorm",
-       [](C c) {
-         c.final_norm = Toggle::on;
-         c.scheme = Scheme::deepnorm;
-       }},
+      {"rope_pre_rmsnorm", "pos=rope"},
+      {"rope_heads4_peri_layernorm", "pos=rope heads=4 scheme=peri norm=layernorm"},
+      {"rope_bidirectional_post_rmsnorm", "pos=rope causal=false scheme=post"},
+      {"sinusoidal_pre_layernorm", "pos=sinusoidal norm=layernorm"},
+      {"sinusoidal_ngpt_l2", "pos=sinusoidal scheme=ngpt norm=l2"},
+      {"rope_ngpt_l2", "pos=rope scheme=ngpt norm=l2"},
+      {"rope_heads4_bidirectional_ngpt_l2", "pos=rope heads=4 causal=false scheme=ngpt norm=l2", 3,
+       7},
+      {"nopos_bidirectional_pre_rmsnorm", "causal=false"},
+      {"tied_pre_rmsnorm", "tied=true"},
+      {"tied_post_layernorm", "tied=true scheme=post norm=layernorm"},
+      {"tied_ngpt_l2", "tied=true scheme=ngpt norm=l2"},
+      {"tied_none_baseline", "tied=true norm=none"},
+      {"bidirectional_peri_init_standardize", "causal=false scheme=peri_init norm=standardize"},
+      {"relu_pre_rmsnorm", "activation=relu"},
+      {"relu_deepnorm_layernorm", "activation=relu scheme=deepnorm norm=layernorm"},
+      {"heads1_pre_layernorm", "heads=1 norm=layernorm"},
+      {"heads4_post_attn_rmsnorm", "heads=4 scheme=post_attn"},
+      {"heads8_sqrt_scaling_l2", "heads=8 scheme=sqrt_scaling norm=l2"},
+      {"nomlp_pre_rmsnorm", "mlp=false"},
+      {"nomlp_ngpt_l2", "mlp=false scheme=ngpt"},
+      {"embed_norm_on_pre_layernorm", "embed_norm=on norm=layernorm"},
+      {"embed_norm_off_peri_init_rmsnorm", "embed_norm=off scheme=peri_init"},
+      {"final_norm_off_pre_rmsnorm", "final_norm=off"},
+      {"final_norm_on_post_layernorm", "final_norm=on scheme=post norm=layernorm"},
+      {"final_norm_on_deepnorm_rmsnorm", "final_norm=on scheme=deepnorm"},
       {"embed_and_final_off_peri_init_layernorm",
-       [](C c) {
-         c.embed_norm = Toggle::off;
-         c.final_norm = Toggle::off;
-         c.scheme = Scheme::peri_init;
-         c.norm = NormKind::layernorm;
-       }},
-      {"layers3_deepnorm_rmsnorm",
-       [](C c) {
-         c.layers = 3;
-         c.scheme = Scheme::deepnorm;
-       }},
-      {"layers3_sqrt_scaling_layernorm",
-       [](C c) {
-         c.layers = 3;
-         c.scheme = Scheme::sqrt_scaling;
-         c.norm = NormKind::layernorm;
-       }},
-      {"batch4_len3_learned_pre_rmsnorm", [](C c) { c.pos = PosEncoding::learned; }, 4, 3},
-      {"batch3_len7_rope_heads4_mix1",
-       [](C c) {
-         c.pos = PosEncoding::rope;
-         c.heads = 4;
-         c.scheme = Scheme::mix;
-         c.mix_layers = 1;
-       },
-       3, 7},
-      {"batch5_len1_pre_layernorm", [](C c) { c.norm = NormKind::layernorm; }, 5, 1},
+       "embed_norm=off final_norm=off scheme=peri_init norm=layernorm"},
+      {"layers3_deepnorm_rmsnorm", "layers=3 scheme=deepnorm"},
+      {"layers3_sqrt_scaling_layernorm", "layers=3 scheme=sqrt_scaling norm=layernorm"},
+      {"batch4_len3_learned_pre_rmsnorm", "pos=learned", 4, 3},
+      {"batch3_len7_rope_heads4_mix1", "pos=rope heads=4 scheme=mix mix_layers=1", 3, 7},
+      {"batch5_len1_pre_layernorm", "norm=layernorm", 5, 1},
   };
   // AttnRes: every block size from 1 (= attnres) to beyond the sublayer count, with and without
   // MLP (which changes which sublayers start a block), under several norms and options.
   for (int s = 1; s <= 4; ++s) {
-    v.push_back({"block_attnres" + std::to_string(s) + "_layers3_rmsnorm", [s](C c) {
-                   c.layers = 3;
-                   c.scheme = Scheme::block_attnres;
-                   c.block_size = s;
-                 }});
+    v.push_back({"block_attnres" + std::to_string(s) + "_layers3_rmsnorm",
+                 "layers=3 scheme=block_attnres block_size=" + std::to_string(s)});
   }
-  v.push_back({"block_attnres2_layers3_layernorm_rope", [](C c) {
-                 c.layers = 3;
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 2;
-                 c.norm = NormKind::layernorm;
-                 c.pos = PosEncoding::rope;
-               }});
-  v.push_back({"block_attnres3_nomlp_layers3_standardize", [](C c) {
-                 c.layers = 3;
-                 c.mlp = false;
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 3;
-                 c.norm = NormKind::standardize;
-               }});
-  v.push_back({"block_attnres2_nomlp_layers3_l2_tied", [](C c) {
-                 c.layers = 3;
-                 c.mlp = false;
-                 c.tied = true;
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 2;
-                 c.norm = NormKind::l2;
-               }});
-  // Deep enough for the backward's chunks of 8 points (res_mix.cpp) to be several: S = 10
-  // (attnres), 13 points in blocks of 2 and 15 points in blocks of 3 (chunks of 6, the last
-  // one partial), so shared and per-point sources both appear across chunk boundaries.
-  v.push_back({"attnres_layers5_chunks", [](C c) {
-                 c.layers = 5;
-                 c.scheme = Scheme::attnres;
-               }});
-  v.push_back({"block_attnres2_layers6_chunks", [](C c) {
-                 c.layers = 6;
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 2;
-               }});
-  v.push_back({"block_attnres3_layers7_chunks_partial_last", [](C c) {
-                 c.layers = 7;
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 3;
-               }});
-  v.push_back({"attnres_layers3_layernorm_embed_norm", [](C c) {
-                 c.layers = 3;
-                 c.scheme = Scheme::attnres;
-                 c.norm = NormKind::layernorm;
-                 c.embed_norm = Toggle::on;
-               }});
-  // The kinds with scalar parameters with the options that add or drop norms.
-  v.push_back({"embed_norm_on_pre_derf_rope", [](C c) {
-                 c.embed_norm = Toggle::on;
-                 c.norm = NormKind::derf;
-                 c.pos = PosEncoding::rope;
-               }});
-  v.push_back({"tied_peri_init_scalenorm", [](C c) {
-                 c.tied = true;
-                 c.scheme = Scheme::peri_init;
-                 c.norm = NormKind::scalenorm;
-               }});
-  v.push_back({"final_norm_on_post_dyt_batch4_len3",
-               [](C c) {
-                 c.final_norm = Toggle::on;
-                 c.scheme = Scheme::post;
-                 c.norm = NormKind::dyt;
-               },
-               4, 3});
-  v.push_back({"attnres_final_norm_off_bidirectional_rmsnorm", [](C c) {
-                 c.scheme = Scheme::attnres;
-                 c.final_norm = Toggle::off;
-                 c.causal = false;
-               }});
-  v.push_back({"block_attnres2_batch3_len7_learned_heads4",
-               [](C c) {
-                 c.scheme = Scheme::block_attnres;
-                 c.block_size = 2;
-                 c.pos = PosEncoding::learned;
-                 c.heads = 4;
-               },
-               3, 7});
-  // Two streams (resi_dual, siamesenorm; docs/schemes.md, "Two streams"): positions, heads,
-  // depth, no MLP, tied, bidirectional, embedding norm, final norm toggled, several sequences.
-  v.push_back({"resi_dual_rope_tied_nomlp_layers3_layernorm", [](C c) {
-                 c.scheme = Scheme::resi_dual;
-                 c.norm = NormKind::layernorm;
-                 c.pos = PosEncoding::rope;
-                 c.tied = true;
-                 c.mlp = false;
-                 c.layers = 3;
-               }});
-  v.push_back({"resi_dual_final_norm_on_bidirectional_scalenorm", [](C c) {
-                 c.scheme = Scheme::resi_dual;
-                 c.norm = NormKind::scalenorm;
-                 c.final_norm = Toggle::on;
-                 c.causal = false;
-               }});
-  v.push_back({"siamesenorm_embed_norm_sinusoidal_heads4_rmsnorm", [](C c) {
-                 c.scheme = Scheme::siamesenorm;
-                 c.embed_norm = Toggle::on;
-                 c.pos = PosEncoding::sinusoidal;
-                 c.heads = 4;
-               }});
-  v.push_back({"siamesenorm_final_norm_off_nomlp_layers3_l2", [](C c) {
-                 c.scheme = Scheme::siamesenorm;
-                 c.norm = NormKind::l2;
-                 c.final_norm = Toggle::off;
-                 c.mlp = false;
-                 c.layers = 3;
-               }});
-  v.push_back({"siamesenorm_batch3_len7_learned_derf",
-               [](C c) {
-                 c.scheme = Scheme::siamesenorm;
-                 c.norm = NormKind::derf;
-                 c.pos = PosEncoding::learned;
-               },
-               3, 7});
-  // Placement overrides (docs/schemes.md): slots and per-slot kinds replacing the row's norms.
-  const struct {
-    const char* name;
-    Scheme scheme;
-    NormKind norm;
-    const char* attn;
-    const char* mlp;
-  } placements[] = {
-      {"placement_post_attn_out_layernorm", Scheme::post, NormKind::layernorm, "out", "auto"},
-      {"placement_post_attn_out_standardize", Scheme::post, NormKind::layernorm, "out:standardize",
-       "auto"},
-      {"placement_pre_all_slots_mixed_kinds", Scheme::pre, NormKind::rmsnorm, "in+out+post",
-       "in:layernorm+post:l2"},
-      {"placement_pre_attn_none", Scheme::pre, NormKind::rmsnorm, "none", "auto"},
-      {"placement_sqrt_scaling_post", Scheme::sqrt_scaling, NormKind::layernorm, "post",
-       "out+post:standardize"},
-      {"placement_deepnorm_in", Scheme::deepnorm, NormKind::rmsnorm, "in", "in+post"},
-      {"placement_block_attnres_in_out", Scheme::block_attnres, NormKind::layernorm,
-       "in+out:rmsnorm", "out"},
+  const std::vector<Variant> more = {
+      {"block_attnres2_layers3_layernorm_rope",
+       "layers=3 scheme=block_attnres block_size=2 norm=layernorm pos=rope"},
+      {"block_attnres3_nomlp_layers3_standardize",
+       "layers=3 mlp=false scheme=block_attnres block_size=3 norm=standardize"},
+      {"block_attnres2_nomlp_layers3_l2_tied",
+       "layers=3 mlp=false tied=true scheme=block_attnres block_size=2 norm=l2"},
+      // Deep enough for the backward's chunks of 8 points (res_mix.cpp) to be several: S = 10
+      // (attnres), 13 points in blocks of 2 and 15 points in blocks of 3 (chunks of 6, the last
+      // one partial), so shared and per-point sources both appear across chunk boundaries.
+      {"attnres_layers5_chunks", "layers=5 scheme=attnres"},
+      {"block_attnres2_layers6_chunks", "layers=6 scheme=block_attnres block_size=2"},
+      {"block_attnres3_layers7_chunks_partial_last", "layers=7 scheme=block_attnres block_size=3"},
+      {"attnres_layers3_layernorm_embed_norm",
+       "layers=3 scheme=attnres norm=layernorm embed_norm=on"},
+      // The kinds with scalar parameters with the options that add or drop norms.
+      {"embed_norm_on_pre_derf_rope", "embed_norm=on norm=derf pos=rope"},
+      {"tied_peri_init_scalenorm", "tied=true scheme=peri_init norm=scalenorm"},
+      {"final_norm_on_post_dyt_batch4_len3", "final_norm=on scheme=post norm=dyt", 4, 3},
+      {"attnres_final_norm_off_bidirectional_rmsnorm",
+       "scheme=attnres final_norm=off causal=false"},
+      {"block_attnres2_batch3_len7_learned_heads4",
+       "scheme=block_attnres block_size=2 pos=learned heads=4", 3, 7},
+      // Two streams (resi_dual, siamesenorm; docs/schemes.md, "Two streams"): positions, heads,
+      // depth, no MLP, tied, bidirectional, embedding norm, final norm toggled, several sequences.
+      {"resi_dual_rope_tied_nomlp_layers3_layernorm",
+       "scheme=resi_dual norm=layernorm pos=rope tied=true mlp=false layers=3"},
+      {"resi_dual_final_norm_on_bidirectional_scalenorm",
+       "scheme=resi_dual norm=scalenorm final_norm=on causal=false"},
+      {"siamesenorm_embed_norm_sinusoidal_heads4_rmsnorm",
+       "scheme=siamesenorm embed_norm=on pos=sinusoidal heads=4"},
+      {"siamesenorm_final_norm_off_nomlp_layers3_l2",
+       "scheme=siamesenorm norm=l2 final_norm=off mlp=false layers=3"},
+      {"siamesenorm_batch3_len7_learned_derf", "scheme=siamesenorm norm=derf pos=learned", 3, 7},
+      // Placement overrides (docs/schemes.md): slots and per-slot kinds replacing the row's norms.
+      {"placement_post_attn_out_layernorm",
+       "layers=3 scheme=post norm=layernorm attn_norms=out mlp_norms=auto"},
+      {"placement_post_attn_out_standardize",
+       "layers=3 scheme=post norm=layernorm attn_norms=out:standardize mlp_norms=auto"},
+      {"placement_pre_all_slots_mixed_kinds",
+       "layers=3 scheme=pre norm=rmsnorm attn_norms=in+out+post mlp_norms=in:layernorm+post:l2"},
+      {"placement_pre_attn_none",
+       "layers=3 scheme=pre norm=rmsnorm attn_norms=none mlp_norms=auto"},
+      {"placement_sqrt_scaling_post",
+       "layers=3 scheme=sqrt_scaling norm=layernorm attn_norms=post "
+       "mlp_norms=out+post:standardize"},
+      {"placement_deepnorm_in",
+       "layers=3 scheme=deepnorm norm=rmsnorm attn_norms=in mlp_norms=in+post"},
+      {"placement_block_attnres_in_out",
+       "layers=3 scheme=block_attnres norm=layernorm attn_norms=in+out:rmsnorm mlp_norms=out"},
       // The scalar-parameter kinds on one slot among other kinds.
-      {"placement_post_attn_out_dyt", Scheme::post, NormKind::layernorm, "out:dyt", "auto"},
+      {"placement_post_attn_out_dyt",
+       "layers=3 scheme=post norm=layernorm attn_norms=out:dyt mlp_norms=auto"},
       // dyt as the model's norm: under an rmsnorm final norm the last scalenorm's scale would
       // cancel (its gradient is 0 up to eps, and its relative error meaningless).
-      {"placement_pre_mlp_derf_scalenorm", Scheme::pre, NormKind::dyt, "auto",
-       "in:derf+post:scalenorm"},
-      {"placement_peri_attn_in_scalenorm", Scheme::peri, NormKind::dyt, "in:scalenorm+out", "auto"},
-      {"placement_block_attnres_out_derf", Scheme::block_attnres, NormKind::rmsnorm, "in+out:derf",
-       "auto"},
+      {"placement_pre_mlp_derf_scalenorm",
+       "layers=3 scheme=pre norm=dyt attn_norms=auto mlp_norms=in:derf+post:scalenorm"},
+      {"placement_peri_attn_in_scalenorm",
+       "layers=3 scheme=peri norm=dyt attn_norms=in:scalenorm+out mlp_norms=auto"},
+      {"placement_block_attnres_out_derf",
+       "layers=3 scheme=block_attnres norm=rmsnorm attn_norms=in+out:derf mlp_norms=auto"},
+      // Written placements (the placement language): every setting, layer ranges, learnable
+      // factors, the stream's norms.
+      {"written_every_setting",
+       "layers=3 scheme=custom placement=\"all: in+post:layernorm, residual=scalar(0.9), "
+       "branch=vector(0.5), input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on\""},
+      {"written_layer_ranges",
+       "layers=3 scheme=pre placement=\"attn[0:1]: post, residual=0.5; mlp[1:3]: in+out, "
+       "branch=1/sqrt(l+1); final: off\""},
+      {"written_learnable_residual",
+       "layers=3 scheme=post placement=\"all: post, residual=vector(1.2)\""},
+      {"written_input_scale_without_norm",
+       "layers=3 scheme=custom placement=\"all: none, input=0.7, branch=0.8\""},
+      // QK-norm on other schemes (docs/schemes.md): the norms come before RoPE.
+      {"qk_l2_pre_rope", "scheme=pre qk_norm=l2 pos=rope norm=rmsnorm heads=2"},
+      {"qk_rmsnorm_pre_nopos", "scheme=pre qk_norm=rmsnorm pos=none norm=rmsnorm heads=2"},
+      {"qk_l2_post_learned_layernorm", "scheme=post qk_norm=l2 pos=learned norm=layernorm heads=2"},
+      {"qk_rmsnorm_post_rope_heads4", "scheme=post qk_norm=rmsnorm pos=rope norm=rmsnorm heads=4"},
+      {"qk_l2_peri_rope_heads1", "scheme=peri qk_norm=l2 pos=rope norm=layernorm heads=1"},
+      {"qk_rmsnorm_peri_sinusoidal_dyt",
+       "scheme=peri qk_norm=rmsnorm pos=sinusoidal norm=dyt heads=2"},
+      {"qk_l2_block_attnres2_rope",
+       "scheme=block_attnres qk_norm=l2 pos=rope norm=rmsnorm heads=2"},
+      {"qk_rmsnorm_block_attnres2_nopos_layernorm",
+       "scheme=block_attnres qk_norm=rmsnorm pos=none norm=layernorm heads=4"},
+      {"qk_rmsnorm_pre_none_baseline_rope",
+       "scheme=pre qk_norm=rmsnorm pos=rope norm=none heads=2"},
+      {"qk_l2_rezero_learned", "scheme=rezero qk_norm=l2 pos=learned norm=rmsnorm heads=2"},
+      // HybridNorm with the options the first suite keeps fixed, and HybridNorm* (its first layer
+      // pre-norm, written as a placement).
+      {"hybridnorm_rope_rmsnorm", "scheme=hybridnorm pos=rope"},
+      // Width 16: a layernorm over dh = 2 features is ±1 up to eps, whose curvature the central
+      // differences cannot follow.
+      {"hybridnorm_rope_heads4_layernorm_layers3",
+       "scheme=hybridnorm pos=rope width=16 heads=4 layers=3 norm=layernorm"},
+      // Not scalenorm here: without an MLP the last post-norm feeds the final norm, which would
+      // cancel its scale (a gradient of 0 up to eps).
+      {"hybridnorm_nomlp_bidirectional_layernorm",
+       "scheme=hybridnorm mlp=false causal=false norm=layernorm"},
+      {"hybridnorm_star_rope_rmsnorm_layers3",
+       "scheme=hybridnorm pos=rope layers=3 placement=\"all[0:1]: in\""},
   };
-  for (const auto& p : placements) {
-    v.push_back({p.name, [p](C c) {
-                   c.layers = 3;
-                   c.scheme = p.scheme;
-                   c.norm = p.norm;
-                   c.attn_norms = parse_norm_placement(p.attn);
-                   c.mlp_norms = parse_norm_placement(p.mlp);
-                 }});
-  }
-  // Written placements (the placement language): every setting, layer ranges, learnable
-  // factors, the stream's norms.
-  const struct {
-    const char* name;
-    Scheme scheme;
-    const char* placement;
-  } written[] = {
-      {"written_every_setting", Scheme::custom,
-       "all: in+post:layernorm, residual=scalar(0.9), branch=vector(0.5), input=1/sqrt(l+1); "
-       "attn[1:]: out; final: on; embed: on"},
-      {"written_layer_ranges", Scheme::pre,
-       "attn[0:1]: post, residual=0.5; mlp[1:3]: in+out, branch=1/sqrt(l+1); final: off"},
-      {"written_learnable_residual", Scheme::post, "all: post, residual=vector(1.2)"},
-      {"written_input_scale_without_norm", Scheme::custom, "all: none, input=0.7, branch=0.8"},
-  };
-  for (const auto& p : written) {
-    v.push_back({p.name, [p](C c) {
-                   c.layers = 3;
-                   c.scheme = p.scheme;
-                   c.placement = parse_placement(p.placement);
-                 }});
-  }
-  // QK-norm on other schemes (docs/schemes.md): the norms come before RoPE.
-  const struct {
-    const char* name;
-    Scheme scheme;
-    QkNorm qk;
-    PosEncoding pos;
-    NormKind norm;
-    int heads;
-  } qk_cases[] = {
-      {"qk_l2_pre_rope", Scheme::pre, QkNorm::l2, PosEncoding::rope, NormKind::rmsnorm, 2},
-      {"qk_rmsnorm_pre_nopos", Scheme::pre, QkNorm::rmsnorm, PosEncoding::none, NormKind::rmsnorm,
-       2},
-      {"qk_l2_post_learned_layernorm", Scheme::post, QkNorm::l2, PosEncoding::learned,
-       NormKind::layernorm, 2},
-      {"qk_rmsnorm_post_rope_heads4", Scheme::post, QkNorm::rmsnorm, PosEncoding::rope,
-       NormKind::rmsnorm, 4},
-      {"qk_l2_peri_rope_heads1", Scheme::peri, QkNorm::l2, PosEncoding::rope, NormKind::layernorm,
-       1},
-      {"qk_rmsnorm_peri_sinusoidal_dyt", Scheme::peri, QkNorm::rmsnorm, PosEncoding::sinusoidal,
-       NormKind::dyt, 2},
-      {"qk_l2_block_attnres2_rope", Scheme::block_attnres, QkNorm::l2, PosEncoding::rope,
-       NormKind::rmsnorm, 2},
-      {"qk_rmsnorm_block_attnres2_nopos_layernorm", Scheme::block_attnres, QkNorm::rmsnorm,
-       PosEncoding::none, NormKind::layernorm, 4},
-      {"qk_rmsnorm_pre_none_baseline_rope", Scheme::pre, QkNorm::rmsnorm, PosEncoding::rope,
-       NormKind::none, 2},
-      {"qk_l2_rezero_learned", Scheme::rezero, QkNorm::l2, PosEncoding::learned, NormKind::rmsnorm,
-       2},
-  };
-  for (const auto& q : qk_cases) {
-    v.push_back({q.name, [q](C c) {
-                   c.scheme = q.scheme;
-                   c.qk_norm = q.qk;
-                   c.pos = q.pos;
-                   c.norm = q.norm;
-                   c.heads = q.heads;
-                 }});
-  }
-  // HybridNorm with the options the first suite keeps fixed, and HybridNorm* (its first layer
-  // pre-norm, written as a placement).
-  v.push_back({"hybridnorm_rope_rmsnorm", [](C c) {
-                 c.scheme = Scheme::hybridnorm;
-                 c.pos = PosEncoding::rope;
-               }});
-  // Width 16: a layernorm over dh = 2 features is ±1 up to eps, whose curvature the central
-  // differences cannot follow.
-  v.push_back({"hybridnorm_rope_heads4_layernorm_layers3", [](C c) {
-                 c.scheme = Scheme::hybridnorm;
-                 c.pos = PosEncoding::rope;
-                 c.width = 16;
-                 c.heads = 4;
-                 c.layers = 3;
-                 c.norm = NormKind::layernorm;
-               }});
-  // Not scalenorm here: without an MLP the last post-norm feeds the final norm, which would
-  // cancel its scale (a gradient of 0 up to eps).
-  v.push_back({"hybridnorm_nomlp_bidirectional_layernorm", [](C c) {
-                 c.scheme = Scheme::hybridnorm;
-                 c.mlp = false;
-                 c.causal = false;
-                 c.norm = NormKind::layernorm;
-               }});
-  v.push_back({"hybridnorm_star_rope_rmsnorm_layers3", [](C c) {
-                 c.scheme = Scheme::hybridnorm;
-                 c.pos = PosEncoding::rope;
-                 c.layers = 3;
-                 c.placement = parse_placement("all[0:1]: in");
-               }});
+  v.insert(v.end(), more.begin(), more.end());
   for (int k = 0; k <= 3; ++k) {
-    for (NormKind norm : {NormKind::layernorm, NormKind::rmsnorm}) {
-      v.push_back({"layers3_mix" + std::to_string(k) + "_" + to_string(norm), [k, norm](C c) {
-                     c.layers = 3;
-                     c.scheme = Scheme::mix;
-                     c.mix_layers = k;
-                     c.norm = norm;
-                   }});
+    for (const char* norm : {"layernorm", "rmsnorm"}) {
+      v.push_back({"layers3_mix" + std::to_string(k) + "_" + norm,
+                   "layers=3 scheme=mix mix_layers=" + std::to_string(k) + " norm=" + norm});
     }
   }
   return v;
@@ -839,8 +569,7 @@ class ModelGradCheckVariant : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   const Variant& v = GetParam();
-  ModelConfig c = base_config();
-  v.edit(c);
+  const ModelConfig c = config_line(v.line, base_config());
   Model<double> m(c);
   // The option under test is in effect (not silently ignored).
   if (c.embed_norm != Toggle::automatic) {
