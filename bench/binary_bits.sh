@@ -2,10 +2,13 @@
 # Whether two normlab binaries give the same bits: every scheme of the scheme table (README,
 # "Schemes"; `custom` as a placement, `hyper_connections` also with --sinkhorn) is initialized
 # once by OLD, then trained a few AdamW steps on random tokens by OLD and by NEW from that same
-# checkpoint; the two checkpoints must be byte-identical. This is how a kernel change that
-# claims to be bit-identical is shown to be (docs/performance.md), and how two builds (AVX-512
-# and AVX2, any -march) or two OpenBLAS kernel sets are shown to give the same training
-# (bench/bits_everywhere.sh, docs/training.md "Determinism").
+# checkpoint; the two checkpoints must be byte-identical. Then both print the logits of OLD's
+# trained model on one sequence of SEQ tokens, by the training pass and by the inference pass
+# (`normlab forward --rows`: streaming attention, the last layers on three listed rows only;
+# one thread); the outputs must be identical too (skipped, and said, when OLD has no --rows).
+# This is how a change that claims to be bit-identical is shown to be (docs/performance.md),
+# and how two builds (AVX-512 and AVX2, any -march) or two OpenBLAS kernel sets are shown to
+# give the same training (bench/bits_everywhere.sh, docs/training.md "Determinism").
 #
 # Usage: bench/binary_bits.sh OLD_BINARY NEW_BINARY
 # The model and batch come from the environment, so that one change can be checked at the
@@ -34,6 +37,14 @@ else
   list=("${ALL_SCHEMES[@]}")
 fi
 identical=0 different=0
+inference=1
+if ! "$OLD" forward --help 2>/dev/null | grep -q -- --rows; then
+  inference=0
+  echo "inference pass not compared: $OLD has no forward --rows"
+fi
+seq_len=${SEQ:-41}
+tokens=$(awk -v n="$seq_len" -v v="${VOCAB:-64}" 'BEGIN { for (i = 0; i < n; i++) printf "%d ", (i * 37 + 11) % v }')
+rows="0 $((seq_len / 2)) $((seq_len - 1))"
 for spec in "${list[@]}"; do
   name=${spec//[ :;+]/_}
   # shellcheck disable=SC2086  # spec holds the scheme and its options
@@ -47,7 +58,22 @@ for spec in "${list[@]}"; do
       --out "$dir/$name.$side" --steps "${STEPS:-5}" --batch "${BATCH:-7}" \
       --seq-len "${SEQ:-41}" --threads "${THREADS:-1}" >/dev/null
   done
-  if diff -rq "$dir/$name.OLD" "$dir/$name.NEW" >/dev/null; then
+  same=1
+  diff -rq "$dir/$name.OLD" "$dir/$name.NEW" >/dev/null || same=0
+  if [[ $inference == 1 && $same == 1 ]]; then
+    for side in OLD NEW; do
+      env_name=${side}_ENV
+      # shellcheck disable=SC2086  # the side's assignments, word-split on purpose
+      env ${!env_name:-} "${!side}" forward \
+        --checkpoint "$dir/$name.OLD" --tokens "$tokens" >"$dir/$name.$side.train.json"
+      # shellcheck disable=SC2086
+      env ${!env_name:-} "${!side}" forward \
+        --checkpoint "$dir/$name.OLD" --tokens "$tokens" --rows "$rows" >"$dir/$name.$side.rows.json"
+    done
+    cmp -s "$dir/$name.OLD.train.json" "$dir/$name.NEW.train.json" || same=0
+    cmp -s "$dir/$name.OLD.rows.json" "$dir/$name.NEW.rows.json" || same=0
+  fi
+  if [[ $same == 1 ]]; then
     identical=$((identical + 1))
   else
     different=$((different + 1))

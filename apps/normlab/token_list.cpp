@@ -9,7 +9,8 @@
 
 namespace normlab::cli {
 
-std::vector<int32_t> parse_token_list(const std::string& text) {
+std::vector<int32_t> parse_token_list(const std::string& text, const std::string& option,
+                                      const std::string& item_name) {
   std::vector<int32_t> tokens;
   size_t i = 0;
   while (i < text.size()) {
@@ -26,13 +27,13 @@ std::vector<int32_t> parse_token_list(const std::string& text) {
     int32_t value = 0;
     auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (ec != std::errc() || ptr != item.data() + item.size() || value < 0) {
-      throw UsageError(fmt::format("--tokens: '{}' is not a token id (a non-negative integer)",
-                                   printable(item)));
+      throw UsageError(fmt::format("{}: '{}' is not a {} (a non-negative integer)", option,
+                                   printable(item), item_name));
     }
     tokens.push_back(value);
     i = j;
   }
-  if (tokens.empty()) throw UsageError("--tokens: no tokens given");
+  if (tokens.empty()) throw UsageError(fmt::format("{}: no {}s given", option, item_name));
   return tokens;
 }
 

@@ -1,9 +1,13 @@
 // Usage errors of `normlab forward` on a valid checkpoint: a token outside the vocabulary, a
-// non-numeric, negative, out-of-range or missing token list. Each exits with 2 (not a signal),
-// prints no logits, and one stderr line naming the bad token and what is allowed.
+// non-numeric, negative, out-of-range or missing token list, rows out of order or beyond the
+// sequence. Each exits with 2 (not a signal), prints no logits, and one stderr line naming the
+// bad value and what is allowed. And --rows: the listed rows' logits by the inference pass.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "normlab/checkpoint.hpp"
@@ -27,13 +31,16 @@ class ForwardUsage : public ::testing::Test {
     m.init(1);
     save_checkpoint(dir_.path(), m);
   }
-  RunResult forward(const std::string& tokens) {
-    return testing::run_normlab(
-        {"forward", "--checkpoint", dir_.path().string(), "--tokens", tokens});
+  RunResult forward(const std::string& tokens, const std::string& rows = "") {
+    std::vector<std::string> args = {"forward", "--checkpoint", dir_.path().string(), "--tokens",
+                                     tokens};
+    if (!rows.empty()) args.insert(args.end(), {"--rows", rows});
+    return testing::run_normlab(args);
   }
-  void expect_usage_error(const std::string& tokens, const std::vector<std::string>& keywords) {
-    SCOPED_TRACE("--tokens '" + tokens + "'");
-    const RunResult r = forward(tokens);
+  void expect_usage_error(const std::string& tokens, const std::vector<std::string>& keywords,
+                          const std::string& rows = "") {
+    SCOPED_TRACE("--tokens '" + tokens + "' --rows '" + rows + "'");
+    const RunResult r = forward(tokens, rows);
     ASSERT_TRUE(r.exited) << r.describe();
     EXPECT_EQ(r.exit_code, 2) << r.describe();
     EXPECT_EQ(r.out, "") << r.describe();
@@ -73,7 +80,36 @@ TEST_F(ForwardUsage, TokenBeyondInt32) {
 }
 
 TEST_F(ForwardUsage, EmptyTokenList) {
-  expect_usage_error(" , ", {"--tokens", "no tokens"});
+  expect_usage_error(" , ", {"--tokens", "no token ids"});
+}
+
+// The inference pass computes the listed rows with streaming attention, whose sums run in
+// another order than the training pass's: over at most 5 keys and products of width 8, a few
+// float roundings (2^-24 each, relative) of values of order 1 per layer. 1e-5 relative is over
+// a hundred of them.
+TEST_F(ForwardUsage, RowsGiveTheListedRowsByTheInferencePass) {
+  const RunResult all = forward("1 2 9 4 0");
+  const RunResult listed = forward("1 2 9 4 0", "1,4");
+  ASSERT_TRUE(all.exited && all.exit_code == 0) << all.describe();
+  ASSERT_TRUE(listed.exited && listed.exit_code == 0) << listed.describe();
+  const auto full = nlohmann::json::parse(all.out)["logits"];
+  const auto rows = nlohmann::json::parse(listed.out)["logits"];
+  ASSERT_EQ(full.size(), 5u);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& [k, t] : {std::pair{0, 1}, std::pair{1, 4}}) {
+    ASSERT_EQ(rows[k].size(), 10u);
+    for (int v = 0; v < 10; ++v) {
+      const double a = rows[k][v], b = full[t][v];
+      EXPECT_NEAR(a, b, 1e-5 * (1 + std::abs(b))) << "position " << t << " logit " << v;
+    }
+  }
+}
+
+TEST_F(ForwardUsage, RowsOutOfOrderOrBeyondTheSequence) {
+  expect_usage_error("1 2 3", {"--rows", "ascending", "length 3"}, "2 1");
+  expect_usage_error("1 2 3", {"--rows", "ascending", "length 3"}, "1 1");
+  expect_usage_error("1 2 3", {"--rows", "length 3"}, "3");
+  expect_usage_error("1 2 3", {"--rows", "'x'", "position"}, "0 x");
 }
 
 TEST_F(ForwardUsage, MissingTokensOption) {
