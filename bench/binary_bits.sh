@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whether two normlab binaries give the same bits: every scheme of the scheme table (README,
 # "Schemes"; `custom` as a placement, `hyper_connections` also with --sinkhorn) is initialized
-# once by OLD, then trained a few AdamW steps on random tokens by OLD and by NEW from that same
+# by OLD and by NEW (the two checkpoints must be byte-identical: the same layout, drawn in the
+# same order), then trained a few AdamW steps on random tokens by OLD and by NEW from that same
 # checkpoint; the two checkpoints must be byte-identical. Then both print the logits of OLD's
 # trained model on one sequence of SEQ tokens, by the training pass and by the inference pass
 # (`normlab forward --rows`: streaming attention, the last layers on three listed rows only;
@@ -47,10 +48,15 @@ tokens=$(awk -v n="$seq_len" -v v="${VOCAB:-64}" 'BEGIN { for (i = 0; i < n; i++
 rows="0 $((seq_len / 2)) $((seq_len - 1))"
 for spec in "${list[@]}"; do
   name=${spec//[ :;+]/_}
-  # shellcheck disable=SC2086  # spec holds the scheme and its options
-  "$OLD" init --scheme $spec --norm "${NORM:-rmsnorm}" --vocab "${VOCAB:-64}" \
-    --width "${WIDTH:-64}" --heads "${HEADS:-4}" --layers "${LAYERS:-4}" "${causal[@]}" \
-    --untied --pos "${POS:-none}" --out "$dir/$name.init" >/dev/null
+  for side in OLD NEW; do
+    # shellcheck disable=SC2086  # spec holds the scheme and its options
+    "${!side}" init --scheme $spec --norm "${NORM:-rmsnorm}" --vocab "${VOCAB:-64}" \
+      --width "${WIDTH:-64}" --heads "${HEADS:-4}" --layers "${LAYERS:-4}" "${causal[@]}" \
+      --untied --pos "${POS:-none}" --out "$dir/$name.init.$side" >/dev/null
+  done
+  same=1
+  diff -rq "$dir/$name.init.OLD" "$dir/$name.init.NEW" >/dev/null || same=0
+  mv "$dir/$name.init.OLD" "$dir/$name.init"
   for side in OLD NEW; do
     env_name=${side}_ENV
     # shellcheck disable=SC2086  # the side's assignments, word-split on purpose
@@ -58,7 +64,6 @@ for spec in "${list[@]}"; do
       --out "$dir/$name.$side" --steps "${STEPS:-5}" --batch "${BATCH:-7}" \
       --seq-len "${SEQ:-41}" --threads "${THREADS:-1}" >/dev/null
   done
-  same=1
   diff -rq "$dir/$name.OLD" "$dir/$name.NEW" >/dev/null || same=0
   if [[ $inference == 1 && $same == 1 ]]; then
     for side in OLD NEW; do
