@@ -240,14 +240,14 @@ class Model {
   // goes to b.r first when the sublayer has a post-norm.
   void add_forward(int i, const T* x, const T* z, const SublayerBuffers<T>& b, T* out,
                    int64_t rows) const;
-  // d_out: dL/d(out of sublayer i). d_in is assigned dL/dx_i through the branch, plus the
-  // residual path when residual_path (additive modes; AttnRes keeps its block's partial-sum
-  // gradient in place instead, see backward()).
-  // Two streams add d_z_extra (dL/dy_{i+1}, y_{i+1} = y_i + z) to dL/dz, and write the gradient
-  // of f's input into d_branch_in instead of adding it to d_in when it is not null.
-  void sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
-                         bool residual_path, const T* d_z_extra = nullptr,
-                         T* d_branch_in = nullptr);
+  // Training backward of sublayer i's add, out = N_post(a ⊙ x + b ⊙ z) or nGPT's interpolation,
+  // x (N, D) its residual input (two streams: x̂): d_out = dL/d(out) gives d_in = dL/dx by the
+  // residual path, and returns dz = dL/dz (the workspace's, N × D). Without a residual path
+  // (residual_path false: AttnRes, hyper-connections) d_in is 0 · dL/dr.
+  T* add_backward(int i, const T* x, const T* d_out, T* d_in, bool residual_path);
+  // Training backward of sublayer i's branch z = N_out(f(s · N_in(v))), v (N, D) its input:
+  // dz gives dL/dv, added into d_v.
+  void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
   bool attnres() const { return mixes_over_depth(scheme_.residual_mode); }
   // AttnRes: stream[l] = the mixture of point l, from the logits its sources were given when
   // they were written: res_queries computes every point's q = w ⊙ g at the start of a forward,

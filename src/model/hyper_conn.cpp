@@ -305,7 +305,8 @@ void Model<T>::hyper_sublayer_backward(int i, const T* dH_out, T* dH_in) {
   });
   // z = f(N_in(h)): dh from dz (the slots' add is not used: no residual path).
   T* dh = w.d_stream_b.data();
-  sublayer_backward(i, w.batch, w.len, dz, dh, false);
+  const T* d_branch = add_backward(i, w.stream[i].data(), dz, dh, false);
+  branch_backward(i, w.batch, w.len, w.stream[i].data(), d_branch, dh);
   // h = Σ_s A_m[s] H_s.
   for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {

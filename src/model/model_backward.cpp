@@ -121,15 +121,17 @@ void Model<T>::backward(const T* dlogits) {
     if (attnres()) {
       // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
       T* dx = w.d_chunk[i % res_chunk()].data();
-      sublayer_backward(i, w.batch, w.len, w.d_block[scheme_.res_source_block[i + 1]].data(), dx,
-                        false);
+      const T* dz = add_backward(i, w.stream[i].data(),
+                                 w.d_block[scheme_.res_source_block[i + 1]].data(), dx, false);
+      branch_backward(i, w.batch, w.len, w.stream[i].data(), dz, dx);
       res_mix_backward_point(i, dx, N);
       continue;
     }
     if (two_streams()) {
       two_stream_sublayer_backward(i, d_cur, d_next);
     } else {
-      sublayer_backward(i, w.batch, w.len, d_cur, d_next, true);
+      const T* dz = add_backward(i, w.stream[i].data(), d_cur, d_next, true);
+      branch_backward(i, w.batch, w.len, w.stream[i].data(), dz, d_next);
     }
     std::swap(d_cur, d_next);  // d_cur = dL/dx_i
   }
@@ -168,20 +170,15 @@ void Model<T>::backward(const T* dlogits) {
 }
 
 template <typename T>
-void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_out, T* d_in,
-                                 bool residual_path, const T* d_z_extra, T* d_branch_in) {
+T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool residual_path) {
   const ModelConfig& c = config_;
   Workspace& w = *ws_;
   auto& sub = w.subs[i];
   const SublayerSlots& slots = scheme_.sublayers[i];
   const SublayerParams& p = sublayers_[i];
-  const int64_t N = batch * len;
+  const int64_t N = w.batch * w.len;
   const int D = c.width;
-  const int64_t M = c.mlp_hidden();
-  const T* x = residual_input(i);  // the add's x (two streams: x̂)
-  const T* v = branch_source(i);   // f's input before N_in (two streams: v)
   const T* z = slots.norm_out ? sub.z.data() : sub.y.data();
-  T* d_v = d_branch_in != nullptr ? d_branch_in : d_in;
 
   // out = N_post(r)
   const T* dr = d_out;
@@ -240,21 +237,28 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
       }
     }
   }
+  return dz;
+}
 
-  if (d_z_extra != nullptr) {  // two streams: z also enters y
-    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
-      for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += d_z_extra[k];
-    });
-  }
+template <typename T>
+void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v) {
+  const ModelConfig& c = config_;
+  Workspace& w = *ws_;
+  auto& sub = w.subs[i];
+  const SublayerSlots& slots = scheme_.sublayers[i];
+  const SublayerParams& p = sublayers_[i];
+  const int64_t N = batch * len;
+  const int D = c.width;
+  const int64_t M = c.mlp_hidden();
 
   // z = N_out(y)
-  T* dy = dz;
+  const T* dy = dz;
   if (slots.norm_out) {
-    dy = w.d_y.data();
-    parallel_zero(dy, N * D);
+    parallel_zero(w.d_y.data(), N * D);
     norm_backward(norm_weights(params_, p.norm_out), sub.y.data(),
-                  {sub.out_mean.data(), sub.out_rstd.data()}, dz, dy,
+                  {sub.out_mean.data(), sub.out_rstd.data()}, dz, w.d_y.data(),
                   norm_grads(grads_, p.norm_out), {N, D});
+    dy = w.d_y.data();
   }
 
   // y = f(u)
@@ -297,7 +301,7 @@ void Model<T>::sublayer_backward(int i, int64_t batch, int64_t len, const T* d_o
                     {.rows = N, .in = D, .out = M});
   }
 
-  // u = s · N_in(v); the gradient adds to the residual path's (or goes to d_branch_in).
+  // u = s · N_in(v); the gradient adds into d_v.
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
     norm_backward(norm_weights(params_, p.norm_in), v, {sub.in_mean.data(), sub.in_rstd.data()}, du,
@@ -332,10 +336,12 @@ void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).
 template void Model<float>::backward(const float*);
 template void Model<double>::backward(const double*);
-template void Model<float>::sublayer_backward(int, int64_t, int64_t, const float*, float*, bool,
-                                              const float*, float*);
-template void Model<double>::sublayer_backward(int, int64_t, int64_t, const double*, double*, bool,
-                                               const double*, double*);
+template float* Model<float>::add_backward(int, const float*, const float*, float*, bool);
+template double* Model<double>::add_backward(int, const double*, const double*, double*, bool);
+template void Model<float>::branch_backward(int, int64_t, int64_t, const float*, const float*,
+                                            float*);
+template void Model<double>::branch_backward(int, int64_t, int64_t, const double*, const double*,
+                                             double*);
 template void Model<float>::head_norms_backward(const SublayerParams&, const float*, const float*,
                                                 const float*, const float*, float*, int64_t);
 template void Model<double>::head_norms_backward(const SublayerParams&, const double*,

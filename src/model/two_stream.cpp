@@ -144,8 +144,13 @@ void Model<T>::two_stream_sublayer_backward(int i, const T* d_out, T* d_in) {
     d_v = w.d_v.data();
     std::fill(d_v, d_v + N * D, T(0));
   }
+  T* dz = add_backward(i, residual_input(i), d_out, d_xhat, true);
   // y_{i+1} = y_i + z: dL/dz gains dL/dy_{i+1}, and dL/dy_i starts as dL/dy_{i+1} (as it is).
-  sublayer_backward(i, w.batch, w.len, d_out, d_xhat, true, w.d_y_stream.data(), d_v);
+  const T* dy = w.d_y_stream.data();
+  for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
+    for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += dy[k];
+  });
+  branch_backward(i, w.batch, w.len, branch_source(i), dz, d_v != nullptr ? d_v : d_xhat);
   if (rule.input_reads_y) {
     // v = x̂ + N_y(y_i).
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
