@@ -107,6 +107,18 @@ template <typename T>
 struct TwoStreamInput;
 template <typename T>
 struct HyperBuffers;  // src/model/hyper_conn.hpp
+template <typename T>
+struct BranchGradient;  // src/model/residual/residual_stream.hpp
+template <typename T>
+class ResidualStream;
+template <typename T>
+class AdditiveStream;  // src/model/residual/, one per residual mode
+template <typename T>
+class AttnResStream;
+template <typename T>
+class TwoStreams;
+template <typename T>
+class HyperStreams;
 
 template <typename T>
 class Model {
@@ -227,9 +239,8 @@ class Model {
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void add_hyper(const std::string& prefix, int i, HyperParams& hp);
-  // Training: sublayer i's forward over the workspace's buffers, attention with its
-  // probabilities; the output goes to stream i + 1, or under AttnRes to source i + 1.
-  void sublayer_forward(int i, int64_t batch, int64_t len);
+  // Training: sublayer i's buffers in the workspace.
+  SublayerBuffers<T> train_buffers(int i);
   // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
   // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
   // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).
@@ -276,9 +287,11 @@ class Model {
   TwoStreamBuffers<T> two_stream_buffers(int i);
   // Backward of the merge: dh (N, D) becomes in place dL/dx_S; dL/dy_S goes to the workspace.
   void two_stream_merge_backward(T* dh, T* scratch);
-  // Backward of sublayer i: d_out = dL/dx_{i+1} and the workspace's dL/dy_{i+1} give d_in =
-  // dL/dx_i and, in place, dL/dy_i.
-  void two_stream_sublayer_backward(int i, const T* d_out, T* d_in);
+  // Backward of sublayer i, around its branch's: d_out = dL/dx_{i+1} and the workspace's
+  // dL/dy_{i+1} give the add's part of d_in = dL/dx_i and the branch's gradient; then, once
+  // the branch's backward has added into it, the rest of d_in and, in place, dL/dy_i.
+  BranchGradient<T> two_stream_update_backward(int i, const T* d_out, T* d_in);
+  void two_stream_input_backward(int i, T* d_in);
   // The input sublayer i's residual add and its f read in training: the stream x, or x̂ and v.
   const T* residual_input(int i) const;
   const T* branch_source(int i) const;
@@ -296,8 +309,11 @@ class Model {
   // Training: the workspace's buffers for N rows; sublayer i's.
   void size_hyper(int64_t N);
   HyperBuffers<T> hyper_buffers(int i);
-  // Backward of sublayer i: dH_out = dL/dH_{i+1} gives dH_in = dL/dH_i (N, n, D).
-  void hyper_sublayer_backward(int i, const T* dH_out, T* dH_in);
+  // Backward of sublayer i, around its branch's: dH_out = dL/dH_{i+1} gives the part of dH_in =
+  // dL/dH_i (N, n, D) through A_r and the branch's gradient (dz through B); then, once the
+  // branch's backward has given dL/dh, the part through A_m and the weights.
+  BranchGradient<T> hyper_update_backward(int i, const T* dH_out, T* dH_in);
+  void hyper_input_backward(int i, T* dH_in);
   // Backward of the weights of sublayer i given d_mix (N, n(n+2)): parameter gradients, and
   // dH_in += the gradient through the weights.
   void hyper_weights_backward(int i, const T* d_mix, T* dH_in);
@@ -322,6 +338,12 @@ class Model {
 
   std::unique_ptr<Workspace> ws_;
   std::unique_ptr<EvalWorkspace> eval_;
+  std::unique_ptr<ResidualStream<T>> residual_;  // the training pass's, by the scheme's mode
+
+  friend class AdditiveStream<T>;
+  friend class AttnResStream<T>;
+  friend class TwoStreams<T>;
+  friend class HyperStreams<T>;
 };
 
 // The parameter layout a config implies (names, shapes, offsets), without allocating any

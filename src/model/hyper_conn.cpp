@@ -12,6 +12,7 @@
 //
 // Letters: N = B·T rows, n streams, D width, S sublayers, W = n(n+2) weights per row.
 #include "model/hyper_conn.hpp"
+#include "model/residual/residual_stream.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -267,7 +268,7 @@ HyperBuffers<T> Model<T>::hyper_buffers(int i) {
 }
 
 template <typename T>
-void Model<T>::hyper_sublayer_backward(int i, const T* dH_out, T* dH_in) {
+BranchGradient<T> Model<T>::hyper_update_backward(int i, const T* dH_out, T* dH_in) {
   Workspace& w = *ws_;
   const int64_t N = w.batch * w.len;
   const int n = hyper_streams(), D = config_.width;
@@ -306,7 +307,19 @@ void Model<T>::hyper_sublayer_backward(int i, const T* dH_out, T* dH_in) {
   // z = f(N_in(h)): dh from dz (the slots' add is not used: no residual path).
   T* dh = w.d_stream_b.data();
   const T* d_branch = add_backward(i, w.stream[i].data(), dz, dh, false);
-  branch_backward(i, w.batch, w.len, w.stream[i].data(), d_branch, dh);
+  return {.v = w.stream[i].data(), .dz = d_branch, .d_v = dh};
+}
+
+template <typename T>
+void Model<T>::hyper_input_backward(int i, T* dH_in) {
+  Workspace& w = *ws_;
+  const int64_t N = w.batch * w.len;
+  const int n = hyper_streams(), D = config_.width;
+  const int W = n * (n + 2);
+  const T* H = w.hyper_H[i].data();
+  const T* mix = w.hyper[i].mix.data();
+  T* d_mix = w.d_mix.data();
+  const T* dh = w.d_stream_b.data();
   // h = Σ_s A_m[s] H_s.
   for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -510,8 +523,10 @@ template void Model<float>::size_hyper(int64_t);
 template void Model<double>::size_hyper(int64_t);
 template HyperBuffers<float> Model<float>::hyper_buffers(int);
 template HyperBuffers<double> Model<double>::hyper_buffers(int);
-template void Model<float>::hyper_sublayer_backward(int, const float*, float*);
-template void Model<double>::hyper_sublayer_backward(int, const double*, double*);
+template BranchGradient<float> Model<float>::hyper_update_backward(int, const float*, float*);
+template BranchGradient<double> Model<double>::hyper_update_backward(int, const double*, double*);
+template void Model<float>::hyper_input_backward(int, float*);
+template void Model<double>::hyper_input_backward(int, double*);
 template void Model<float>::hyper_weights_backward(int, const float*, float*);
 template void Model<double>::hyper_weights_backward(int, const double*, double*);
 

@@ -21,7 +21,9 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
+#include "model/residual/residual_stream.hpp"
 #include "model/sinusoid.hpp"
+#include "model/sublayer_buffers.hpp"
 #include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/batch.hpp"
@@ -96,36 +98,13 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
       grow(sub.post_mean, N);
       grow(sub.post_rstd, N);
     }
-    if (attnres() && scheme_.res_continues[i]) grow(sub.r, N * D);  // the partial block sum
-    if (slots.interpolate) {                                        // nGPT's N_x(x)
+    if (slots.interpolate) {  // nGPT's N_x(x)
       grow(sub.xhat, N * D);
       grow(sub.x_mean, N);
       grow(sub.x_rstd, N);
     }
   }
-  if (attnres()) {
-    grow(w.source0, N * D);
-    w.sources.assign(S + 1, nullptr);
-    w.source_rstd.resize(S + 1);
-    w.mix_alpha.resize(S + 1);
-    w.mix_logits.resize(S + 1);
-    grow(w.res_q, (S + 1) * D);
-    for (int j = 0; j <= S; ++j) {
-      grow(w.source_rstd[j], N);
-      grow(w.mix_alpha[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
-      grow(w.mix_logits[j], N * static_cast<int64_t>(scheme_.res_sources[j].size()));
-    }
-    w.d_block.resize(scheme_.res_blocks);
-    for (auto& d : w.d_block) grow(d, N * D);
-    w.mix_src.resize(S + 1);
-    w.mix_rstd.resize(S + 1);
-    w.mix_dsrc.resize(S + 1);
-    w.d_chunk.resize(std::min(res_chunk(), S + 1));
-    for (auto& d : w.d_chunk) grow(d, N * D);
-    w.chunk_dx.assign(w.d_chunk.size(), nullptr);
-  }
-  if (two_streams()) size_two_streams(N);
-  if (hyper()) size_hyper(N);
+  residual_->prepare(N);
   for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     grow(*v, N * D);
   }
@@ -209,49 +188,27 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   w.fields = fields;
   w.tokens.assign(tokens, tokens + N * fields);
 
-  // Embedding (+ positions) (N, D), then the optional embedding norm: the stream entering
-  // the first sublayer, or AttnRes's source 0.
-  T* embedded = attnres() ? w.source0.data() : w.stream[0].data();
+  // Embedding (+ positions) (N, D), then the optional embedding norm, into the residual
+  // stream's entry; then each sublayer's input, branch and update (residual_stream.hpp).
+  ResidualStream<T>& rs = *residual_;
+  T* embedded = rs.embedding();
   T* e = scheme_.embed_norm ? w.embed_raw.data() : embedded;
   embed(tokens, batch, len, fields, w.sinusoid.empty() ? nullptr : w.sinusoid.data(), e);
   if (scheme_.embed_norm) {
     norm_forward(norm_weights(params_, embed_norm_), e, embedded,
                  {w.embed_mean.data(), w.embed_rstd.data()}, {N, D}, c.norm_eps);
   }
-  if (attnres()) {
-    w.sources[0] = embedded;
-    res_rstd(embedded, w.source_rstd[0].data(), N, D, c.norm_eps);
-    res_queries();
-    res_source_logits(0, N);
-  }
-  if (two_streams()) std::copy(embedded, embedded + N * D, w.y_stream[0].data());  // y_0 = x_0
-  if (hyper()) {  // every stream starts as the embedding stream
-    const int n = hyper_streams();
-    T* H = w.hyper_H[0].data();
-    for (int64_t r = 0; r < N; ++r) {
-      for (int s = 0; s < n; ++s)
-        std::copy(embedded + r * D, embedded + (r + 1) * D, H + (r * n + s) * D);
-    }
-  }
-
-  // Each sublayer's input: additively the previous output (already in place), under AttnRes
-  // the mixture of its point; and the final stream likewise.
+  rs.begin(N);
   for (int i = 0; i < num_sublayers(); ++i) {
-    if (attnres()) res_mix_forward_point(i, N);
-    sublayer_forward(i, batch, len);
+    const T* x = rs.input(i, N);
+    const T* z = branch_forward(i, batch, len, x, N, train_buffers(i),
+                                AttentionStrategy<T>::full(data_or_null(w.subs[i].probs)));
+    rs.update(i, z, N);
   }
-  if (attnres()) res_mix_forward_point(num_sublayers(), N);
-  // Hyper-connections: the stream after the last sublayer is the sum of the n streams.
-  if (hyper()) hyper_merge(w.hyper_H.back().data(), w.stream.back().data(), N);
 
-  // Only the listed rows continue to the final norm and the unembedding; two streams merge
-  // first.
-  const T* h = w.stream.back().data();
-  if (two_streams()) {
-    const TwoStreamBuffers<T> merge = two_stream_buffers(num_sublayers());
-    two_stream_merge(h, w.y_stream.back().data(), merge, merge.v, N);
-    h = merge.v;
-  }
+  // Only the listed rows continue to the final norm and the unembedding.
+  const T* h = rs.end(N);
+  w.stream_end = h;
   w.rows_listed = rows != nullptr;
   w.R = rows != nullptr ? static_cast<int64_t>(rows->size()) : N;
   const int64_t R = w.R;

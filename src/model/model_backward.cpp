@@ -18,6 +18,7 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/ngpt.hpp"
+#include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
@@ -51,9 +52,7 @@ void Model<T>::backward(const T* dlogits) {
   }
 
   // Unembedding: logits_raw (R, V) = h (R, D) U^T.
-  const T* h_in = w.rows_listed   ? w.final_in.data()
-                  : two_streams() ? w.two.back().v.data()
-                                  : w.stream.back().data();
+  const T* h_in = w.rows_listed ? w.final_in.data() : w.stream_end;
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
   w.d_final.assign(R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
@@ -66,92 +65,35 @@ void Model<T>::backward(const T* dlogits) {
                   norm_grads(grads_, final_norm_), {R, D});
     d_h = w.d_final_in.data();
   }
-  T* d_cur = w.d_stream_a.data();
-  T* d_next = w.d_stream_b.data();
+  // dL/d(the stream entering the final norm), then back through each sublayer's update, branch
+  // and input (residual_stream.hpp).
+  ResidualStream<T>& rs = *residual_;
+  T* d_end = rs.d_end();
   if (!w.rows_listed) {
-    std::copy(d_h, d_h + N * D, d_cur);
+    std::copy(d_h, d_h + N * D, d_end);
   } else {
-    parallel_zero(d_cur, N * D);
+    parallel_zero(d_end, N * D);
     for (int64_t k = 0; k < R; ++k) {
-      std::copy(d_h + k * D, d_h + (k + 1) * D, d_cur + w.out_rows[k] * D);
+      std::copy(d_h + k * D, d_h + (k + 1) * D, d_end + w.out_rows[k] * D);
     }
   }
-
-  // d_cur = dL/d(stream entering the final norm). Additively that is the last sublayer's
-  // output. Under AttnRes it is the final mixture, whose backward adds into d_block: one
-  // gradient per block, holding dL/d(the block's latest record). A record that continues a
-  // block is record j + 1 = record j + z_j, so when sublayer j has read its d_out from the
-  // block's buffer the buffer is already dL/d(record j) up to the contributions of mixing
-  // point j, which its backward adds next.
-  if (attnres()) {
-    for (auto& d : w.d_block) parallel_zero(d.data(), N * D);
-    res_mix_backward_point(num_sublayers(), d_cur, N);
-  }
-  // Hyper-connections (hyper_conn.cpp): the final stream is Σ_j H_j, so every stream's gradient
-  // starts as d_cur; the sublayers pass it back stream by stream, and the embedding, copied into
-  // every stream, gets their sum.
-  if (hyper()) {
-    const int n = hyper_streams();
-    T* dH = w.d_H_a.data();
-    T* dH_next = w.d_H_b.data();
-    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        for (int s = 0; s < n; ++s) {
-          std::copy(d_cur + r * D, d_cur + (r + 1) * D, dH + (r * n + s) * D);
-        }
-      }
-    });
-    for (int i = num_sublayers() - 1; i >= 0; --i) {
-      hyper_sublayer_backward(i, dH, dH_next);
-      std::swap(dH, dH_next);
-    }
-    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        T* out = d_cur + r * D;
-        std::copy(dH + r * n * D, dH + (r * n + 1) * D, out);
-        for (int s = 1; s < n; ++s) {
-          for (int d = 0; d < D; ++d) out[d] += dH[(r * n + s) * D + d];
-        }
-      }
-    });
-  }
-  // Two streams: d_cur becomes dL/dx_S, and w.d_y_stream holds dL/dy_S.
-  if (two_streams()) two_stream_merge_backward(d_cur, d_next);
-  for (int i = hyper() ? -1 : num_sublayers() - 1; i >= 0; --i) {
-    if (attnres()) {
-      // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
-      T* dx = w.d_chunk[i % res_chunk()].data();
-      const T* dz = add_backward(i, w.stream[i].data(),
-                                 w.d_block[scheme_.res_source_block[i + 1]].data(), dx, false);
-      branch_backward(i, w.batch, w.len, w.stream[i].data(), dz, dx);
-      res_mix_backward_point(i, dx, N);
-      continue;
-    }
-    if (two_streams()) {
-      two_stream_sublayer_backward(i, d_cur, d_next);
-    } else {
-      const T* dz = add_backward(i, w.stream[i].data(), d_cur, d_next, true);
-      branch_backward(i, w.batch, w.len, w.stream[i].data(), dz, d_next);
-    }
-    std::swap(d_cur, d_next);  // d_cur = dL/dx_i
-  }
-  if (two_streams()) {  // x_0 = y_0 = the embedding stream
-    const T* dy = w.d_y_stream.data();
-    for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
-      for (int64_t k = n0 * D; k < n1 * D; ++k) d_cur[k] += dy[k];
-    });
+  rs.end_backward();
+  for (int i = num_sublayers() - 1; i >= 0; --i) {
+    const BranchGradient<T> g = rs.update_backward(i);
+    branch_backward(i, w.batch, w.len, g.v, g.dz, g.d_v);
+    rs.input_backward(i);
   }
 
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
   // same token may repeat, and the order of the sums must not depend on threads.
-  if (attnres()) d_cur = w.d_block[0].data();
-  const T* de = d_cur;
+  const T* de = rs.begin_backward();
   if (scheme_.embed_norm) {
-    parallel_zero(d_next, N * D);
+    T* d_raw_e = w.d_u.data();  // the branches' scratch, free now
+    parallel_zero(d_raw_e, N * D);
     norm_backward(norm_weights(params_, embed_norm_), w.embed_raw.data(),
-                  {w.embed_mean.data(), w.embed_rstd.data()}, d_cur, d_next,
+                  {w.embed_mean.data(), w.embed_rstd.data()}, de, d_raw_e,
                   norm_grads(grads_, embed_norm_), {N, D});
-    de = d_next;
+    de = d_raw_e;
   }
   T* dE = grads_.data() + embed_;
   T* dP = param_ptr(grads_, pos_);

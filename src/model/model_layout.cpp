@@ -11,6 +11,7 @@
 #include "core/kernels/attention.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
+#include "model/residual/residual_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/memory_budget.hpp"
 #include "normlab/model.hpp"
@@ -49,6 +50,7 @@ Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
   params_.assign(layout_.total(), T(0));
   grads_.assign(layout_.total(), T(0));
   ws_ = std::make_unique<Workspace>();
+  residual_ = make_residual_stream(*this);
 }
 
 template <typename T>

@@ -120,68 +120,31 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
 }
 
 template <typename T>
-void Model<T>::sublayer_forward(int i, int64_t batch, int64_t len) {
-  Workspace& w = *ws_;
-  auto& sub = w.subs[i];
-  const int64_t N = batch * len;
-  const int D = config_.width;
-  const SublayerBuffers<T> buffers{.u = data_or_null(sub.u),
-                                   .in_mean = data_or_null(sub.in_mean),
-                                   .in_rstd = data_or_null(sub.in_rstd),
-                                   .qkv_raw = data_or_null(sub.qkv_raw),
-                                   .qkv = data_or_null(sub.qkv),
-                                   .q_normed = data_or_null(sub.q_normed),
-                                   .head_mean = data_or_null(sub.head_mean),
-                                   .head_rstd = data_or_null(sub.head_rstd),
-                                   .attn_o = data_or_null(sub.attn_o),
-                                   .hidden_raw = data_or_null(sub.hidden_raw),
-                                   .hidden_pre = data_or_null(sub.hidden_pre),
-                                   .hidden = data_or_null(sub.hidden),
-                                   .y = data_or_null(sub.y),
-                                   .z = data_or_null(sub.z),
-                                   .out_mean = data_or_null(sub.out_mean),
-                                   .out_rstd = data_or_null(sub.out_rstd),
-                                   .r = data_or_null(sub.r),
-                                   .post_mean = data_or_null(sub.post_mean),
-                                   .post_rstd = data_or_null(sub.post_rstd),
-                                   .xhat = data_or_null(sub.xhat),
-                                   .x_mean = data_or_null(sub.x_mean),
-                                   .x_rstd = data_or_null(sub.x_rstd),
-                                   .rope = &w.rope};
-  if (hyper()) {
-    // Hyper-connections (hyper_conn.cpp): stream i holds the branch input h = Σ A_m[s] H_s;
-    // the sublayer's slots give z = f(N_in(h)), and the streams take the place of the add.
-    const HyperBuffers<T> hb = hyper_buffers(i);
-    const T* H = w.hyper_H[i].data();
-    hyper_weights(i, H, hb, N);
-    hyper_input(H, hb.mix, w.stream[i].data(), N);
-    const T* z = branch_forward(i, batch, len, w.stream[i].data(), N, buffers,
-                                AttentionStrategy<T>::full(data_or_null(sub.probs)));
-    hyper_update(H, hb.mix, z, w.hyper_H[i + 1].data(), N);
-    return;
-  }
-  const T* x = w.stream[i].data();
-  TwoStreamInput<T> in{x, x};  // the add's residual input and f's input
-  if (two_streams()) in = two_stream_input(i, x, w.y_stream[i].data(), two_stream_buffers(i), N);
-  const T* z = branch_forward(i, batch, len, in.v, N, buffers,
-                              AttentionStrategy<T>::full(data_or_null(sub.probs)));
-  if (!attnres()) {
-    add_forward(i, in.xhat, z, buffers, w.stream[i + 1].data(), N);
-    if (two_streams()) {  // y ← y + z
-      residual_add(static_cast<const T*>(w.y_stream[i].data()), z, w.y_stream[i + 1].data(), N, D);
-    }
-    return;
-  }
-  // AttnRes: no residual add. z is recorded as source i + 1, added to the block's partial sum
-  // (source i) when the sublayer continues a block.
-  const T* record = z;
-  if (scheme_.res_continues[i]) {
-    residual_add(w.sources[i], z, sub.r.data(), N, D);
-    record = sub.r.data();
-  }
-  w.sources[i + 1] = record;
-  res_rstd(record, w.source_rstd[i + 1].data(), N, D, config_.norm_eps);
-  res_source_logits(i + 1, N);
+SublayerBuffers<T> Model<T>::train_buffers(int i) {
+  auto& sub = ws_->subs[i];
+  return {.u = data_or_null(sub.u),
+          .in_mean = data_or_null(sub.in_mean),
+          .in_rstd = data_or_null(sub.in_rstd),
+          .qkv_raw = data_or_null(sub.qkv_raw),
+          .qkv = data_or_null(sub.qkv),
+          .q_normed = data_or_null(sub.q_normed),
+          .head_mean = data_or_null(sub.head_mean),
+          .head_rstd = data_or_null(sub.head_rstd),
+          .attn_o = data_or_null(sub.attn_o),
+          .hidden_raw = data_or_null(sub.hidden_raw),
+          .hidden_pre = data_or_null(sub.hidden_pre),
+          .hidden = data_or_null(sub.hidden),
+          .y = data_or_null(sub.y),
+          .z = data_or_null(sub.z),
+          .out_mean = data_or_null(sub.out_mean),
+          .out_rstd = data_or_null(sub.out_rstd),
+          .r = data_or_null(sub.r),
+          .post_mean = data_or_null(sub.post_mean),
+          .post_rstd = data_or_null(sub.post_rstd),
+          .xhat = data_or_null(sub.xhat),
+          .x_mean = data_or_null(sub.x_mean),
+          .x_rstd = data_or_null(sub.x_rstd),
+          .rope = &ws_->rope};
 }
 
 // The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).
@@ -213,8 +176,8 @@ template void Model<float>::add_forward(int, const float*, const float*,
                                         const SublayerBuffers<float>&, float*, int64_t) const;
 template void Model<double>::add_forward(int, const double*, const double*,
                                          const SublayerBuffers<double>&, double*, int64_t) const;
-template void Model<float>::sublayer_forward(int, int64_t, int64_t);
-template void Model<double>::sublayer_forward(int, int64_t, int64_t);
+template SublayerBuffers<float> Model<float>::train_buffers(int);
+template SublayerBuffers<double> Model<double>::train_buffers(int);
 template void Model<float>::head_norms_forward(const SublayerParams&, const float*, float*, float*,
                                                float*, float*, int64_t) const;
 template void Model<double>::head_norms_forward(const SublayerParams&, const double*, double*,

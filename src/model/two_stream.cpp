@@ -17,6 +17,7 @@
 
 #include "core/kernels/norm.hpp"
 #include "model/buffers.hpp"
+#include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
@@ -130,11 +131,9 @@ void Model<T>::two_stream_merge_backward(T* dh, T* scratch) {
 }
 
 template <typename T>
-void Model<T>::two_stream_sublayer_backward(int i, const T* d_out, T* d_in) {
+BranchGradient<T> Model<T>::two_stream_update_backward(int i, const T* d_out, T* d_in) {
   Workspace& w = *ws_;
   const TwoStreamRule& rule = scheme_.two_stream;
-  const SublayerParams& p = sublayers_[i];
-  const auto& s = w.two[i];
   const int64_t N = w.batch * w.len;
   const int D = config_.width;
   // dL/dx̂: d_in itself when x̂ = x.
@@ -150,9 +149,21 @@ void Model<T>::two_stream_sublayer_backward(int i, const T* d_out, T* d_in) {
   for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += dy[k];
   });
-  branch_backward(i, w.batch, w.len, branch_source(i), dz, d_v != nullptr ? d_v : d_xhat);
+  return {.v = branch_source(i), .dz = dz, .d_v = d_v != nullptr ? d_v : d_xhat};
+}
+
+template <typename T>
+void Model<T>::two_stream_input_backward(int i, T* d_in) {
+  Workspace& w = *ws_;
+  const TwoStreamRule& rule = scheme_.two_stream;
+  const SublayerParams& p = sublayers_[i];
+  const auto& s = w.two[i];
+  const int64_t N = w.batch * w.len;
+  const int D = config_.width;
+  T* d_xhat = rule.renorm_x ? w.d_xhat.data() : d_in;
   if (rule.input_reads_y) {
     // v = x̂ + N_y(y_i).
+    const T* d_v = w.d_v.data();
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_xhat[k] += d_v[k];
     });
@@ -191,7 +202,10 @@ template const float* Model<float>::branch_source(int) const;
 template const double* Model<double>::branch_source(int) const;
 template void Model<float>::two_stream_merge_backward(float*, float*);
 template void Model<double>::two_stream_merge_backward(double*, double*);
-template void Model<float>::two_stream_sublayer_backward(int, const float*, float*);
-template void Model<double>::two_stream_sublayer_backward(int, const double*, double*);
+template BranchGradient<float> Model<float>::two_stream_update_backward(int, const float*, float*);
+template BranchGradient<double> Model<double>::two_stream_update_backward(int, const double*,
+                                                                          double*);
+template void Model<float>::two_stream_input_backward(int, float*);
+template void Model<double>::two_stream_input_backward(int, double*);
 
 }  // namespace normlab

@@ -40,6 +40,8 @@ struct Model<T>::Workspace {
     std::vector<T> xhat, x_mean, x_rstd;     // (N, D) nGPT: N_x(x) of the interpolation, (N)
   };
   std::vector<Sub> subs;
+  const T* stream_end = nullptr;  // (N, D) the stream entering the final norm (the residual
+                                  // stream's end)
   // Logits are computed for R rows: all N, or the rows a caller listed (the scored ones).
   bool rows_listed = false;
   std::vector<int64_t> out_rows;  // (R) when rows were listed

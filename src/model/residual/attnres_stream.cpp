@@ -1,0 +1,119 @@
+// AttnRes and Block AttnRes (docs/attnres.md): sublayer i reads the softmax mixture of its
+// mixing point over the sources before it (the embedding stream and the sublayers' records);
+// its branch output z is recorded as source i + 1, added to its block's partial sum when it
+// continues a block. There is no residual add.
+//
+// Letters: N rows, D width, S sublayers.
+#include <algorithm>
+
+#include "core/kernels/attnres.hpp"
+#include "core/parallel.hpp"
+#include "model/buffers.hpp"
+#include "model/residual/residual_stream.hpp"
+#include "model/residual_add.hpp"
+#include "model/workspace.hpp"
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+class AttnResStream final : public ResidualStream<T> {
+ public:
+  explicit AttnResStream(Model<T>& model) : m_(model) {}
+
+  void prepare(int64_t N) override {
+    auto& w = ws();
+    const int S = m_.num_sublayers();
+    const int64_t D = width();
+    for (int i = 0; i < S; ++i) {
+      if (m_.scheme_.res_continues[i]) grow(w.subs[i].r, N * D);  // the partial block sum
+    }
+    grow(w.source0, N * D);
+    w.sources.assign(S + 1, nullptr);
+    w.source_rstd.resize(S + 1);
+    w.mix_alpha.resize(S + 1);
+    w.mix_logits.resize(S + 1);
+    grow(w.res_q, (S + 1) * D);
+    for (int j = 0; j <= S; ++j) {
+      grow(w.source_rstd[j], N);
+      grow(w.mix_alpha[j], N * static_cast<int64_t>(m_.scheme_.res_sources[j].size()));
+      grow(w.mix_logits[j], N * static_cast<int64_t>(m_.scheme_.res_sources[j].size()));
+    }
+    w.d_block.resize(m_.scheme_.res_blocks);
+    for (auto& d : w.d_block) grow(d, N * D);
+    w.mix_src.resize(S + 1);
+    w.mix_rstd.resize(S + 1);
+    w.mix_dsrc.resize(S + 1);
+    w.d_chunk.resize(std::min(m_.res_chunk(), S + 1));
+    for (auto& d : w.d_chunk) grow(d, N * D);
+    w.chunk_dx.assign(w.d_chunk.size(), nullptr);
+  }
+  T* embedding() override { return ws().source0.data(); }
+  void begin(int64_t N) override {
+    auto& w = ws();
+    w.sources[0] = w.source0.data();
+    res_rstd(static_cast<const T*>(w.source0.data()), w.source_rstd[0].data(), N, width(),
+             m_.config_.norm_eps);
+    m_.res_queries();
+    m_.res_source_logits(0, N);
+  }
+  const T* input(int i, int64_t N) override {
+    m_.res_mix_forward_point(i, N);
+    return ws().stream[i].data();
+  }
+  void update(int i, const T* z, int64_t N) override {
+    auto& w = ws();
+    const T* record = z;
+    if (m_.scheme_.res_continues[i]) {  // the block's partial sum + z
+      residual_add(w.sources[i], z, w.subs[i].r.data(), N, width());
+      record = w.subs[i].r.data();
+    }
+    w.sources[i + 1] = record;
+    res_rstd(record, w.source_rstd[i + 1].data(), N, width(), m_.config_.norm_eps);
+    m_.res_source_logits(i + 1, N);
+  }
+  const T* end(int64_t N) override {
+    m_.res_mix_forward_point(m_.num_sublayers(), N);
+    return ws().stream.back().data();
+  }
+
+  // d_block holds one gradient per block: dL/d(the block's latest record). A record that
+  // continues a block is record j + 1 = record j + z_j, so when sublayer j has read its d_out
+  // from the block's buffer the buffer is already dL/d(record j) up to the contributions of
+  // mixing point j, which its backward adds next.
+  T* d_end() override { return ws().d_stream_a.data(); }
+  void end_backward() override {
+    auto& w = ws();
+    const int64_t N = w.batch * w.len;
+    for (auto& d : w.d_block) parallel_zero(d.data(), N * width());
+    m_.res_mix_backward_point(m_.num_sublayers(), w.d_stream_a.data(), N);
+  }
+  BranchGradient<T> update_backward(int i) override {
+    auto& w = ws();
+    // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
+    dx_ = w.d_chunk[i % m_.res_chunk()].data();
+    const T* x = w.stream[i].data();
+    const T* dz =
+        m_.add_backward(i, x, w.d_block[m_.scheme_.res_source_block[i + 1]].data(), dx_, false);
+    return {.v = x, .dz = dz, .d_v = dx_};
+  }
+  void input_backward(int i) override { m_.res_mix_backward_point(i, dx_, ws().batch * ws().len); }
+  const T* begin_backward() override { return ws().d_block[0].data(); }
+
+ private:
+  typename Model<T>::Workspace& ws() { return *m_.ws_; }
+  int width() const { return m_.config_.width; }
+
+  Model<T>& m_;
+  T* dx_ = nullptr;
+};
+
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_attnres_stream(Model<T>& model) {
+  return std::make_unique<AttnResStream<T>>(model);
+}
+
+template std::unique_ptr<ResidualStream<float>> make_attnres_stream(Model<float>&);
+template std::unique_ptr<ResidualStream<double>> make_attnres_stream(Model<double>&);
+
+}  // namespace normlab

@@ -1,0 +1,27 @@
+// The one switch on the residual mode: each mode's stream (residual_stream.hpp).
+#include "model/residual/residual_stream.hpp"
+
+#include "normlab/model.hpp"
+
+namespace normlab {
+
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_residual_stream(Model<T>& model) {
+  switch (model.scheme().residual_mode) {
+    case ResidualMode::additive:
+      return make_additive_stream(model);
+    case ResidualMode::attnres:
+    case ResidualMode::block_attnres:
+      return make_attnres_stream(model);
+    case ResidualMode::two_stream:
+      return make_two_streams(model);
+    case ResidualMode::hyper:
+      return make_hyper_streams(model);
+  }
+  return nullptr;
+}
+
+template std::unique_ptr<ResidualStream<float>> make_residual_stream(Model<float>&);
+template std::unique_ptr<ResidualStream<double>> make_residual_stream(Model<double>&);
+
+}  // namespace normlab

@@ -1,0 +1,70 @@
+// A residual mode of the training pass (docs/schemes.md, "Residual modes"): how each sublayer's
+// input is formed from the stream(s) and how its branch output z enters them. One class per
+// ResidualMode, each in its own file of this folder, chosen once by the model
+// (make_residual_stream); the model's forward and backward are then one list of steps whatever
+// the mode (model.cpp, model_backward.cpp):
+//
+//   sizing    prepare(N) whenever the batch's shape changes
+//   forward   e → embedding(); begin(); for i: x = input(i); z = branch(x); update(i, z);
+//             h = end()
+//   backward  dL/dh → d_end(); end_backward(); for i from the last:
+//             g = update_backward(i); branch_backward(g); input_backward(i);
+//             dL/de = begin_backward()
+//
+// Letters: N = B·T rows, D width, S sublayers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace normlab {
+
+template <typename T>
+class Model;
+
+// What a sublayer's branch backward reads and where it writes: v (N, D) the branch's input,
+// dz (N, D) dL/dz, and d_v (N, D), which dL/dv is added into.
+template <typename T>
+struct BranchGradient {
+  const T* v;
+  const T* dz;
+  T* d_v;
+};
+
+template <typename T>
+class ResidualStream {
+ public:
+  virtual ~ResidualStream() = default;
+
+  // Sizes the mode's buffers for N rows (once per batch shape, with the workspace's).
+  virtual void prepare(int64_t N) = 0;
+
+  // Forward over N rows.
+  virtual T* embedding() = 0;                             // (N, D) where the model writes e
+  virtual void begin(int64_t N) = 0;                      // the stream(s) start from e
+  virtual const T* input(int i, int64_t N) = 0;           // (N, D) what sublayer i's f reads
+  virtual void update(int i, const T* z, int64_t N) = 0;  // z (N, D) its branch output
+  virtual const T* end(int64_t N) = 0;  // (N, D) the stream entering the final norm
+
+  // Backward of the last forward.
+  virtual T* d_end() = 0;  // (N, D) where the model writes dL/dh
+  virtual void end_backward() = 0;
+  virtual BranchGradient<T> update_backward(int i) = 0;
+  virtual void input_backward(int i) = 0;  // after the branch's backward of i
+  virtual const T* begin_backward() = 0;   // (N, D) dL/de
+};
+
+// The stream of the model's scheme (its ResidualMode; make_residual_stream.cpp), and each mode's
+// (additive.cpp, attnres_stream.cpp, two_streams.cpp, hyper_streams.cpp).
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_residual_stream(Model<T>& model);
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_additive_stream(Model<T>& model);
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_attnres_stream(Model<T>& model);
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_two_streams(Model<T>& model);
+template <typename T>
+std::unique_ptr<ResidualStream<T>> make_hyper_streams(Model<T>& model);
+
+}  // namespace normlab
