@@ -68,7 +68,7 @@ struct SchemeRow {
   const char* block;  // the block update, for help and docs
   // The preset in the placement language, for this config (mix(k) and deepnorm depend on it).
   std::string (*placement)(const ModelConfig& config);
-  SchemeNumber number;
+  SchemeNumber number = {};
   bool final_norm = true;   // a norm before the unembedding unless final_norm says otherwise
   bool embed_norm = false;  // a norm on the embeddings unless embed_norm says otherwise
   ResidualMode residual_mode = ResidualMode::additive;
