@@ -81,7 +81,9 @@ void prepare_rope_table(RopeTable<T>& table, int64_t len, int dh, double base, i
 
 template <typename T>
 void rope_apply(T* qkv, QkvShape shape, const RopeTable<T>& table, Rotation rotation) {
-  const auto [batch, len, width, heads] = shape;
+  // Plain copies, not a structured binding: clang before 16 cannot capture one in a lambda.
+  const int64_t batch = shape.batch, len = shape.len;
+  const int width = shape.width, heads = shape.heads;
   const int dh = width / heads;
   if (table.len != len || table.dh != dh) {
     throw std::logic_error("rope_apply: the table was prepared for another shape");
