@@ -119,6 +119,16 @@ template <typename T>
 class TwoStreams;
 template <typename T>
 class HyperStreams;
+template <typename T>
+class InferenceStream;  // src/model/residual/inference_stream.hpp
+template <typename T>
+class AdditiveInference;  // src/model/residual/, one per residual mode
+template <typename T>
+class AttnResInference;
+template <typename T>
+class TwoStreamsInference;
+template <typename T>
+class HyperInference;
 
 template <typename T>
 class Model {
@@ -239,8 +249,11 @@ class Model {
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void add_hyper(const std::string& prefix, int i, HyperParams& hp);
-  // Training: sublayer i's buffers in the workspace.
+  // Training: sublayer i's buffers in the workspace. Inference: the one set every sublayer
+  // reuses, and sublayer i's sized for `rows` input and `out_rows` output rows.
   SublayerBuffers<T> train_buffers(int i);
+  SublayerBuffers<T> eval_buffers();
+  void size_eval_branch(int i, int64_t rows, int64_t out_rows);
   // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
   // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
   // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).
@@ -338,12 +351,17 @@ class Model {
 
   std::unique_ptr<Workspace> ws_;
   std::unique_ptr<EvalWorkspace> eval_;
-  std::unique_ptr<ResidualStream<T>> residual_;  // the training pass's, by the scheme's mode
+  std::unique_ptr<ResidualStream<T>> residual_;    // the training pass's, by the scheme's mode
+  std::unique_ptr<InferenceStream<T>> inference_;  // the inference pass's (with eval_)
 
   friend class AdditiveStream<T>;
   friend class AttnResStream<T>;
   friend class TwoStreams<T>;
   friend class HyperStreams<T>;
+  friend class AdditiveInference<T>;
+  friend class AttnResInference<T>;
+  friend class TwoStreamsInference<T>;
+  friend class HyperInference<T>;
 };
 
 // The parameter layout a config implies (names, shapes, offsets), without allocating any

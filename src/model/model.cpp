@@ -21,6 +21,7 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
+#include "model/residual/inference_stream.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"

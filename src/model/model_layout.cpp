@@ -11,6 +11,7 @@
 #include "core/kernels/attention.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
+#include "model/residual/inference_stream.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/memory_budget.hpp"

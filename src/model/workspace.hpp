@@ -100,7 +100,8 @@ struct Model<T>::Workspace {
   std::vector<T> d_final, d_final_in;                                   // (R, D)
 };
 
-// Buffers of forward_rows, sized for the largest N seen.
+// Buffers of forward_rows, sized for the largest N seen; h, h_next, x_rows and the modes' own
+// fields are sized and written by the inference stream (src/model/residual/).
 template <typename T>
 struct Model<T>::EvalWorkspace {
   std::vector<T> sinusoid;              // (T, D)

@@ -1,9 +1,12 @@
 // The additive residual stream (docs/schemes.md, "The block"): sublayer i reads x_i and leaves
-// x_{i+1} = N_post(a ⊙ x_i + b ⊙ z_i), or nGPT's interpolation (Model::add_forward).
+// x_{i+1} = N_post(a ⊙ x_i + b ⊙ z_i), or nGPT's interpolation (Model::add_forward); in
+// training (AdditiveStream) and inference (AdditiveInference).
 //
 // Letters: N rows, D width, S sublayers.
 #include <utility>
 
+#include "model/buffers.hpp"
+#include "model/residual/inference_stream.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
@@ -45,12 +48,58 @@ class AdditiveStream final : public ResidualStream<T> {
   T *d_cur_ = nullptr, *d_next_ = nullptr;
 };
 
+// Inference: x in h, x_{i+1} into h_next, then swapped.
+template <typename T>
+class AdditiveInference final : public InferenceStream<T> {
+ public:
+  explicit AdditiveInference(Model<T>& model) : m_(model) {}
+
+  void prepare(int64_t N, int64_t R) override {
+    auto& w = ws();
+    grow(w.h, N * width());
+    grow(w.x_rows, R * width());
+    if (m_.scheme_.sublayers.front().interpolate) grow(w.xhat, N * width());  // nGPT's N_x(x)
+  }
+  T* embedding() override { return ws().h.data(); }
+  void begin(int64_t) override {}
+  const T* input(int, int64_t) override {
+    x_ = ws().h.data();
+    return x_;
+  }
+  const T* residual_input() const override { return x_; }
+  void keep_rows(int, const std::vector<int64_t>& rows) override {
+    keep_listed_rows(x_, rows, width(), ws().x_rows.data());
+    x_ = ws().x_rows.data();
+  }
+  const T* update(int i, const T* z, int64_t rows) override {
+    auto& w = ws();
+    grow(w.h_next, rows * width());
+    m_.add_forward(i, x_, z, m_.eval_buffers(), w.h_next.data(), rows);
+    std::swap(w.h, w.h_next);
+    return w.h.data();
+  }
+  const T* end(int64_t) override { return ws().h.data(); }
+
+ private:
+  typename Model<T>::EvalWorkspace& ws() const { return *m_.eval_; }
+  int width() const { return m_.config_.width; }
+
+  Model<T>& m_;
+  const T* x_ = nullptr;  // (rows, D) the current sublayer's x
+};
+
 template <typename T>
 std::unique_ptr<ResidualStream<T>> make_additive_stream(Model<T>& model) {
   return std::make_unique<AdditiveStream<T>>(model);
 }
+template <typename T>
+std::unique_ptr<InferenceStream<T>> make_additive_inference(Model<T>& model) {
+  return std::make_unique<AdditiveInference<T>>(model);
+}
 
 template std::unique_ptr<ResidualStream<float>> make_additive_stream(Model<float>&);
 template std::unique_ptr<ResidualStream<double>> make_additive_stream(Model<double>&);
+template std::unique_ptr<InferenceStream<float>> make_additive_inference(Model<float>&);
+template std::unique_ptr<InferenceStream<double>> make_additive_inference(Model<double>&);
 
 }  // namespace normlab

@@ -1,7 +1,8 @@
 // AttnRes and Block AttnRes (docs/attnres.md): sublayer i reads the softmax mixture of its
 // mixing point over the sources before it (the embedding stream and the sublayers' records);
 // its branch output z is recorded as source i + 1, added to its block's partial sum when it
-// continues a block. There is no residual add.
+// continues a block. There is no residual add. In training (AttnResStream) and inference
+// (AttnResInference).
 //
 // Letters: N rows, D width, S sublayers.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "core/kernels/attnres.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
+#include "model/residual/inference_stream.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/workspace.hpp"
@@ -108,12 +110,102 @@ class AttnResStream final : public ResidualStream<T> {
   T* dx_ = nullptr;
 };
 
+// Inference: one buffer per block holds its latest record (a partial sum is added in place,
+// as nothing is kept for a backward), with the records' 1/rms; h holds the current mixture.
+template <typename T>
+class AttnResInference final : public InferenceStream<T> {
+ public:
+  explicit AttnResInference(Model<T>& model) : m_(model) {}
+
+  void prepare(int64_t N, int64_t R) override {
+    auto& w = ws();
+    const int S = m_.num_sublayers();
+    grow(w.h, N * width());
+    grow(w.x_rows, R * width());
+    w.block.resize(m_.scheme_.res_blocks);
+    w.block_rstd.resize(m_.scheme_.res_blocks);
+    for (int b = 0; b < m_.scheme_.res_blocks; ++b) {
+      grow(w.block[b], N * width());
+      grow(w.block_rstd[b], N);
+    }
+    grow(w.alpha, N * (S + 1));
+    w.mix_src.resize(S + 1);
+    w.mix_rstd.resize(S + 1);
+  }
+  T* embedding() override { return ws().block[0].data(); }
+  void begin(int64_t N) override {
+    res_rstd(static_cast<const T*>(ws().block[0].data()), ws().block_rstd[0].data(), N, width(),
+             m_.config_.norm_eps);
+  }
+  const T* input(int i, int64_t rows) override {
+    mix(i, rows);
+    x_ = ws().h.data();
+    return x_;
+  }
+  const T* residual_input() const override { return x_; }
+  void keep_rows(int i, const std::vector<int64_t>& rows) override {
+    auto& w = ws();
+    keep_listed_rows(x_, rows, width(), w.x_rows.data());
+    x_ = w.x_rows.data();
+    for (int b = 0; b <= m_.scheme_.res_source_block[i]; ++b) {  // the sources written so far
+      keep_listed_rows(w.block[b].data(), rows, width(), w.block[b].data());
+      keep_listed_rows(w.block_rstd[b].data(), rows, 1, w.block_rstd[b].data());
+    }
+  }
+  const T* update(int i, const T* z, int64_t rows) override {  // record i + 1 in its block
+    auto& w = ws();
+    const int b = m_.scheme_.res_source_block[i + 1];
+    T* record = w.block[b].data();
+    if (m_.scheme_.res_continues[i]) {  // the block's partial sum + z
+      residual_add(static_cast<const T*>(record), z, record, rows, width());
+    } else {
+      std::copy(z, z + rows * width(), record);
+    }
+    res_rstd(static_cast<const T*>(record), w.block_rstd[b].data(), rows, width(),
+             m_.config_.norm_eps);
+    return record;
+  }
+  const T* end(int64_t rows) override {
+    mix(m_.num_sublayers(), rows);
+    return ws().h.data();
+  }
+
+ private:
+  typename Model<T>::EvalWorkspace& ws() const { return *m_.eval_; }
+  int width() const { return m_.config_.width; }
+  // h = the mixture of point l over `rows` rows. Source j lives in the buffer of its block,
+  // which holds record j when point l reads it (the block's last record once finished, or
+  // record l, the current partial sum).
+  void mix(int l, int64_t rows) {
+    auto& w = ws();
+    const std::vector<int>& ids = m_.scheme_.res_sources[l];
+    const int K = static_cast<int>(ids.size());
+    for (int k = 0; k < K; ++k) {
+      const int b = m_.scheme_.res_source_block[ids[k]];
+      w.mix_src[k] = w.block[b].data();
+      w.mix_rstd[k] = w.block_rstd[b].data();
+    }
+    res_mix_forward(
+        w.mix_src.data(), w.mix_rstd.data(), K, m_.params_.data() + m_.res_query_offset(l),
+        m_.params_.data() + m_.res_gain_offset(l), w.h.data(), w.alpha.data(), rows, width());
+  }
+
+  Model<T>& m_;
+  const T* x_ = nullptr;  // (rows, D) the current sublayer's mixture
+};
+
 template <typename T>
 std::unique_ptr<ResidualStream<T>> make_attnres_stream(Model<T>& model) {
   return std::make_unique<AttnResStream<T>>(model);
 }
+template <typename T>
+std::unique_ptr<InferenceStream<T>> make_attnres_inference(Model<T>& model) {
+  return std::make_unique<AttnResInference<T>>(model);
+}
 
 template std::unique_ptr<ResidualStream<float>> make_attnres_stream(Model<float>&);
 template std::unique_ptr<ResidualStream<double>> make_attnres_stream(Model<double>&);
+template std::unique_ptr<InferenceStream<float>> make_attnres_inference(Model<float>&);
+template std::unique_ptr<InferenceStream<double>> make_attnres_inference(Model<double>&);
 
 }  // namespace normlab

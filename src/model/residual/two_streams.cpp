@@ -1,13 +1,16 @@
 // Two streams (docs/schemes.md, "Two streams": resi_dual, siamesenorm): the additive stream x
 // beside y ← y + z, which gathers every branch output; sublayer i's add reads x̂ = N_x(x) (or
 // x) and its f reads v = x̂ + N_y(y) (or x̂); the output is N_x(x) (or x) + N_y(y)
-// (Model::two_stream_input, two_stream_merge, their backward in src/model/two_stream.cpp).
+// (Model::two_stream_input, two_stream_merge, their backward in src/model/two_stream.cpp); in
+// training (TwoStreams) and inference (TwoStreamsInference).
 //
 // Letters: N rows, D width, S sublayers.
 #include <algorithm>
 #include <utility>
 
 #include "core/parallel.hpp"
+#include "model/buffers.hpp"
+#include "model/residual/inference_stream.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
@@ -77,12 +80,86 @@ class TwoStreams final : public ResidualStream<T> {
   T *d_cur_ = nullptr, *d_next_ = nullptr;
 };
 
+// Inference: x in h (x_{i+1} into h_next, then swapped), y in place; the norms of the streams
+// share one set of statistics, as nothing is kept.
+template <typename T>
+class TwoStreamsInference final : public InferenceStream<T> {
+ public:
+  explicit TwoStreamsInference(Model<T>& model) : m_(model) {}
+
+  void prepare(int64_t N, int64_t R) override {
+    auto& w = ws();
+    grow(w.h, N * width());
+    grow(w.x_rows, R * width());
+    for (auto* v : {&w.y_stream, &w.xhat, &w.yhat, &w.v, &w.merged}) grow(*v, N * width());
+  }
+  T* embedding() override { return ws().h.data(); }
+  void begin(int64_t N) override {  // y_0 = x_0
+    const T* x = ws().h.data();
+    std::copy(x, x + N * width(), ws().y_stream.data());
+  }
+  const T* input(int i, int64_t rows) override {
+    x_ = ws().h.data();
+    in_ = m_.two_stream_input(i, x_, ws().y_stream.data(), buffers(), rows);
+    return in_.v;
+  }
+  const T* residual_input() const override { return x_; }
+  void keep_rows(int, const std::vector<int64_t>& rows) override {
+    auto& w = ws();
+    keep_listed_rows(x_, rows, width(), w.x_rows.data());
+    x_ = w.x_rows.data();
+    in_.xhat = x_;
+    keep_listed_rows(w.y_stream.data(), rows, width(), w.y_stream.data());
+    if (m_.scheme_.two_stream.renorm_x) {
+      keep_listed_rows(w.xhat.data(), rows, width(), w.xhat.data());
+      in_.xhat = w.xhat.data();
+    }
+  }
+  const T* update(int i, const T* z, int64_t rows) override {
+    auto& w = ws();
+    grow(w.h_next, rows * width());
+    m_.add_forward(i, in_.xhat, z, m_.eval_buffers(), w.h_next.data(), rows);
+    residual_add(static_cast<const T*>(w.y_stream.data()), z, w.y_stream.data(), rows,
+                 width());  // y ← y + z, in place
+    std::swap(w.h, w.h_next);
+    return w.h.data();
+  }
+  const T* end(int64_t rows) override {
+    m_.two_stream_merge(ws().h.data(), ws().y_stream.data(), buffers(), ws().merged.data(), rows);
+    return ws().merged.data();
+  }
+
+ private:
+  typename Model<T>::EvalWorkspace& ws() const { return *m_.eval_; }
+  int width() const { return m_.config_.width; }
+  TwoStreamBuffers<T> buffers() const {
+    auto& w = ws();
+    return {.xhat = w.xhat.data(),
+            .x_mean = w.mean.data(),
+            .x_rstd = w.rstd.data(),
+            .yhat = w.yhat.data(),
+            .y_mean = w.mean.data(),
+            .y_rstd = w.rstd.data(),
+            .v = w.v.data()};
+  }
+
+  Model<T>& m_;
+  const T* x_ = nullptr;                    // (rows, D) the current sublayer's x
+  TwoStreamInput<T> in_{nullptr, nullptr};  // its x̂ and v
+};
+
 template <typename T>
 std::unique_ptr<ResidualStream<T>> make_two_streams(Model<T>& model) {
   return std::make_unique<TwoStreams<T>>(model);
 }
+template <typename T>
+std::unique_ptr<InferenceStream<T>> make_two_streams_inference(Model<T>& model) {
+  return std::make_unique<TwoStreamsInference<T>>(model);
+}
 
 template std::unique_ptr<ResidualStream<float>> make_two_streams(Model<float>&);
 template std::unique_ptr<ResidualStream<double>> make_two_streams(Model<double>&);
+template std::unique_ptr<InferenceStream<float>> make_two_streams_inference(Model<float>&);
+template std::unique_ptr<InferenceStream<double>> make_two_streams_inference(Model<double>&);
 
 }  // namespace normlab
