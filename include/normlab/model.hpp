@@ -272,7 +272,6 @@ class Model {
   // Training backward of sublayer i's branch z = N_out(f(s · N_in(v))), v (N, D) its input:
   // dz gives dL/dv, added into d_v.
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
-  bool attnres() const { return mixes_over_depth(scheme_.residual_mode); }
   // AttnRes: stream[l] = the mixture of point l, from the logits its sources were given when
   // they were written: res_queries computes every point's q = w ⊙ g at the start of a forward,
   // res_source_logits(j) gives source j's logits to every point that mixes it. Its backward
@@ -286,7 +285,6 @@ class Model {
   // multiple of res_block.
   int res_chunk() const;
   // Two streams (src/model/two_stream.cpp): x is additive, y gathers every branch output.
-  bool two_streams() const { return scheme_.residual_mode == ResidualMode::two_stream; }
   // Sublayer i's residual input x̂ = N_x(x) (or x) and its branch input v = x̂ + N_y(y) (or x̂),
   // over `rows` rows of x and y (rows, D), written into b.
   TwoStreamInput<T> two_stream_input(int i, const T* x, const T* y, const TwoStreamBuffers<T>& b,
@@ -305,11 +303,9 @@ class Model {
   // the branch's backward has added into it, the rest of d_in and, in place, dL/dy_i.
   BranchGradient<T> two_stream_update_backward(int i, const T* d_out, T* d_in);
   void two_stream_input_backward(int i, T* d_in);
-  // The input sublayer i's residual add and its f read in training: the stream x, or x̂ and v.
+  // The input sublayer i's residual add read in training: the stream x, or x̂.
   const T* residual_input(int i) const;
-  const T* branch_source(int i) const;
   // Hyper-connections (src/model/hyper_conn.cpp): n streams H (rows, n, D) per token.
-  bool hyper() const { return scheme_.residual_mode == ResidualMode::hyper; }
   int hyper_streams() const { return config_.streams; }
   // Sublayer i's weights from H (rows rows) into b.mix (rows, n(n+2)): per row A_m (n), the
   // residual mix A_r (n, n; entry [i][j] the weight of stream i in new stream j) and B (n);

@@ -201,8 +201,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   }
   rs.begin(N);
   for (int i = 0; i < num_sublayers(); ++i) {
-    const T* x = rs.input(i, N);
-    const T* z = branch_forward(i, batch, len, x, N, train_buffers(i),
+    w.subs[i].input = rs.input(i, N);
+    const T* z = branch_forward(i, batch, len, w.subs[i].input, N, train_buffers(i),
                                 AttentionStrategy<T>::full(data_or_null(w.subs[i].probs)));
     rs.update(i, z, N);
   }
@@ -260,7 +260,8 @@ const T* Model<T>::branch_output(int i) const {
 template <typename T>
 const T* Model<T>::branch_input(int i) const {
   const SublayerSlots& slots = scheme_.sublayers.at(i);
-  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data() : branch_source(i);
+  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data()
+                                                   : ws_->subs.at(i).input;
 }
 
 template <typename T>
@@ -286,26 +287,22 @@ const T* Model<T>::attention_heads(int i) const {
 
 template <typename T>
 const T* Model<T>::res_weights(int l) const {
-  if (!attnres()) throw std::logic_error("res_weights: the scheme has no AttnRes");
-  return ws_->mix_alpha.at(l).data();
+  return residual_->res_weights(l);
 }
 
 template <typename T>
 const T* Model<T>::res_source(int j) const {
-  if (!attnres()) throw std::logic_error("res_source: the scheme has no AttnRes");
-  return ws_->sources.at(j);
+  return residual_->res_source(j);
 }
 
 template <typename T>
 const T* Model<T>::res_source_rstd(int j) const {
-  if (!attnres()) throw std::logic_error("res_source_rstd: the scheme has no AttnRes");
-  return ws_->source_rstd.at(j).data();
+  return residual_->res_source_rstd(j);
 }
 
 template <typename T>
 const T* Model<T>::hyper_mix(int i) const {
-  if (!hyper()) throw std::logic_error("hyper_mix: the scheme has no hyper-connections");
-  return ws_->hyper.at(i).mix.data();
+  return residual_->hyper_mix(i);
 }
 
 template class Model<float>;

@@ -51,23 +51,13 @@ Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
   params_.assign(layout_.total(), T(0));
   grads_.assign(layout_.total(), T(0));
   ws_ = std::make_unique<Workspace>();
-  residual_ = make_residual_stream(*this);
 }
 
 template <typename T>
 Model<T>::Model(const ModelConfig& config, LayoutOnly) : config_(config) {
   validate(config_);
   scheme_ = resolve_scheme(config_);
-  if (attnres()) {
-    // AttnRes records z (or the partial block sum + z) unscaled and unnormalized; backward()
-    // relies on it (a continuing record passes its gradient on unchanged).
-    for (const SublayerSlots& s : scheme_.sublayers) {
-      if (s.norm_post || s.interpolate || s.residual != ScaleSpec{} || s.branch != ScaleSpec{} ||
-          s.input_scale != 1.0) {
-        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scales");
-      }
-    }
-  }
+  residual_ = make_residual_stream(*this);
   build_layout();
 }
 
@@ -221,13 +211,7 @@ void Model<T>::build_layout() {
     const std::string prefix = fmt::format("layers.{}.{}", layer, attention ? "attn" : "mlp");
     SublayerParams p;
     p.is_attention = attention;
-    if (attnres()) add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
-    // N_x: the two streams' renorm, or the N(x) of nGPT's interpolation (of the post slot's
-    // kind; l2 has no parameters).
-    p.x_norm = add_norm(prefix + ".x_norm", scheme_.two_stream.renorm_x || slots.interpolate,
-                        slots.interpolate ? slots.kind_post : c.norm);
-    p.y_norm = add_norm(prefix + ".y_norm", scheme_.two_stream.input_reads_y, c.norm);
-    if (hyper()) add_hyper(prefix + ".hc", i, p.hc);
+    residual_->lay_out_input(i, prefix, p);
     p.norm_in = add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in);
     if (attention) {
       p.w_in = layout_.add({.name = prefix + ".q.weight",
@@ -298,16 +282,7 @@ void Model<T>::build_layout() {
     }
     sublayers_.push_back(p);
   }
-  if (attnres()) {
-    SublayerParams final_mix;
-    add_res_mix("final_res.query", "final_res.norm", final_mix);
-    final_res_query_ = final_mix.res_query;
-    final_res_norm_ = final_mix.res_key_norm;
-  }
-  if (two_streams()) {  // the output N_x(x) (or x) + N_y(y)
-    merge_x_norm_ = add_norm("merge.x_norm", scheme_.two_stream.merge_norm_x, c.norm);
-    merge_y_norm_ = add_norm("merge.y_norm", true, c.norm);
-  }
+  residual_->lay_out_output();
   final_norm_ = add_norm("final_norm", scheme_.final_norm, c.norm);
   if (c.tied) {
     unembed_ = embed_;

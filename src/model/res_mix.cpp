@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/kernels/attnres.hpp"
+#include "model/residual/residual_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
 
@@ -15,14 +16,12 @@ namespace normlab {
 
 template <typename T>
 int64_t Model<T>::res_query_offset(int l) const {
-  if (!attnres()) throw std::logic_error("res_query_offset: the scheme has no AttnRes");
-  return l == num_sublayers() ? final_res_query_ : sublayers_.at(l).res_query;
+  return residual_->res_query_offset(l);
 }
 
 template <typename T>
 int64_t Model<T>::res_gain_offset(int l) const {
-  if (!attnres()) throw std::logic_error("res_gain_offset: the scheme has no AttnRes");
-  return l == num_sublayers() ? final_res_norm_.gain : sublayers_.at(l).res_key_norm.gain;
+  return residual_->res_gain_offset(l);
 }
 
 // The backward goes by chunks of consecutive mixing points (docs/attnres.md, "Backward by

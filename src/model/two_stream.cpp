@@ -106,11 +106,6 @@ const T* Model<T>::residual_input(int i) const {
 }
 
 template <typename T>
-const T* Model<T>::branch_source(int i) const {
-  return scheme_.two_stream.input_reads_y ? ws_->two.at(i).v.data() : residual_input(i);
-}
-
-template <typename T>
 void Model<T>::two_stream_merge_backward(T* dh, T* scratch) {
   Workspace& w = *ws_;
   const int S = num_sublayers();
@@ -149,7 +144,7 @@ BranchGradient<T> Model<T>::two_stream_update_backward(int i, const T* d_out, T*
   for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += dy[k];
   });
-  return {.v = branch_source(i), .dz = dz, .d_v = d_v != nullptr ? d_v : d_xhat};
+  return {.v = ws_->subs.at(i).input, .dz = dz, .d_v = d_v != nullptr ? d_v : d_xhat};
 }
 
 template <typename T>
@@ -198,8 +193,6 @@ template TwoStreamBuffers<float> Model<float>::two_stream_buffers(int);
 template TwoStreamBuffers<double> Model<double>::two_stream_buffers(int);
 template const float* Model<float>::residual_input(int) const;
 template const double* Model<double>::residual_input(int) const;
-template const float* Model<float>::branch_source(int) const;
-template const double* Model<double>::branch_source(int) const;
 template void Model<float>::two_stream_merge_backward(float*, float*);
 template void Model<double>::two_stream_merge_backward(double*, double*);
 template BranchGradient<float> Model<float>::two_stream_update_backward(int, const float*, float*);

@@ -25,6 +25,7 @@ struct Model<T>::Workspace {
   std::vector<std::vector<T>> stream;     // S + 1 buffers (N, D): input of each sublayer
 
   struct Sub {
+    const T* input = nullptr;                // (N, D) what f read: the residual stream's input(i)
     std::vector<T> u, in_mean, in_rstd;      // (N, D) normed input, (N) stats
     std::vector<T> qkv;                      // (N, 3D) attention, after RoPE
     std::vector<T> qkv_raw;                  // (N, 3D) before the head norms (when any)

@@ -19,6 +19,11 @@ class AdditiveStream final : public ResidualStream<T> {
  public:
   explicit AdditiveStream(Model<T>& model) : m_(model) {}
 
+  void lay_out_input(int i, const std::string& prefix, SublayerParams& p) override {
+    const SublayerSlots& slots = m_.scheme_.sublayers[i];  // nGPT: N_x of the interpolation,
+    if (slots.interpolate) p.x_norm = m_.add_norm(prefix + ".x_norm", true, slots.kind_post);
+  }  // of the post slot's kind
+
   void prepare(int64_t) override {}
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t) override {}

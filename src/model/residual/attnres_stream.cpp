@@ -21,7 +21,26 @@ namespace normlab {
 template <typename T>
 class AttnResStream final : public ResidualStream<T> {
  public:
-  explicit AttnResStream(Model<T>& model) : m_(model) {}
+  // AttnRes records z (or the partial block sum + z) unscaled and unnormalized; the backward
+  // relies on it (a continuing record passes its gradient on unchanged).
+  explicit AttnResStream(Model<T>& model) : m_(model) {
+    for (const SublayerSlots& s : m_.scheme_.sublayers) {
+      if (s.norm_post || s.interpolate || s.residual != ScaleSpec{} || s.branch != ScaleSpec{} ||
+          s.input_scale != 1.0) {
+        throw std::logic_error("AttnRes sublayers must have no post-norm, interpolation or scales");
+      }
+    }
+  }
+
+  void lay_out_input(int, const std::string& prefix, SublayerParams& p) override {
+    m_.add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
+  }
+  void lay_out_output() override {  // the final mixture's
+    SublayerParams final_mix;
+    m_.add_res_mix("final_res.query", "final_res.norm", final_mix);
+    m_.final_res_query_ = final_mix.res_query;
+    m_.final_res_norm_ = final_mix.res_key_norm;
+  }
 
   void prepare(int64_t N) override {
     auto& w = ws();
@@ -101,6 +120,17 @@ class AttnResStream final : public ResidualStream<T> {
   }
   void input_backward(int i) override { m_.res_mix_backward_point(i, dx_, ws().batch * ws().len); }
   const T* begin_backward() override { return ws().d_block[0].data(); }
+
+  const T* res_weights(int l) const override { return m_.ws_->mix_alpha.at(l).data(); }
+  const T* res_source(int j) const override { return m_.ws_->sources.at(j); }
+  const T* res_source_rstd(int j) const override { return m_.ws_->source_rstd.at(j).data(); }
+  int64_t res_query_offset(int l) const override {
+    return l == m_.num_sublayers() ? m_.final_res_query_ : m_.sublayers_.at(l).res_query;
+  }
+  int64_t res_gain_offset(int l) const override {
+    return l == m_.num_sublayers() ? m_.final_res_norm_.gain
+                                   : m_.sublayers_.at(l).res_key_norm.gain;
+  }
 
  private:
   typename Model<T>::Workspace& ws() { return *m_.ws_; }

@@ -23,6 +23,10 @@ class HyperStreams final : public ResidualStream<T> {
  public:
   explicit HyperStreams(Model<T>& model) : m_(model) {}
 
+  void lay_out_input(int i, const std::string& prefix, SublayerParams& p) override {
+    m_.add_hyper(prefix + ".hc", i, p.hc);
+  }
+
   void prepare(int64_t N) override { m_.size_hyper(N); }
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t N) override {  // every stream starts as the embedding stream
@@ -88,6 +92,8 @@ class HyperStreams final : public ResidualStream<T> {
     });
     return d;
   }
+
+  const T* hyper_mix(int i) const override { return m_.ws_->hyper.at(i).mix.data(); }
 
  private:
   typename Model<T>::Workspace& ws() { return *m_.ws_; }

@@ -4,6 +4,8 @@
 // (make_residual_stream); the model's forward and backward are then one list of steps whatever
 // the mode (model.cpp, model_backward.cpp):
 //
+//   layout    lay_out_input(i) before each sublayer's branch tensors, lay_out_output() after the
+//             last sublayer's (once, in the model's constructor)
 //   sizing    prepare(N) whenever the batch's shape changes
 //   forward   e → embedding(); begin(); for i: x = input(i); z = branch(x); update(i, z);
 //             h = end()
@@ -16,11 +18,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "normlab/model.hpp"
 
 namespace normlab {
-
-template <typename T>
-class Model;
 
 // What a sublayer's branch backward reads and where it writes: v (N, D) the branch's input,
 // dz (N, D) dL/dz, and d_v (N, D), which dL/dv is added into.
@@ -35,6 +38,11 @@ template <typename T>
 class ResidualStream {
  public:
   virtual ~ResidualStream() = default;
+
+  // The mode's parameters of sublayer i (names under `prefix`, offsets into p), laid out before
+  // its branch's; and those of the output, after the last sublayer's.
+  virtual void lay_out_input(int i, const std::string& prefix, SublayerParams& p) {}
+  virtual void lay_out_output() {}
 
   // Sizes the mode's buffers for N rows (once per batch shape, with the workspace's).
   virtual void prepare(int64_t N) = 0;
@@ -52,6 +60,19 @@ class ResidualStream {
   virtual BranchGradient<T> update_backward(int i) = 0;
   virtual void input_backward(int i) = 0;  // after the branch's backward of i
   virtual const T* begin_backward() = 0;   // (N, D) dL/de
+
+  // What the last forward left (the model's accessors, model.hpp); a mode without them throws.
+  virtual const T* res_weights(int l) const { throw no("res_weights", "AttnRes"); }
+  virtual const T* res_source(int j) const { throw no("res_source", "AttnRes"); }
+  virtual const T* res_source_rstd(int j) const { throw no("res_source_rstd", "AttnRes"); }
+  virtual int64_t res_query_offset(int l) const { throw no("res_query_offset", "AttnRes"); }
+  virtual int64_t res_gain_offset(int l) const { throw no("res_gain_offset", "AttnRes"); }
+  virtual const T* hyper_mix(int i) const { throw no("hyper_mix", "hyper-connections"); }
+
+ private:
+  static std::logic_error no(const std::string& accessor, const std::string& mode) {
+    return std::logic_error(accessor + ": the scheme has no " + mode);
+  }
 };
 
 // The stream of the model's scheme (its ResidualMode; make_residual_stream.cpp), and each mode's

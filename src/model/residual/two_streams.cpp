@@ -25,6 +25,17 @@ class TwoStreams final : public ResidualStream<T> {
  public:
   explicit TwoStreams(Model<T>& model) : m_(model) {}
 
+  void lay_out_input(int, const std::string& prefix, SublayerParams& p) override {
+    const TwoStreamRule& rule = m_.scheme_.two_stream;
+    p.x_norm = m_.add_norm(prefix + ".x_norm", rule.renorm_x, m_.config_.norm);
+    p.y_norm = m_.add_norm(prefix + ".y_norm", rule.input_reads_y, m_.config_.norm);
+  }
+  void lay_out_output() override {  // the output N_x(x) (or x) + N_y(y)
+    m_.merge_x_norm_ =
+        m_.add_norm("merge.x_norm", m_.scheme_.two_stream.merge_norm_x, m_.config_.norm);
+    m_.merge_y_norm_ = m_.add_norm("merge.y_norm", true, m_.config_.norm);
+  }
+
   void prepare(int64_t N) override { m_.size_two_streams(N); }
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t N) override {  // y_0 = x_0
