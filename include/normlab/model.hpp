@@ -120,6 +120,8 @@ class TwoStreams;
 template <typename T>
 class HyperStreams;
 template <typename T>
+class QkvHook;  // src/model/residual/qkv_hook.hpp
+template <typename T>
 class InferenceStream;  // src/model/residual/inference_stream.hpp
 template <typename T>
 class AdditiveInference;  // src/model/residual/, one per residual mode
@@ -349,6 +351,7 @@ class Model {
   std::unique_ptr<EvalWorkspace> eval_;
   std::unique_ptr<ResidualStream<T>> residual_;    // the training pass's, by the scheme's mode
   std::unique_ptr<InferenceStream<T>> inference_;  // the inference pass's (with eval_)
+  std::unique_ptr<QkvHook<T>> train_qkv_hook_, eval_qkv_hook_;  // each pass's
 
   friend class AdditiveStream<T>;
   friend class AttnResStream<T>;

@@ -41,6 +41,7 @@ enum class Scheme {
   resi_dual,
   siamesenorm,
   hyper_connections,
+  resformer,
   custom
 };
 

@@ -69,6 +69,7 @@ struct ResolvedScheme {
                                    // scaled_residual_init); off under DeepNorm's own rule
   HeadNorms head_norms;            // the config's qk_norm, or the row's own (HybridNorm)
   TwoStreamRule two_stream = {};   // the second stream (residual_mode two_stream; else all off)
+  bool value_residual = false;     // ResFormer: attention n > 1 reads the values ½(V_n + V_1)
 
   // AttnRes (residual_mode attnres or block_attnres; empty otherwise). Sources: 0 is the
   // embedding stream, j + 1 the record of sublayer j. Mixing points: l < S is the input of

@@ -89,6 +89,9 @@ struct SchemeRow {
   bool overrides_allowed = true;  // false: attn_norms, mlp_norms, placement, qk_norm refused
   HeadNormRule head_norms = HeadNormRule::none;  // norms inside attention; qkv refuses qk_norm
   TwoStreamRule two_stream = {};                 // with residual_mode two_stream
+  // Value residual (ResFormer, arXiv 2410.17897): every attention after the first reads the
+  // values ½(V_n + V_1), V_1 those of the first attention (src/model/residual/value_residual.cpp).
+  bool value_residual = false;
   // The definition's revision: raised when a scheme's computation changes, so that its models'
   // configs (and the results and checkpoints keyed by them) differ from the old ones. Written
   // to the model config JSON as scheme_revision when above 1; a config or checkpoint of

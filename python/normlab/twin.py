@@ -258,6 +258,8 @@ class SchemeRow:
     qkv_norm: bool = False  # HybridNorm: q, k and v normalized per head with the model's norm
     two_stream: str = ""  # key of TWO_STREAMS: a second residual stream (resiDual, SiameseNorm)
     hyper: bool = False  # n residual streams mixed by learned weights (hyper_streams below)
+    # ResFormer's value residual: attention n > 1 reads the values (V_n + V_1) / 2
+    value_residual: bool = False
     revision: int = 1  # the row's revision, scheme_revision in the config when above 1
 
 
@@ -299,6 +301,9 @@ SCHEMES: Dict[str, SchemeRow] = {
     # Hyper-connections and mHC (hyper_streams below, written out from the papers; the slots
     # give each sublayer its pre-norm).
     "hyper_connections": SchemeRow(fixed("all: in"), hyper=True),
+    # ResFormer (arXiv 2410.17897): pre-norm; V_1 is the first attention's values after its head
+    # norms (Twin.attention).
+    "resformer": SchemeRow(fixed("all: in"), value_residual=True),
     "custom": SchemeRow(fixed(""), final_default=False),
 }
 
@@ -338,6 +343,7 @@ class Resolved:
     two_stream: str
     hyper: bool
     ngpt: bool = False  # nGPT's s_qk (q, k on the unit sphere after RoPE) and s_uv
+    value_residual: bool = False  # ResFormer: attention n > 1 reads (V_n + V_1) / 2
 
 
 def resolve_scheme(cfg: dict) -> Resolved:
@@ -400,7 +406,8 @@ def resolve_scheme(cfg: dict) -> Resolved:
                     head_norms=resolve_head_norms(cfg, row),
                     two_stream=row.two_stream,
                     hyper=row.hyper,
-                    ngpt=row.ngpt)
+                    ngpt=row.ngpt,
+                    value_residual=row.value_residual)
 
 
 # --------------------------------------------------------------------------------------------
@@ -931,6 +938,11 @@ class Twin(torch.nn.Module):
             k = self._norm(prefix + ".k_norm", k, hn.kind)
         if "v" in hn.parts:
             v = self._norm(prefix + ".v_norm", v, hn.kind)
+        if self.rs.value_residual:  # ResFormer: V_1 from the first attention of this forward
+            if self._v1 is None:
+                self._v1 = v
+            else:
+                v = 0.5 * (v + self._v1)
         scale = c["beta"] / math.sqrt(dh)
         if hn.learned_scale:
             q = q * self.p[prefix + ".qk_scale"].reshape(1, H, 1, 1)
@@ -999,6 +1011,7 @@ class Twin(torch.nn.Module):
         multi-field batches)."""
         c = self.cfg
         B, T = tokens.shape[:2]
+        self._v1: Optional[torch.Tensor] = None  # the first attention's values (value residual)
         if c["pos"] == "learned" and T > c["max_len"]:
             raise TwinError(f"sequence length {T} exceeds max-len {c['max_len']}")
         if tokens.dim() == 2:

@@ -35,7 +35,7 @@ SCHEMES = [
     dict(scheme="pre_and_post"), dict(scheme="reordered"), dict(scheme="layernorm_scaling"),
     dict(scheme="layerscale"), dict(scheme="rezero"), dict(scheme="hybridnorm"),
     dict(scheme="resi_dual"), dict(scheme="siamesenorm"), dict(scheme="hyper_connections"),
-    dict(scheme="hyper_connections", streams=3, sinkhorn=True),
+    dict(scheme="hyper_connections", streams=3, sinkhorn=True), dict(scheme="resformer"),
     dict(scheme="custom", placement="all: in, branch=scalar(0.7); attn[1:]: out; final: on"),
 ]
 

@@ -22,6 +22,7 @@
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
 #include "model/residual/inference_stream.hpp"
+#include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"

@@ -18,6 +18,7 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/ngpt.hpp"
+#include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/workspace.hpp"
@@ -213,6 +214,7 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
+    train_qkv_hook_->backward(i, w.d_qkv.data(), N);
     if (scheme_.sphere_qk) {  // nGPT: q, k = s_qk f ⊙ q/|q| after RoPE
       sphere_qk_backward(sub.qkv_raw.data(), params_.data() + p.s_qk, T(ngpt_scales(c).s_qk.factor),
                          sub.head_rstd.data(), w.d_qkv.data(), grads_.data() + p.s_qk, N, D,

@@ -176,7 +176,8 @@ SublayerBuffers<T> Model<T>::eval_buffers() {
           .xhat = data_or_null(w.xhat),
           .x_mean = w.mean.data(),
           .x_rstd = w.rstd.data(),
-          .rope = &w.rope};
+          .rope = &w.rope,
+          .qkv_hook = eval_qkv_hook_.get()};
 }
 
 template const float* Model<float>::forward_rows(const int32_t*, int64_t, int64_t, int,

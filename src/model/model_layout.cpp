@@ -12,6 +12,7 @@
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
 #include "model/residual/inference_stream.hpp"
+#include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/memory_budget.hpp"
@@ -51,6 +52,8 @@ Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
   params_.assign(layout_.total(), T(0));
   grads_.assign(layout_.total(), T(0));
   ws_ = std::make_unique<Workspace>();
+  train_qkv_hook_ = make_qkv_hook(*this, true);
+  eval_qkv_hook_ = make_qkv_hook(*this, false);
 }
 
 template <typename T>
@@ -100,6 +103,7 @@ double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t le
   if (scheme_row(c.scheme).residual_mode == ResidualMode::two_stream) {
     values += (layers * c.sublayers_per_layer() + 1) * (4.0 * n * d + 4.0 * n) + 3.0 * n * d;
   }
+  if (scheme_row(c.scheme).value_residual) values += 2.0 * n * d;  // V_1 and its gradient
   values += 4.0 * n * c.vocab + 12.0 * n * d;
   return values * static_cast<double>(value_bytes);
 }

@@ -128,6 +128,7 @@ ResolvedScheme resolve_scheme(const ModelConfig& c) {
   r.weight_decay = row.weight_decay;
   r.logit_scale = row.logit_scale;
   r.sphere_qk = row.sphere_qk;
+  r.value_residual = row.value_residual;
   r.mlp_scale = row.mlp_scale && c.mlp;
   if (row.init == InitRule::deepnorm) {
     r.branch_init_scale = std::pow(8.0 * c.layers, -0.25);

@@ -183,6 +183,14 @@ const std::array kRows = {
               .number = {&ModelConfig::streams, "streams", "--streams", "n"},
               .residual_mode = ResidualMode::hyper,
               .overrides_allowed = false},
+    // ResFormer (arXiv 2410.17897; x-transformers' add_value_residual with the mix fixed at ½):
+    // pre-norm, and every attention after the first reads ½(V_n + V_1), V_1 the first
+    // attention's values (after its head norms, when any).
+    SchemeRow{.scheme = Scheme::resformer,
+              .name = "resformer",
+              .block = "h = h + f(N(h)); attention n > 1 reads the values ½(V_n + V_1)",
+              .placement = fixed<kPre>,
+              .value_residual = true},
     SchemeRow{.scheme = Scheme::custom,
               .name = "custom",
               .block = "nothing but the model's `placement`; no final or embedding norm unless "

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/kernels/rope.hpp"
+#include "model/residual/qkv_hook.hpp"
 
 namespace normlab {
 
@@ -31,6 +32,7 @@ struct SublayerBuffers {
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
   T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
   const RopeTable<T>* rope = nullptr;                          // (T, dh) RoPE's factors
+  QkvHook<T>* qkv_hook = nullptr;                              // the pass's (qkv_hook.hpp)
 };
 
 // How attention is computed. Full: every query row, the probabilities (B, H, T, Tp) kept for

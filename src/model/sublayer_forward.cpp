@@ -70,6 +70,7 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     if (c.pos == PosEncoding::rope && !scheme_.sphere_qk) {
       rope_apply(b.qkv, {batch, len, D, c.heads}, *b.rope, Rotation::forward);
     }
+    b.qkv_hook->forward(i, b.qkv, rows);
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     if (attention.streams) {
       out_rows = attention.query_count;
@@ -144,7 +145,8 @@ SublayerBuffers<T> Model<T>::train_buffers(int i) {
           .xhat = data_or_null(sub.xhat),
           .x_mean = data_or_null(sub.x_mean),
           .x_rstd = data_or_null(sub.x_rstd),
-          .rope = &ws_->rope};
+          .rope = &ws_->rope,
+          .qkv_hook = train_qkv_hook_.get()};
 }
 
 // The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).

@@ -288,7 +288,17 @@ INSTANTIATE_TEST_SUITE_P(
              .causal = false,
              .layers = 2,
              .mlp = false,
-             .norm = NormKind::dyt}));
+             .norm = NormKind::dyt},
+        // Value residual: every attention's values mixed with V_1, which inference keeps for
+        // all rows while the stream narrows to the listed ones.
+        Case{Scheme::resformer, PosEncoding::rope, true, 3},
+        Case{.scheme = Scheme::resformer,
+             .pos = PosEncoding::none,
+             .causal = false,
+             .layers = 3,
+             .mlp = false,
+             .norm = NormKind::rmsnorm,
+             .qk_norm = QkNorm::rmsnorm}));
 
 }  // namespace
 }  // namespace normlab

@@ -554,6 +554,15 @@ std::vector<Variant> variants() {
        "scheme=hybridnorm mlp=false causal=false norm=layernorm"},
       {"hybridnorm_star_rope_rmsnorm_layers3",
        "scheme=hybridnorm pos=rope layers=3 placement=\"all[0:1]: in\""},
+      // Value residual (resformer): V_1 reaches every later attention and gathers their
+      // gradients; with QK-norm and RoPE (which leave v alone), without an MLP (consecutive
+      // attentions), and with the placement overridden (post-norm attention).
+      {"resformer_layers3", "scheme=resformer layers=3"},
+      {"resformer_qk_rmsnorm_rope_layernorm_layers3",
+       "scheme=resformer qk_norm=rmsnorm pos=rope norm=layernorm layers=3 heads=2"},
+      {"resformer_nomlp_bidirectional_layers4", "scheme=resformer mlp=false causal=false layers=4"},
+      {"resformer_attn_post_placement",
+       "scheme=resformer layers=3 placement=\"attn: post\" norm=rmsnorm"},
   };
   v.insert(v.end(), more.begin(), more.end());
   for (int k = 0; k <= 3; ++k) {

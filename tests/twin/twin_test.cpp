@@ -321,6 +321,14 @@ const TwinCase kCases[] = {
      kMoveScalars},
     {"hybridnorm_star_rmsnorm",
      "--scheme hybridnorm --norm rmsnorm --layers 2 --init-std 0.3 --placement 'all[0:1]: in'"},
+    // Value residual: the values every attention after the first reads, (V_n + V_1) / 2.
+    {"resformer_rmsnorm_rope_layers3_trained",
+     "--scheme resformer --norm rmsnorm --pos rope --width 16 --heads 2 --layers 3 "
+     "--init-std 0.3",
+     kMoveScalars},
+    {"resformer_layernorm_qk_l2_nomlp",
+     "--scheme resformer --norm layernorm --qk-norm l2 "
+     "--no-mlp --layers 3 --init-std 0.3"},
     // The two-stream schemes under the norm kinds they allow; the twin writes their blocks out
     // from the papers (TWO_STREAMS), not from normlab's slots. "trained": the gains, biases and
     // scalars of their many norms moved off their inits. siamesenorm with scalenorm: its first
