@@ -33,6 +33,43 @@ inline double norm2(const std::vector<double>& a) {
   return std::sqrt(s);
 }
 
+// The indices of all n elements of a tensor.
+inline std::vector<int64_t> all_elements(int64_t n) {
+  std::vector<int64_t> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+// The indices of `rows` runs of `width` elements, run r starting at offset + r·stride: a
+// padded (rows, width) block with row stride `stride`, or one part of each row of a packed one.
+inline std::vector<int64_t> strided_rows(int64_t rows, int64_t width, int64_t stride,
+                                         int64_t offset = 0) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < width; ++j) out.push_back(offset + r * stride + j);
+  }
+  return out;
+}
+
+// Central differences dL/dx_i = (L(x + h e_i) − L(x − h e_i)) / 2h for each i of `indices`, in
+// their order. x is restored.
+inline std::vector<double> numeric_gradient(std::vector<double>& x,
+                                            const std::function<double()>& loss,
+                                            const std::vector<int64_t>& indices, double h = kStep) {
+  std::vector<double> g(indices.size());
+  for (size_t j = 0; j < indices.size(); ++j) {
+    double& v = x[indices[j]];
+    const double saved = v;
+    v = saved + h;
+    const double up = loss();
+    v = saved - h;
+    const double down = loss();
+    v = saved;
+    g[j] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
 // Central differences dL/dx_i = (L(x + h e_i) − L(x − h e_i)) / 2h for the `count` elements
 // x[offset + stride·j], j < count (strided, so padded buffers can be checked). x is restored.
 inline std::vector<double> numeric_gradient(std::vector<double>& x,

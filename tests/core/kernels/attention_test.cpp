@@ -14,14 +14,14 @@
 
 #include "core/kernels/attention.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::check_gradients;
 using testing::random_normal;
-using testing::relative_error;
-using testing::weighted_sum;
+using testing::strided_rows;
 
 struct AttnCase {
   int64_t len;
@@ -29,10 +29,13 @@ struct AttnCase {
   bool causal;
 };
 
-std::string case_name(const ::testing::TestParamInfo<AttnCase>& info) {
-  const AttnCase& c = info.param;
+std::string name_of(const AttnCase& c) {
   return std::string(c.causal ? "causal" : "bidirectional") + "_T" + std::to_string(c.len) + "_D" +
          std::to_string(c.width) + "_H" + std::to_string(c.heads);
+}
+
+std::string case_name(const ::testing::TestParamInfo<AttnCase>& info) {
+  return name_of(info.param);
 }
 
 std::vector<AttnCase> cases() {
@@ -65,36 +68,26 @@ TEST_P(Attention, BackwardMatchesCentralDifferences) {
   const int64_t B = 2, N = B * c.len, D = c.width;
   const AttentionShape s = shape_of(c, B);
   Rng rng(6);
-  std::vector<double> qkv = random_normal(rng, N * 3 * D);
-  const std::vector<double> w = random_normal(rng, N * D);
+  std::vector<double> qkv = random_normal(rng, N * 3 * D), dqkv;  // (N, 3D): rows of q | k | v
   std::vector<double> o(N * D), probs(B * c.heads * c.len * attention_probs_stride(c.len));
-  auto loss = [&] {
+  const auto forward = [&] {
     attention_forward(s, qkv.data(), o.data(), probs.data());
-    return weighted_sum(w, o);
+    return o;
   };
-  loss();
-  std::vector<double> dqkv(N * 3 * D, std::numeric_limits<double>::quiet_NaN());
-  attention_backward(s, qkv.data(), probs.data(), w.data(), dqkv.data());
-  const std::vector<double> numeric = numeric_gradient(qkv, loss);
-  // Per part (q, k, v), each a tensor of its own.
-  const char* names[] = {"dq", "dk", "dv"};
-  for (int part = 0; part < 3; ++part) {
-    std::vector<double> a, n;
-    for (int64_t r = 0; r < N; ++r) {
-      for (int64_t d = 0; d < D; ++d) {
-        a.push_back(dqkv[r * 3 * D + part * D + d]);
-        n.push_back(numeric[r * 3 * D + part * D + d]);
-      }
-    }
-    for (double v : a) ASSERT_TRUE(std::isfinite(v)) << names[part] << " not overwritten";
-    if (c.len == 1 && part < 2) {
-      // One key: the softmax is constant 1, so q and k get exactly no gradient.
-      EXPECT_LT(testing::norm2(a), 1e-14) << names[part];
-      EXPECT_LT(testing::norm2(n), 1e-9) << names[part];
-      continue;
-    }
-    EXPECT_LT(relative_error(a, n), testing::kGradTolerance) << names[part];
-  }
+  const auto backward = [&](const std::vector<double>& dout) {
+    dqkv.assign(N * 3 * D, std::numeric_limits<double>::quiet_NaN());  // overwritten
+    attention_backward(s, qkv.data(), probs.data(), dout.data(), dqkv.data());
+  };
+  // q, k and v, each a tensor of its own. One key: the softmax is constant 1, so q and k get
+  // exactly no gradient.
+  const bool one_key = c.len == 1;
+  check_gradients({.name = name_of(c),
+                   .tensors = {{"q", &qkv, &dqkv, strided_rows(N, D, 3 * D, 0), one_key},
+                               {"k", &qkv, &dqkv, strided_rows(N, D, 3 * D, D), one_key},
+                               {"v", &qkv, &dqkv, strided_rows(N, D, 3 * D, 2 * D)}},
+                   .forward = forward,
+                   .backward = backward});
+  for (double v : dqkv) ASSERT_TRUE(std::isfinite(v)) << "dqkv not overwritten";
 }
 
 TEST_P(Attention, ForwardMatchesDirectSoftmax) {

@@ -2,7 +2,7 @@
 // a random set, and soft targets over every token (also ones that do not sum to 1, where the
 // Σ_k p_k factor matters), with weights other than 0 and 1, zero-weight rows, rows without a
 // target, a slot map that does not follow the row order, and more rows than one shard:
-//   - dlogits in double against central differences of the returned loss;
+//   - dlogits in double against central differences of the returned loss (times a weight);
 //   - the loss and dlogits, in double and in float, against the dense formula over (N, V)
 //     target rows evaluated in double;
 //   - listing zero-probability entries changes nothing, bit for bit (the kernel skips blocks
@@ -23,11 +23,12 @@
 #include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::check_gradients;
 using testing::random_normal;
 using testing::relative_error;
 
@@ -39,10 +40,14 @@ struct CeCase {
   Kind kind;
 };
 
-std::string case_name(const ::testing::TestParamInfo<CeCase>& info) {
+std::string name_of(const CeCase& c) {
   const char* kinds[] = {"one_hot", "uniform_set", "soft", "unnormalized"};
-  return "N" + std::to_string(info.param.rows) + "_V" + std::to_string(info.param.vocab) + "_" +
-         kinds[static_cast<int>(info.param.kind)];
+  return "N" + std::to_string(c.rows) + "_V" + std::to_string(c.vocab) + "_" +
+         kinds[static_cast<int>(c.kind)];
+}
+
+std::string case_name(const ::testing::TestParamInfo<CeCase>& info) {
+  return name_of(info.param);
 }
 
 // Targets in the kernel's layout (R = N targets, row n → slot[n]) and the same targets dense.
@@ -142,14 +147,22 @@ class CrossEntropy : public ::testing::TestWithParam<CeCase> {};
 TEST_P(CrossEntropy, GradientMatchesCentralDifferences) {
   const CeCase c = GetParam();
   Inputs<double> in = make_inputs<double>(c, 18);
-  const int64_t NV = c.rows * c.vocab;
-  std::vector<double> dz(NV, std::numeric_limits<double>::quiet_NaN());  // overwritten
-  cross_entropy(in.logits.data(), in.targets(), in.weight.data(), dz.data(), c.rows, c.vocab);
-  auto loss = [&] {
-    return cross_entropy(in.logits.data(), in.targets(), in.weight.data(),
-                         static_cast<double*>(nullptr), c.rows, c.vocab);
+  // y = (loss), one value; L = w · loss. dz: the kernel's dloss/dlogits; dlogits: dL/dlogits.
+  std::vector<double> dz, dlogits;
+  const auto forward = [&] {
+    return std::vector<double>{cross_entropy(in.logits.data(), in.targets(), in.weight.data(),
+                                             static_cast<double*>(nullptr), c.rows, c.vocab)};
   };
-  EXPECT_LT(relative_error(dz, numeric_gradient(in.logits, loss)), testing::kGradTolerance);
+  const auto backward = [&](const std::vector<double>& dy) {
+    dz.assign(c.rows * c.vocab, std::numeric_limits<double>::quiet_NaN());  // overwritten
+    cross_entropy(in.logits.data(), in.targets(), in.weight.data(), dz.data(), c.rows, c.vocab);
+    dlogits = dz;
+    for (double& v : dlogits) v *= dy[0];
+  };
+  check_gradients({.name = name_of(c),
+                   .tensors = {{"logits", &in.logits, &dlogits}},
+                   .forward = forward,
+                   .backward = backward});
   for (int64_t n = 1; n < c.rows; n += 3) {
     for (int v = 0; v < c.vocab; ++v) ASSERT_EQ(dz[n * c.vocab + v], 0.0) << "unscored row " << n;
   }

@@ -18,13 +18,13 @@
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::check_gradients;
 using testing::random_normal;
-using testing::relative_error;
 using testing::weighted_sum;
 
 struct RopeCase {
@@ -33,11 +33,14 @@ struct RopeCase {
   int64_t offset;
 };
 
-std::string case_name(const ::testing::TestParamInfo<RopeCase>& info) {
-  const RopeCase& c = info.param;
+std::string name_of(const RopeCase& c) {
   return "B" + std::to_string(c.batch) + "_T" + std::to_string(c.len) + "_D" +
          std::to_string(c.width) + "_H" + std::to_string(c.heads) + "_off" +
          std::to_string(c.offset);
+}
+
+std::string case_name(const ::testing::TestParamInfo<RopeCase>& info) {
+  return name_of(info.param);
 }
 
 constexpr double kBase = 100.0;  // small, so that every pair turns noticeably
@@ -103,19 +106,21 @@ TEST_P(Rope, InverseIsTheAdjoint) {
 }
 
 TEST_P(Rope, InverseIsTheGradient) {
-  const auto [B, T, D, H, offset] = GetParam();
+  const RopeCase c = GetParam();
+  const QkvShape shape{c.batch, c.len, c.width, c.heads};
   Rng rng(12);
-  std::vector<double> x = random_normal(rng, B * T * 3 * D);
-  const std::vector<double> w = random_normal(rng, B * T * 3 * D);
-  std::vector<double> y(x.size());
-  auto loss = [&] {
+  std::vector<double> x = random_normal(rng, c.batch * c.len * 3 * c.width), y, dx;
+  const auto forward = [&] {  // y = R x
     y = x;
-    rotate(y.data(), {B, T, D, H}, Rotation::forward, offset);
-    return weighted_sum(w, y);
+    rotate(y.data(), shape, Rotation::forward, c.offset);
+    return y;
   };
-  std::vector<double> analytic = w;
-  rotate(analytic.data(), {B, T, D, H}, Rotation::inverse, offset);
-  EXPECT_LT(relative_error(analytic, numeric_gradient(x, loss)), testing::kGradTolerance);
+  const auto backward = [&](const std::vector<double>& dy) {  // dx = Rᵀ dy
+    dx = dy;
+    rotate(dx.data(), shape, Rotation::inverse, c.offset);
+  };
+  check_gradients(
+      {.name = name_of(c), .tensors = {{"x", &x, &dx}}, .forward = forward, .backward = backward});
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Rope,
