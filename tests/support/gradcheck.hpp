@@ -70,27 +70,6 @@ inline std::vector<double> numeric_gradient(std::vector<double>& x,
   return g;
 }
 
-// Central differences dL/dx_i = (L(x + h e_i) − L(x − h e_i)) / 2h for the `count` elements
-// x[offset + stride·j], j < count (strided, so padded buffers can be checked). x is restored.
-inline std::vector<double> numeric_gradient(std::vector<double>& x,
-                                            const std::function<double()>& loss, int64_t count = -1,
-                                            int64_t offset = 0, int64_t stride = 1,
-                                            double h = kStep) {
-  if (count < 0) count = static_cast<int64_t>(x.size());
-  std::vector<double> g(count);
-  for (int64_t j = 0; j < count; ++j) {
-    double& v = x[offset + j * stride];
-    const double saved = v;
-    v = saved + h;
-    const double up = loss();
-    v = saved - h;
-    const double down = loss();
-    v = saved;
-    g[j] = (up - down) / (2 * h);
-  }
-  return g;
-}
-
 // n values drawn from N(mean, std²).
 inline std::vector<double> random_normal(Rng& rng, int64_t n, double std = 1.0, double mean = 0.0) {
   std::vector<double> v(n);

@@ -18,14 +18,16 @@
 #include "core/kernels/attnres.hpp"
 #include "core/parallel.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::added;
+using testing::check_gradients;
+using testing::KernelTensor;
 using testing::random_normal;
-using testing::relative_error;
-using testing::weighted_sum;
+using testing::strided_rows;
 
 constexpr double kEps = 1e-5;
 
@@ -81,6 +83,11 @@ struct MixCase {
   int width, sources;
 };
 
+std::string name_of(const MixCase& c) {
+  return "N" + std::to_string(c.rows) + "_D" + std::to_string(c.width) + "_K" +
+         std::to_string(c.sources);
+}
+
 class ResMix : public ::testing::TestWithParam<MixCase> {};
 
 TEST_P(ResMix, ForwardMatchesFormula) {
@@ -118,50 +125,50 @@ TEST_P(ResMix, ForwardMatchesFormula) {
 }
 
 TEST_P(ResMix, BackwardMatchesCentralDifferences) {
-  const auto [N, D, K] = GetParam();
+  const MixCase mc = GetParam();
+  const int64_t N = mc.rows;
+  const int D = mc.width, K = mc.sources;
   Rng rng(2);
   Mix m(N, D, K, rng);
-  const std::vector<double> c = random_normal(rng, N * D);
-  auto loss = [&] {
-    m.forward();
-    return weighted_sum(c, m.x);
-  };
-  loss();
   // Prior contents: the backward adds.
-  const std::vector<double> ds0 = random_normal(rng, K * N * D);
+  const std::vector<double> ds0 = random_normal(rng, K * N * D);  // (K, N, D)
   const std::vector<double> dw0 = random_normal(rng, D), dg0 = random_normal(rng, D);
-  std::vector<double> ds = ds0, dw = dw0, dg = dg0;
-  std::vector<double*> dp;
-  for (int k = 0; k < K; ++k) dp.push_back(ds.data() + k * N * D);
-  const ResMixPoint<double> pt = m.point(c.data(), dw.data(), dg.data());
-  res_mix_backward(m.sp.data(), m.rp.data(), dp.data(), K, &pt, 1, N, D);
+  std::vector<double> ds, dw, dg;  // as the backward leaves them
+  std::vector<double> as, aw, ag;  // what it added
+  const auto forward = [&] {
+    m.forward();
+    return m.x;
+  };
+  const auto backward = [&](const std::vector<double>& dx) {
+    ds = ds0;
+    dw = dw0;
+    dg = dg0;
+    std::vector<double*> dp;
+    for (int k = 0; k < K; ++k) dp.push_back(ds.data() + k * N * D);
+    const ResMixPoint<double> pt = m.point(dx.data(), dw.data(), dg.data());
+    res_mix_backward(m.sp.data(), m.rp.data(), dp.data(), K, &pt, 1, N, D);
+    as = added(ds, ds0);
+    aw = added(dw, dw0);
+    ag = added(dg, dg0);
+  };
   // A source row's gradient depends on that row alone, so the rows checked are those where
   // the kernel's loops change: the first rows and both sides of each shard's edge. Every
   // row costs D·K perturbations of an (N, D, K) forward; all 259 rows of N259_D17_K9 took
   // 100 s natively.
-  std::vector<int64_t> rows;
-  for (int64_t n = 0; n < N; ++n) {
-    if (n < 3 || n % kRowShard == 0 || n % kRowShard == kRowShard - 1 || n == N - 1) {
-      rows.push_back(n);
-    }
-  }
+  std::vector<KernelTensor> tensors;
   for (int k = 0; k < K; ++k) {
-    std::vector<double> a, num;
-    for (const int64_t n : rows) {
-      const int64_t at = k * N * D + n * D;
-      for (int d = 0; d < D; ++d) a.push_back(ds[at + d] - ds0[at + d]);
-      const std::vector<double> row = numeric_gradient(m.src, loss, D, at);
-      num.insert(num.end(), row.begin(), row.end());
+    std::vector<int64_t> checked;
+    for (int64_t n = 0; n < N; ++n) {
+      if (n < 3 || n % kRowShard == 0 || n % kRowShard == kRowShard - 1 || n == N - 1) {
+        for (int d = 0; d < D; ++d) checked.push_back(k * N * D + n * D + d);
+      }
     }
-    EXPECT_LT(relative_error(a, num), testing::kGradTolerance) << "d source " << k;
+    tensors.push_back({"source " + std::to_string(k), &m.src, &as, checked});
   }
-  std::vector<double> aw(D), ag(D);
-  for (int d = 0; d < D; ++d) {
-    aw[d] = dw[d] - dw0[d];
-    ag[d] = dg[d] - dg0[d];
-  }
-  EXPECT_LT(relative_error(aw, numeric_gradient(m.w, loss)), testing::kGradTolerance) << "dw";
-  EXPECT_LT(relative_error(ag, numeric_gradient(m.g, loss)), testing::kGradTolerance) << "dg";
+  tensors.push_back({"w", &m.w, &aw});
+  tensors.push_back({"g", &m.g, &ag});
+  check_gradients(
+      {.name = name_of(mc), .tensors = tensors, .forward = forward, .backward = backward});
   if (K > 1) {
     EXPECT_GT(testing::norm2(ag), 1e-3) << "the check must see a gain gradient";
   }
@@ -177,9 +184,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ResMix,
                                            MixCase{kRowShard + 3, 17, 9}, MixCase{5, 32, 3},
                                            MixCase{3, 64, 6}, MixCase{2, 128, 2}),
                          [](const ::testing::TestParamInfo<MixCase>& info) {
-                           return "N" + std::to_string(info.param.rows) + "_D" +
-                                  std::to_string(info.param.width) + "_K" +
-                                  std::to_string(info.param.sources);
+                           return name_of(info.param);
                          });
 
 // Two points sharing three sources, each with one source of its own, as the model runs them:
@@ -198,54 +203,60 @@ TEST_P(ResMixShared, PointsSharingSourcesMatchCentralDifferences) {
   const double w_std = 0.8 * std::min(1.0, std::sqrt(16.0 / D));      // as in Mix
   std::vector<double> w1 = random_normal(rng, D, w_std), w2 = random_normal(rng, D, w_std);
   std::vector<double> g1 = random_normal(rng, D, 0.3, 1), g2 = random_normal(rng, D, 0.3, 1);
-  const std::vector<double> c1 = random_normal(rng, N * D), c2 = random_normal(rng, N * D);
-  std::vector<double> rstd(5 * N), x1(N * D), x2(N * D), a1(N * 4), a2(N * 4);
+  std::vector<double> rstd(5 * N), x12(2 * N * D), a1(N * 4), a2(N * 4);  // x12: x1 then x2
+  std::vector<double> ds, dw1, dw2, dg1, dg2;
   auto S = [&](int j) { return src.data() + j * N * D; };
   auto R = [&](int j) { return rstd.data() + j * N; };
-  auto loss = [&] {
+  const auto forward = [&] {  // (x1, x2), each (N, D)
     for (int j = 0; j < 5; ++j) res_rstd(S(j), R(j), N, D, kEps);
     const double* s1[] = {S(0), S(1), S(2), S(3)};
     const double* r1[] = {R(0), R(1), R(2), R(3)};
     const double* s2[] = {S(0), S(1), S(2), S(4)};
     const double* r2[] = {R(0), R(1), R(2), R(4)};
-    res_mix_forward(s1, r1, 4, w1.data(), g1.data(), x1.data(), a1.data(), N, D);
-    res_mix_forward(s2, r2, 4, w2.data(), g2.data(), x2.data(), a2.data(), N, D);
-    return weighted_sum(c1, x1) + weighted_sum(c2, x2);
+    res_mix_forward(s1, r1, 4, w1.data(), g1.data(), x12.data(), a1.data(), N, D);
+    res_mix_forward(s2, r2, 4, w2.data(), g2.data(), x12.data() + N * D, a2.data(), N, D);
+    return x12;
   };
-  loss();
-  std::vector<double> ds(5 * N * D, 0.0), dw1(D, 0.0), dw2(D, 0.0), dg1(D, 0.0), dg2(D, 0.0);
-  auto dS = [&](int j) { return ds.data() + j * N * D; };
-  ResMixPoint<double> p1{a1.data(), 4,         0,          x1.data(), c1.data(),
-                         w1.data(), g1.data(), dw1.data(), dg1.data()};
-  ResMixPoint<double> p2{a2.data(), 4,         0,          x2.data(), c2.data(),
-                         w2.data(), g2.data(), dw2.data(), dg2.data()};
-  {  // own sources: column 3 of each point's weights
-    ResMixPoint<double> o1 = p1, o2 = p2;
-    o1.alpha_col = o2.alpha_col = 3;
-    const double* s3[] = {S(3)};
-    const double* r3[] = {R(3)};
-    double* d3[] = {dS(3)};
-    res_mix_backward(s3, r3, d3, 1, &o1, 1, N, D);
-    const double* s4[] = {S(4)};
-    const double* r4[] = {R(4)};
-    double* d4[] = {dS(4)};
-    res_mix_backward(s4, r4, d4, 1, &o2, 1, N, D);
+  const auto backward = [&](const std::vector<double>& dx12) {
+    ds.assign(5 * N * D, 0.0);
+    dw1.assign(D, 0.0);
+    dw2.assign(D, 0.0);
+    dg1.assign(D, 0.0);
+    dg2.assign(D, 0.0);
+    auto dS = [&](int j) { return ds.data() + j * N * D; };
+    const double* x1 = x12.data();
+    const double* x2 = x12.data() + N * D;
+    const double* dx1 = dx12.data();
+    const double* dx2 = dx12.data() + N * D;
+    ResMixPoint<double> p1{a1.data(), 4, 0, x1, dx1, w1.data(), g1.data(), dw1.data(), dg1.data()};
+    ResMixPoint<double> p2{a2.data(), 4, 0, x2, dx2, w2.data(), g2.data(), dw2.data(), dg2.data()};
+    {  // own sources: column 3 of each point's weights
+      ResMixPoint<double> o1 = p1, o2 = p2;
+      o1.alpha_col = o2.alpha_col = 3;
+      const double* s3[] = {S(3)};
+      const double* r3[] = {R(3)};
+      double* d3[] = {dS(3)};
+      res_mix_backward(s3, r3, d3, 1, &o1, 1, N, D);
+      const double* s4[] = {S(4)};
+      const double* r4[] = {R(4)};
+      double* d4[] = {dS(4)};
+      res_mix_backward(s4, r4, d4, 1, &o2, 1, N, D);
+    }
+    const double* ss[] = {S(0), S(1), S(2)};
+    const double* rs[] = {R(0), R(1), R(2)};
+    double* dss[] = {dS(0), dS(1), dS(2)};
+    const ResMixPoint<double> both[] = {p1, p2};
+    res_mix_backward(ss, rs, dss, 3, both, 2, N, D);
+  };
+  std::vector<KernelTensor> tensors = {
+      {"w1", &w1, &dw1}, {"w2", &w2, &dw2}, {"g1", &g1, &dg1}, {"g2", &g2, &dg2}};
+  for (int j = 0; j < 5; ++j) {  // source j: (N, D) at j·N·D
+    tensors.push_back({"source " + std::to_string(j), &src, &ds, strided_rows(N, D, D, j * N * D)});
   }
-  const double* ss[] = {S(0), S(1), S(2)};
-  const double* rs[] = {R(0), R(1), R(2)};
-  double* dss[] = {dS(0), dS(1), dS(2)};
-  const ResMixPoint<double> both[] = {p1, p2};
-  res_mix_backward(ss, rs, dss, 3, both, 2, N, D);
-  for (int j = 0; j < 5; ++j) {
-    const std::vector<double> a(ds.begin() + j * N * D, ds.begin() + (j + 1) * N * D);
-    EXPECT_LT(relative_error(a, numeric_gradient(src, loss, N * D, j * N * D)),
-              testing::kGradTolerance)
-        << "d source " << j;
-  }
-  EXPECT_LT(relative_error(dw1, numeric_gradient(w1, loss)), testing::kGradTolerance) << "dw1";
-  EXPECT_LT(relative_error(dw2, numeric_gradient(w2, loss)), testing::kGradTolerance) << "dw2";
-  EXPECT_LT(relative_error(dg1, numeric_gradient(g1, loss)), testing::kGradTolerance) << "dg1";
-  EXPECT_LT(relative_error(dg2, numeric_gradient(g2, loss)), testing::kGradTolerance) << "dg2";
+  check_gradients({.name = "D" + std::to_string(D),
+                   .tensors = tensors,
+                   .forward = forward,
+                   .backward = backward});
 }
 
 INSTANTIATE_TEST_SUITE_P(Widths, ResMixShared, ::testing::Values(6, 32, 64),

@@ -20,23 +20,28 @@
 #include "core/kernels/gemm.hpp"
 #include "core/parallel.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::added;
+using testing::check_gradients;
 using testing::random_normal;
-using testing::relative_error;
+using testing::strided_rows;
 
 struct LinearCase {
   int64_t M, K, N;
   int64_t pad_x, pad_y;  // extra columns in X (ldx = K + pad_x) and Y (ldy = N + pad_y)
 };
 
-std::string case_name(const ::testing::TestParamInfo<LinearCase>& info) {
-  const LinearCase& c = info.param;
+std::string name_of(const LinearCase& c) {
   return "M" + std::to_string(c.M) + "_K" + std::to_string(c.K) + "_N" + std::to_string(c.N) +
          "_padx" + std::to_string(c.pad_x) + "_pady" + std::to_string(c.pad_y);
+}
+
+std::string case_name(const ::testing::TestParamInfo<LinearCase>& info) {
+  return name_of(info.param);
 }
 
 class Linear : public ::testing::TestWithParam<LinearCase> {};
@@ -63,47 +68,43 @@ TEST_P(Linear, ForwardMatchesTripleLoopAndKeepsPadding) {
 }
 
 TEST_P(Linear, BackwardMatchesCentralDifferencesAndAccumulates) {
-  const auto [M, K, N, pad_x, pad_y] = GetParam();
-  const int64_t ldx = K + pad_x, ldy = N + pad_y;
+  const LinearCase c = GetParam();
+  const int64_t M = c.M, K = c.K, N = c.N, ldx = K + c.pad_x, ldy = N + c.pad_y;
   const LinearShape shape{.rows = M, .in = K, .out = N, .x_stride = ldx, .y_stride = ldy};
   Rng rng(2);
-  std::vector<double> X = random_normal(rng, M * ldx);
-  std::vector<double> W = random_normal(rng, N * K);
-  const std::vector<double> w = random_normal(rng, M * ldy);  // dY = w (strided like Y)
-  std::vector<double> Y(M * ldy);
-  auto loss = [&] {
-    linear_forward(X.data(), W.data(), Y.data(), shape);
-    double L = 0;
-    for (int64_t m = 0; m < M; ++m) {
-      for (int64_t n = 0; n < N; ++n) L += w[m * ldy + n] * Y[m * ldy + n];
-    }
-    return L;
-  };
+  std::vector<double> X = random_normal(rng, M * ldx);  // (M, K) in rows of ldx
+  std::vector<double> W = random_normal(rng, N * K);    // (N, K)
+  std::vector<double> Y(M * ldy);                       // (M, N) in rows of ldy
   // Both outputs start from non-zero values: the backward must add to them.
   const std::vector<double> dX0 = random_normal(rng, M * ldx);
   const std::vector<double> dW0 = random_normal(rng, N * K);
-  std::vector<double> dX = dX0, dW = dW0;
-  linear_backward(X.data(), W.data(), w.data(), dX.data(), dW.data(), shape);
-
-  std::vector<double> analytic_x;
+  std::vector<double> dX, dW;                  // as the backward leaves them
+  std::vector<double> analytic_x, analytic_w;  // what it added
+  std::vector<double> dY;                      // strided like Y
+  const auto forward = [&] {
+    linear_forward(X.data(), W.data(), Y.data(), shape);
+    return Y;
+  };
+  const auto backward = [&](const std::vector<double>& dy) {
+    dY = dy;
+    dX = dX0;
+    dW = dW0;
+    linear_backward(X.data(), W.data(), dY.data(), dX.data(), dW.data(), shape);
+    analytic_x = added(dX, dX0);
+    analytic_w = added(dW, dW0);
+  };
+  check_gradients(
+      {.name = name_of(c),
+       .tensors = {{"X", &X, &analytic_x, strided_rows(M, K, ldx)}, {"W", &W, &analytic_w}},
+       .forward = forward,
+       .backward = backward});
   for (int64_t m = 0; m < M; ++m) {
-    for (int64_t k = 0; k < K; ++k) analytic_x.push_back(dX[m * ldx + k] - dX0[m * ldx + k]);
     for (int64_t k = K; k < ldx; ++k) ASSERT_EQ(dX[m * ldx + k], dX0[m * ldx + k]);
   }
-  std::vector<double> numeric_x;
-  for (int64_t m = 0; m < M; ++m) {
-    const std::vector<double> row = numeric_gradient(X, loss, K, m * ldx);
-    numeric_x.insert(numeric_x.end(), row.begin(), row.end());
-  }
-  EXPECT_LT(relative_error(analytic_x, numeric_x), testing::kGradTolerance) << "dX";
-
-  std::vector<double> analytic_w(N * K);
-  for (int64_t i = 0; i < N * K; ++i) analytic_w[i] = dW[i] - dW0[i];
-  EXPECT_LT(relative_error(analytic_w, numeric_gradient(W, loss)), testing::kGradTolerance) << "dW";
 
   // dX may be null: only dW is computed, with the same values.
   std::vector<double> dW_only = dW0;
-  linear_backward(X.data(), W.data(), w.data(), static_cast<double*>(nullptr), dW_only.data(),
+  linear_backward(X.data(), W.data(), dY.data(), static_cast<double*>(nullptr), dW_only.data(),
                   shape);
   EXPECT_EQ(dW_only, dW);
 }

@@ -20,14 +20,15 @@
 #include "normlab/model_config.hpp"
 #include "normlab/norm_kind.hpp"
 #include "support/gradcheck.hpp"
+#include "support/kernel_case.hpp"
 
 namespace normlab {
 namespace {
 
-using testing::numeric_gradient;
+using testing::added;
+using testing::check_gradients;
+using testing::KernelTensor;
 using testing::random_normal;
-using testing::relative_error;
-using testing::weighted_sum;
 
 constexpr NormKind kKinds[] = {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize,
                                NormKind::l2,        NormKind::dyt,     NormKind::derf,
@@ -91,9 +92,12 @@ struct NormCase {
   int width;
 };
 
+std::string name_of(const NormCase& c) {
+  return to_string(c.kind) + "_N" + std::to_string(c.rows) + "_D" + std::to_string(c.width);
+}
+
 std::string case_name(const ::testing::TestParamInfo<NormCase>& info) {
-  return to_string(info.param.kind) + "_N" + std::to_string(info.param.rows) + "_D" +
-         std::to_string(info.param.width);
+  return name_of(info.param);
 }
 
 std::vector<NormCase> cases() {
@@ -111,62 +115,64 @@ std::vector<NormCase> cases() {
 class Norm : public ::testing::TestWithParam<NormCase> {};
 
 TEST_P(Norm, BackwardMatchesCentralDifferences) {
-  const auto [kind, N, D] = GetParam();
+  const NormCase c = GetParam();
+  const int64_t N = c.rows;
+  const int D = c.width;
   const double eps = 1e-5;
   Rng rng(3);
   // Offset mean: centering matters; gain and bias far from 1 and 0.
   std::vector<double> x = random_normal(rng, N * D, 1.0, 0.3);
   std::vector<double> gain = random_normal(rng, D, 0.5, 1.0);
   std::vector<double> bias = random_normal(rng, D, 0.5);
-  const std::vector<double> w = random_normal(rng, N * D);
-  const bool has_gain = norm_has_gain(kind), has_bias = norm_has_bias(kind);
+  const bool has_gain = norm_has_gain(c.kind), has_bias = norm_has_bias(c.kind);
   const double* g = has_gain ? gain.data() : nullptr;
   const double* b = has_bias ? bias.data() : nullptr;
-  std::vector<double> scalars = test_scalars(kind);
-  const int S = norm_scalar_count(kind);
+  std::vector<double> scalars = test_scalars(c.kind);
+  const int S = norm_scalar_count(c.kind);
   ASSERT_EQ(static_cast<int>(scalars.size()), S);
   const double* sc = S > 0 ? scalars.data() : nullptr;
   std::vector<double> y(N * D), mean(N), rstd(N);
-  auto loss = [&] {
-    norm_forward(NormWeights<double>{kind, g, b, sc}, x.data(), y.data(),
-                 {mean.data(), rstd.data()}, {N, D}, eps);
-    return weighted_sum(w, y);
-  };
-  loss();  // mean and rstd of the unperturbed input
-  const std::vector<double> saved_mean = mean, saved_rstd = rstd;
+  // Prior contents: the backward adds.
   const std::vector<double> dx0 = random_normal(rng, N * D);
   const std::vector<double> dgain0 = random_normal(rng, D), dbias0 = random_normal(rng, D);
   const std::vector<double> dscalars0 = random_normal(rng, S);
-  std::vector<double> dx = dx0, dgain = dgain0, dbias = dbias0, dscalars = dscalars0;
-  norm_backward(
-      NormWeights<double>{kind, g, nullptr, sc}, x.data(), {saved_mean.data(), saved_rstd.data()},
-      w.data(), dx.data(),
-      NormGrads<double>{has_gain ? dgain.data() : nullptr, has_bias ? dbias.data() : nullptr,
-                        S > 0 ? dscalars.data() : nullptr},
-      {N, D});
-
-  std::vector<double> ax(N * D), ag(D), ab(D);
-  for (int64_t i = 0; i < N * D; ++i) ax[i] = dx[i] - dx0[i];
-  for (int i = 0; i < D; ++i) {
-    ag[i] = dgain[i] - dgain0[i];
-    ab[i] = dbias[i] - dbias0[i];
+  std::vector<double> dx, dgain, dbias, dscalars;  // as the backward leaves them
+  std::vector<double> ax, ag, ab, as;              // what it added: the analytic gradients
+  const auto forward = [&] {
+    norm_forward(NormWeights<double>{c.kind, g, b, sc}, x.data(), y.data(),
+                 {mean.data(), rstd.data()}, {N, D}, eps);
+    return y;
+  };
+  const auto backward = [&](const std::vector<double>& dy) {
+    dx = dx0;
+    dgain = dgain0;
+    dbias = dbias0;
+    dscalars = dscalars0;
+    norm_backward(
+        NormWeights<double>{c.kind, g, nullptr, sc}, x.data(), {mean.data(), rstd.data()},
+        dy.data(), dx.data(),
+        NormGrads<double>{has_gain ? dgain.data() : nullptr, has_bias ? dbias.data() : nullptr,
+                          S > 0 ? dscalars.data() : nullptr},
+        {N, D});
+    ax = added(dx, dx0);
+    ag = added(dgain, dgain0);
+    ab = added(dbias, dbias0);
+    as = added(dscalars, dscalars0);
+  };
+  std::vector<KernelTensor> tensors = {{"x", &x, &ax}};
+  if (has_gain) tensors.push_back({"gain", &gain, &ag});
+  if (has_bias) tensors.push_back({"bias", &bias, &ab});
+  // Each scalar on its own: one tensor of shape (1) in the model.
+  for (int k = 0; k < S; ++k) {
+    tensors.push_back({norm_row(c.kind).scalars[k].name, &scalars, &as, {k}});
   }
-  EXPECT_LT(relative_error(ax, numeric_gradient(x, loss)), testing::kGradTolerance) << "dx";
-  if (has_gain) {
-    EXPECT_LT(relative_error(ag, numeric_gradient(gain, loss)), testing::kGradTolerance) << "dgain";
-  } else {
+  check_gradients(
+      {.name = name_of(c), .tensors = tensors, .forward = forward, .backward = backward});
+  if (!has_gain) {
     EXPECT_EQ(dgain, dgain0) << "a kind without gain wrote dgain";
   }
-  if (has_bias) {
-    EXPECT_LT(relative_error(ab, numeric_gradient(bias, loss)), testing::kGradTolerance) << "dbias";
-  } else {
+  if (!has_bias) {
     EXPECT_EQ(dbias, dbias0) << "a kind without bias wrote dbias";
-  }
-  // Each scalar on its own: one tensor of shape (1) in the model.
-  const std::vector<double> numeric = numeric_gradient(scalars, loss);
-  for (int k = 0; k < S; ++k) {
-    EXPECT_LT(relative_error({dscalars[k] - dscalars0[k]}, {numeric[k]}), testing::kGradTolerance)
-        << "scalar " << k;
   }
 }
 
