@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 
 namespace normlab::cli {
 

@@ -10,7 +10,7 @@
 #include "normlab/claims.hpp"
 #include "normlab/claims_decision.hpp"
 #include "normlab/claims_informativeness.hpp"
-#include "normlab/claims_table.hpp"
+#include "normlab/csv.hpp"
 
 namespace normlab::claims {
 

@@ -9,7 +9,7 @@
 #include "normlab/atomic_file.hpp"
 #include "normlab/claims_design.hpp"
 #include "normlab/claims_informativeness.hpp"
-#include "normlab/claims_table.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/json_file.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/plot.hpp"
 #include "normlab/run_rows.hpp"

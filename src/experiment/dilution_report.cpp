@@ -11,7 +11,7 @@
 #include "experiment/report_files.hpp"
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/model.hpp"
 #include "normlab/plot.hpp"

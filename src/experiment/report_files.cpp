@@ -7,7 +7,7 @@
 
 #include "normlab/atomic_file.hpp"
 #include "normlab/checkpoint.hpp"
-#include "normlab/claims_table.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/printable.hpp"
@@ -16,7 +16,7 @@ namespace normlab::report {
 namespace fs = std::filesystem;
 
 std::vector<CsvRow> read_csv(const fs::path& file) {
-  const claims::CsvTable table = claims::read_csv_table(file);
+  const CsvTable table = read_csv_table(file);
   std::vector<CsvRow> rows;
   for (const std::vector<std::string>& cells : table.rows) {
     CsvRow row;

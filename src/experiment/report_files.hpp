@@ -20,7 +20,7 @@ namespace normlab::report {
 
 using CsvRow = std::map<std::string, std::string>;
 
-// Rows of a CSV file (claims_table.hpp's reader) as maps from the header's column names.
+// Rows of a CSV file (csv.hpp's reader) as maps from the header's column names.
 std::vector<CsvRow> read_csv(const std::filesystem::path& file);
 
 // The cell as a number; NaN when absent, empty or not a number.

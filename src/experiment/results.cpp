@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "normlab/atomic_file.hpp"
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/metrics.hpp"
 #include "normlab/printable.hpp"

@@ -1,5 +1,5 @@
 #include "normlab/particles/summary_table.hpp"
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 
 #include <fmt/format.h>
 

@@ -33,7 +33,7 @@ bool spans_decades(const std::vector<svg::Series>& series) {
 
 void particle_sections(Page& page, const fs::path& out) {
   const nlohmann::json summary = parse_json_file(out / "summary.json");
-  const CsvTable runs = claims::read_csv_table(out / "particles_summary.csv");
+  const CsvTable runs = read_csv_table(out / "particles_summary.csv");
   const size_t run = runs.column("run"), label = runs.column("label");
 
   page.heading(2, "Study");
@@ -63,7 +63,7 @@ void particle_sections(Page& page, const fs::path& out) {
       missing.push_back(row[run]);
       continue;
     }
-    const CsvTable t = claims::read_csv_table(csv);
+    const CsvTable t = read_csv_table(csv);
     const size_t c_t = t.column("t"), c_cos = t.column("mean_cos"),
                  c_one = t.column("one_minus_mean_cos"), c_r = t.column("mean_radius");
     for (const auto& r : t.rows) {

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 std::optional<CsvTable> read_table_if(const fs::path& file) {
   if (!fs::exists(file)) return std::nullopt;
-  return claims::read_csv_table(file);
+  return read_csv_table(file);
 }
 
 double to_number(const std::string& cell) {

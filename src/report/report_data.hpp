@@ -10,12 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/claims_table.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/svg_plot.hpp"
 
 namespace normlab::report {
-
-using claims::CsvTable;
 
 // OUT/NAME as a table, or nothing when the file does not exist; InputError naming the file
 // when it cannot be read.

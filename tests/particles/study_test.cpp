@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "normlab/atomic_file.hpp"
-#include "normlab/claims_table.hpp"
+#include "normlab/csv.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {
@@ -145,7 +145,7 @@ tau = 2.0
       {one, "--jobs 1", "out1", 0}, {two, "", "out2", 2}, {one, "--jobs 3", "out3", 3}};
   // summary.csv's rows without its `seconds` column, which is wall time.
   auto summary_without_seconds = [](const std::filesystem::path& file) {
-    claims::CsvTable t = claims::read_csv_table(file);
+    CsvTable t = read_csv_table(file);
     const size_t seconds = t.column("seconds");
     for (std::vector<std::string>& row : t.rows) row.erase(row.begin() + seconds);
     return t.rows;

@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kernels/gemm.hpp"
-#include "normlab/csv_writer.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/machine.hpp"
 #include "normlab/results_store.hpp"
@@ -191,14 +190,6 @@ TEST(ResultsStore, AnOlderLayoutIsRebuilt) {
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
   EXPECT_EQ(count(db, "PRAGMA user_version"), ResultsStore::kSchemaVersion);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'experiment'"), 0);
-}
-
-TEST(CsvWriter, QuotesOnlyWhatNeedsIt) {
-  EXPECT_EQ(csv_field("plain"), "plain");
-  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
-  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
-  EXPECT_EQ(csv_row({"x", "y,z", ""}), "x,\"y,z\",\n");
 }
 
 TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {

@@ -1,13 +1,13 @@
-// What csv_writer.hpp writes, claims_table.hpp's reader reads back cell for cell: commas,
-// quotes and line breaks inside a field (a variant label may hold any of them).
+// csv.hpp: the writer quotes only what needs it; what it writes, the reader reads back cell for
+// cell: commas, quotes and line breaks inside a field (a variant label may hold any of them);
+// cells by column name; the reader's errors name the file and the line.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "normlab/atomic_file.hpp"
-#include "normlab/claims_table.hpp"
-#include "normlab/csv_writer.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "support/cli.hpp"
 
@@ -15,6 +15,14 @@ namespace normlab {
 namespace {
 
 using testing::TempDir;
+
+TEST(CsvWriter, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(csv_row({"x", "y,z", ""}), "x,\"y,z\",\n");
+}
 
 TEST(CsvRoundTrip, EveryCellComesBackAsWritten) {
   const std::vector<std::string> header = {"label", "seed", "value"};
@@ -28,16 +36,34 @@ TEST(CsvRoundTrip, EveryCellComesBackAsWritten) {
   for (const auto& r : rows) text += csv_row(r);
   TempDir tmp;
   write_file_atomic(tmp / "t.csv", text);
-  const claims::CsvTable t = claims::read_csv_table(tmp / "t.csv");
+  const CsvTable t = read_csv_table(tmp / "t.csv");
   EXPECT_EQ(t.columns, header);
   EXPECT_EQ(t.rows, rows);
+  EXPECT_EQ(t.cell(1, "label"), "comma, and \"quotes\"");
+  EXPECT_EQ(t.cell(3, "value"), "1e-3");
+}
+
+TEST(CsvTable, AnAbsentColumnIsNamedWithTheFilesColumns) {
+  TempDir tmp;
+  write_file_atomic(tmp / "t.csv", "a,b\n1,2\n");
+  const CsvTable t = read_csv_table(tmp / "t.csv");
+  EXPECT_TRUE(t.has_column("b"));
+  EXPECT_FALSE(t.has_column("c"));
+  try {
+    t.cell(0, "c");
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.csv: no column 'c'; its columns: a, b"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(CsvRoundTrip, AMismatchNamesTheLineItStartsOn) {
   TempDir tmp;
   write_file_atomic(tmp / "t.csv", "a,b\n\"x\ny\",1\n2\n");
   try {
-    claims::read_csv_table(tmp / "t.csv");
+    read_csv_table(tmp / "t.csv");
     FAIL() << "no InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("t.csv:4: 1 cells, the header has 2"), std::string::npos)
@@ -49,7 +75,7 @@ TEST(CsvRoundTrip, AnUnterminatedQuoteIsRefused) {
   TempDir tmp;
   write_file_atomic(tmp / "t.csv", "a,b\n1,\"open\n2,3\n");
   try {
-    claims::read_csv_table(tmp / "t.csv");
+    read_csv_table(tmp / "t.csv");
     FAIL() << "no InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("t.csv:2: a quoted field never ends"), std::string::npos)

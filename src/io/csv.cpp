@@ -1,3 +1,5 @@
+#include "normlab/csv.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -5,16 +7,13 @@
 #include <utility>
 
 #include "normlab/atomic_file.hpp"
-#include "normlab/claims_table.hpp"
 #include "normlab/errors.hpp"
 
-namespace normlab::claims {
+namespace normlab {
 namespace {
 
-// The records of RFC 4180 text (as csv_writer.hpp writes it), each with the line it starts
-// on: fields split at commas, a quoted field may hold commas, doubled quotes and line breaks;
-// a carriage return outside quotes is dropped; empty lines are skipped. InputError at an
-// unterminated quote.
+// The records of the text, each with the line it starts on (csv.hpp's reading rules).
+// InputError at an unterminated quote.
 std::vector<std::pair<int, std::vector<std::string>>> records(const std::string& text,
                                                               const std::filesystem::path& file) {
   std::vector<std::pair<int, std::vector<std::string>>> out;
@@ -61,6 +60,25 @@ std::vector<std::pair<int, std::vector<std::string>>> records(const std::string&
 
 }  // namespace
 
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_row(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += ',';
+    out += csv_field(fields[i]);
+  }
+  return out + "\n";
+}
+
 bool CsvTable::has_column(const std::string& name) const {
   return std::find(columns.begin(), columns.end(), name) != columns.end();
 }
@@ -74,13 +92,14 @@ size_t CsvTable::column(const std::string& name) const {
   return static_cast<size_t>(it - columns.begin());
 }
 
-CsvTable read_csv_table(const std::filesystem::path& file) {
-  if (!std::filesystem::exists(file)) {
-    throw InputError(fmt::format("{}: no such file (has the study run?)", file.string()));
-  }
+const std::string& CsvTable::cell(size_t row, const std::string& name) const {
+  return rows.at(row)[column(name)];
+}
+
+CsvTable parse_csv_table(const std::string& text, const std::filesystem::path& file) {
   CsvTable t;
   t.file = file;
-  auto rows = records(read_file(file), file);  // a regular file that fits in memory
+  auto rows = records(text, file);
   if (rows.empty()) throw InputError(fmt::format("{}: empty, no header", file.string()));
   t.columns = std::move(rows.front().second);
   for (size_t r = 1; r < rows.size(); ++r) {
@@ -94,4 +113,11 @@ CsvTable read_csv_table(const std::filesystem::path& file) {
   return t;
 }
 
-}  // namespace normlab::claims
+CsvTable read_csv_table(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) {
+    throw InputError(fmt::format("{}: no such file (has the study run?)", file.string()));
+  }
+  return parse_csv_table(read_file(file), file);  // a regular file that fits in memory
+}
+
+}  // namespace normlab
