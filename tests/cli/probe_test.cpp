@@ -3,7 +3,6 @@
 // (files); without gnuplot the probe warns once and writes everything but the PNG.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "normlab/checkpoint.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/model.hpp"
 #include "normlab/probes/probe_plots.hpp"
 #include "normlab/trainer.hpp"
@@ -78,10 +78,9 @@ TEST_F(ProbeCli, VarianceWritesFilesTableAndPlots) {
   // 2 layers × (attn_out, attn_out_normed, stream_out, 2 heads) fits.
   EXPECT_EQ(j["results"]["fits"].size(), 10u);
   EXPECT_EQ(j["results"]["histograms"][0]["lengths"][0]["length"], 16);
-  const std::string csv = testing::slurp(prefix + ".csv");
-  EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "length,seq_len,layer,sublayer,site,head,rows,features,mean_feature_std,"
-            "global_mean,global_var,global_std");
+  EXPECT_EQ(csv_row(read_csv_table(prefix + ".csv").columns),
+            "length,seq_len,layer,sublayer,site,head,rows,features,mean_feature_std,global_mean,"
+            "global_var,global_std\n");
 }
 
 TEST_F(ProbeCli, DispersionAndDepthWriteBesideTheCheckpoint) {
@@ -174,10 +173,11 @@ TEST_F(ProbeCli, DilutionOnASetComplementRunOnly) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.out.find("fit of ln|gap| against ln s"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("s = 15 done"), std::string::npos) << r.err;
-  const std::string csv = testing::slurp(run / "final/probe_dilution.csv");
-  EXPECT_EQ(csv.rfind("s,seq_len,site,samples,gap,gap_sd,gap_low,gap_high\n1,2,logits,8,", 0), 0u)
-      << csv;
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 3);  // peri: three sites
+  const CsvTable gaps = read_csv_table(run / "final/probe_dilution.csv");
+  EXPECT_EQ(csv_row(gaps.columns), "s,seq_len,site,samples,gap,gap_sd,gap_low,gap_high\n");
+  ASSERT_EQ(gaps.rows.size(), 3u * 3);  // s = 1, 4, 15; peri: three sites
+  EXPECT_EQ(std::vector<std::string>(gaps.rows[0].begin(), gaps.rows[0].begin() + 4),
+            (std::vector<std::string>{"1", "2", "logits", "8"}));
   const auto j = nlohmann::json::parse(testing::slurp(run / "final/probe_dilution.json"));
   EXPECT_EQ(j["results"]["norm_after"], "rmsnorm");
   EXPECT_EQ(j["results"]["fits"].size(), 3u);

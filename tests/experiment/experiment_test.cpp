@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <toml++/toml.h>
 
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/experiment_overrides.hpp"
@@ -340,8 +341,16 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   // results.csv: 3 variants × 2 seeds × 2 weights × 2 lengths × 3 metrics rows + header (tvd,
   // accuracy and tvd_chance, the uniform predictor's TVD: (s + 1)/(v + 1) = 3/7 at s = 2).
   const std::string csv = testing::slurp(out / "results.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 2 * 2 * 2 * 3) << csv;
-  EXPECT_NE(csv.find(",raw,2,3,tvd_chance,0.428571,"), std::string::npos) << csv;
+  const CsvTable results = read_csv_table(out / "results.csv");
+  EXPECT_EQ(results.rows.size(), 3u * 2 * 2 * 2 * 3) << csv;
+  bool chance_row = false;
+  for (size_t i = 0; i < results.rows.size(); ++i) {
+    chance_row = chance_row ||
+                 (results.cell(i, "weights") == "raw" && results.cell(i, "length") == "2" &&
+                  results.cell(i, "seq_len") == "3" && results.cell(i, "metric") == "tvd_chance" &&
+                  results.cell(i, "value") == "0.428571");
+  }
+  EXPECT_TRUE(chance_row) << csv;
   EXPECT_TRUE(std::filesystem::exists(out / "summary.md"));
   {  // The SQLite store holds the same rows.
     sqlite3* db = nullptr;
@@ -406,41 +415,29 @@ TEST(ExperimentRun, CharLmWithValidationCurves) {
   EXPECT_NE(r.out.find("bpc (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
   // curves.csv: per run, validation at 0, 10, 20, 30 and training lines at 10, 20, 30.
   const std::string csv = testing::slurp(out / "curves.csv");
-  std::istringstream lines(csv);
-  std::string line;
-  std::getline(lines, line);
-  EXPECT_EQ(line, "variant,seed,step,train_loss,val_loss");
-  std::vector<std::string> rows;
-  while (std::getline(lines, line)) rows.push_back(line);
-  ASSERT_EQ(rows.size(), 8u) << csv;
-  EXPECT_EQ(rows[0].rfind("pre,3,0,,", 0), 0u) << rows[0];  // step 0: no training loss yet
-  EXPECT_EQ(rows[4].rfind("post,3,0,,", 0), 0u) << rows[4];
-  for (const std::string& row : rows) {
-    EXPECT_EQ(std::count(row.begin(), row.end(), ','), 4) << row;
-    EXPECT_NE(row.back(), ',') << "every row here has a validation loss: " << row;
+  const CsvTable curves = read_csv_table(out / "curves.csv");
+  EXPECT_EQ(csv_row(curves.columns), "variant,seed,step,train_loss,val_loss\n");
+  ASSERT_EQ(curves.rows.size(), 8u) << csv;
+  // Step 0 of each run: no training loss yet.
+  EXPECT_EQ(curves.cell(0, "variant"), "pre") << csv;
+  EXPECT_EQ(curves.cell(4, "variant"), "post") << csv;
+  for (const size_t i : {0, 4}) {
+    EXPECT_EQ(curves.cell(i, "seed"), "3") << csv;
+    EXPECT_EQ(curves.cell(i, "step"), "0") << csv;
+    EXPECT_EQ(curves.cell(i, "train_loss"), "") << csv;
+  }
+  for (size_t i = 0; i < curves.rows.size(); ++i) {
+    EXPECT_NE(curves.cell(i, "val_loss"), "") << "every row here has a validation loss: " << csv;
   }
   // The validation loss starts near log V = log 114 and falls.
-  const double first = std::stod(rows[0].substr(rows[0].rfind(',') + 1));
-  const double last = std::stod(rows[3].substr(rows[3].rfind(',') + 1));
+  const double first = std::stod(curves.cell(0, "val_loss"));
+  const double last = std::stod(curves.cell(3, "val_loss"));
   EXPECT_NEAR(first, std::log(114.0), 0.5);
   EXPECT_LT(last, first - 0.3);
   if (std::system("command -v gnuplot > /dev/null 2>&1") == 0) {
     EXPECT_GT(std::filesystem::file_size(out / "curves.png"), 1000u);
     EXPECT_NE(r.out.find("curves.png"), std::string::npos) << r.out;
   }
-}
-
-// Splits "a,b,c" into cells.
-std::vector<std::string> cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char c : line) {
-    if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back().push_back(c);
-    }
-  }
-  return out;
 }
 
 // [probe] depth = true: after training, the depth probe runs on every run once, and the study
@@ -461,22 +458,15 @@ TEST(ExperimentRun, ParticleBridgeOverEveryRun) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.out.find("particle bridge (2 validation sequences"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no particle law (not bridged): attnres"), std::string::npos) << r.out;
-  std::istringstream rows(testing::slurp(out / "bridge.csv"));
-  std::string line;
-  std::getline(rows, line);
-  EXPECT_EQ(line, "variant,seed,layer,predicted_cos,measured_cos");
-  int count = 0;
-  while (std::getline(rows, line)) {
-    const auto c = cells(line);
-    ASSERT_EQ(c.size(), 5u) << line;
-    EXPECT_EQ(c[0], "pre") << line;
-    EXPECT_EQ(std::stoi(c[2]), count) << line;
-    if (count == 0) {
-      EXPECT_NEAR(std::stod(c[3]), std::stod(c[4]), 1e-6) << line;
-    }
-    ++count;
+  const CsvTable bridge = read_csv_table(out / "bridge.csv");
+  EXPECT_EQ(csv_row(bridge.columns), "variant,seed,layer,predicted_cos,measured_cos\n");
+  ASSERT_EQ(bridge.rows.size(), 3u);  // layers 0, 1, 2
+  for (size_t i = 0; i < bridge.rows.size(); ++i) {
+    EXPECT_EQ(bridge.cell(i, "variant"), "pre");
+    EXPECT_EQ(std::stoi(bridge.cell(i, "layer")), static_cast<int>(i));
   }
-  EXPECT_EQ(count, 3);  // layers 0, 1, 2
+  EXPECT_NEAR(std::stod(bridge.cell(0, "predicted_cos")), std::stod(bridge.cell(0, "measured_cos")),
+              1e-6);
   const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
   ASSERT_EQ(again.exit_code, 0) << again.describe();
   EXPECT_EQ(again.err.find("particle bridge: pre"), std::string::npos) << again.err;
@@ -494,49 +484,40 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
   EXPECT_NE(r.out.find("depth probe (3 validation sequences"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("depth probe: block_attnres(1) seed 3"), std::string::npos) << r.err;
 
-  std::istringstream positions(testing::slurp(out / "depth.csv"));
-  std::string line;
-  std::getline(positions, line);
-  EXPECT_EQ(line, "variant,seed,position,layer,kind,hidden_rms,branch_rms,grad_norm,cosine,erank");
+  const CsvTable positions = read_csv_table(out / "depth.csv");
+  EXPECT_EQ(csv_row(positions.columns),
+            "variant,seed,position,layer,kind,hidden_rms,branch_rms,grad_norm,cosine,erank\n");
   std::map<std::string, std::vector<double>> position_grads;  // variant → per sublayer
-  int rows = 0;
-  while (std::getline(positions, line)) {
-    const auto c = cells(line);
-    ASSERT_EQ(c.size(), 10u) << line;
-    ++rows;
-    EXPECT_GT(std::stod(c[5]), 0.0) << line;  // hidden RMS
-    if (c[4] != "final") position_grads[c[0]].push_back(std::stod(c[7]));
+  for (size_t i = 0; i < positions.rows.size(); ++i) {
+    EXPECT_GT(std::stod(positions.cell(i, "hidden_rms")), 0.0) << "row " << i;
+    if (positions.cell(i, "kind") != "final") {
+      position_grads[positions.cell(i, "variant")].push_back(
+          std::stod(positions.cell(i, "grad_norm")));
+    }
   }
-  EXPECT_EQ(rows, 2 * (2 * 2 + 1));  // 2 variants × (2 layers × 2 sublayers + the output)
+  // 2 variants × (2 layers × 2 sublayers + the output)
+  EXPECT_EQ(positions.rows.size(), 2u * (2 * 2 + 1));
 
-  std::istringstream layers(testing::slurp(out / "depth_layers.csv"));
-  std::getline(layers, line);
-  EXPECT_EQ(line, "variant,seed,layer,grad_norm,param_norm");
-  rows = 0;
-  while (std::getline(layers, line)) {
-    const auto c = cells(line);
-    ASSERT_EQ(c.size(), 5u) << line;
-    ++rows;
-    const auto& g = position_grads.at(c[0]);
-    const int l = std::stoi(c[2]);
+  const CsvTable layers = read_csv_table(out / "depth_layers.csv");
+  EXPECT_EQ(csv_row(layers.columns), "variant,seed,layer,grad_norm,param_norm\n");
+  for (size_t i = 0; i < layers.rows.size(); ++i) {
+    const auto& g = position_grads.at(layers.cell(i, "variant"));
+    const int l = std::stoi(layers.cell(i, "layer"));
     const double expected = std::hypot(g.at(2 * l), g.at(2 * l + 1));
-    EXPECT_NEAR(std::stod(c[3]), expected, 1e-4 * expected) << line;
+    EXPECT_NEAR(std::stod(layers.cell(i, "grad_norm")), expected, 1e-4 * expected) << "row " << i;
   }
-  EXPECT_EQ(rows, 2 * 2);
+  EXPECT_EQ(layers.rows.size(), 2u * 2);
 
   // Block sums: block_attnres(1) makes every sublayer a block, and pre uses the same groups.
-  std::istringstream blocks(testing::slurp(out / "depth_blocks.csv"));
-  std::getline(blocks, line);
-  EXPECT_EQ(line, "variant,seed,block,first_sublayer,last_sublayer,block_size,block_rms");
-  rows = 0;
-  while (std::getline(blocks, line)) {
-    const auto c = cells(line);
-    ASSERT_EQ(c.size(), 7u) << line;
-    EXPECT_EQ(c[3], c[4]) << line;  // one sublayer per block
-    EXPECT_GT(std::stod(c[6]), 0.0) << line;
-    ++rows;
+  const CsvTable blocks = read_csv_table(out / "depth_blocks.csv");
+  EXPECT_EQ(csv_row(blocks.columns),
+            "variant,seed,block,first_sublayer,last_sublayer,block_size,block_rms\n");
+  for (size_t i = 0; i < blocks.rows.size(); ++i) {
+    // One sublayer per block.
+    EXPECT_EQ(blocks.cell(i, "first_sublayer"), blocks.cell(i, "last_sublayer")) << "row " << i;
+    EXPECT_GT(std::stod(blocks.cell(i, "block_rms")), 0.0) << "row " << i;
   }
-  EXPECT_EQ(rows, 2 * 4);
+  EXPECT_EQ(blocks.rows.size(), 2u * 4);
 
   // Probed runs are not probed again.
   const auto again = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});

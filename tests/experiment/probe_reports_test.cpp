@@ -8,10 +8,10 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <toml++/toml.h>
 
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/task.hpp"
@@ -100,29 +100,6 @@ TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(lengths.size(), 15u);
 }
 
-std::vector<std::string> cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  for (char c : line) {
-    if (c == ',') {
-      out.emplace_back();
-    } else {
-      out.back().push_back(c);
-    }
-  }
-  return out;
-}
-
-// Header and rows of a CSV file.
-std::pair<std::string, std::vector<std::vector<std::string>>> read_rows(
-    const std::filesystem::path& file) {
-  std::istringstream in(testing::slurp(file));
-  std::string header, line;
-  std::getline(in, header);
-  std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line)) rows.push_back(cells(line));
-  return {header, rows};
-}
-
 TEST(ExperimentProbeReports, FeaturesAndDilutionOverEveryRun) {
   TempDir tmp;
   std::ofstream(tmp / "p.toml") << std::string(kStudy)
@@ -133,29 +110,34 @@ TEST(ExperimentProbeReports, FeaturesAndDilutionOverEveryRun) {
   EXPECT_NE(r.err.find("variance probe: peri seed 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("dilution probe: pre seed 1"), std::string::npos) << r.err;
 
-  const auto [fheader, features] = read_rows(out / "features.csv");
-  EXPECT_EQ(fheader,
+  const CsvTable features = read_csv_table(out / "features.csv");
+  EXPECT_EQ(csv_row(features.columns),
             "variant,seed,layer,site,length,seq_len,rows,mean_feature_std,global_mean,global_var,"
-            "global_std");
+            "global_std\n");
+  // "variant|layer|site" of row i of a table with those columns
+  const auto site_of = [](const CsvTable& t, size_t i) {
+    return t.cell(i, "variant") + "|" + t.cell(i, "layer") + "|" + t.cell(i, "site");
+  };
   // (variant, layer, site) → length → (global_mean, global_std)
   std::map<std::string, std::map<int, std::pair<double, double>>> by_site;
-  for (const auto& c : features) {
-    ASSERT_EQ(c.size(), 11u);
-    EXPECT_NE(c[3], "head");
-    by_site[c[0] + "|" + c[2] + "|" + c[3]][std::stoi(c[4])] = {std::stod(c[8]), std::stod(c[10])};
+  for (size_t i = 0; i < features.rows.size(); ++i) {
+    EXPECT_NE(features.cell(i, "site"), "head");
+    by_site[site_of(features, i)][std::stoi(features.cell(i, "length"))] = {
+        std::stod(features.cell(i, "global_mean")), std::stod(features.cell(i, "global_std"))};
   }
   EXPECT_EQ(by_site.size(), 2u + 3u);  // pre: attn_out, stream_out; peri also attn_out_normed
-  const auto [header, fits] = read_rows(out / "features_fit.csv");
-  EXPECT_EQ(header, "variant,seed,layer,site,slope,slope_low,slope_high,mean_drift");
-  ASSERT_EQ(fits.size(), 5u);
-  for (const auto& c : fits) {
-    ASSERT_EQ(c.size(), 8u);
-    const auto& per_length = by_site.at(c[0] + "|" + c[2] + "|" + c[3]);
+  const CsvTable fits = read_csv_table(out / "features_fit.csv");
+  EXPECT_EQ(csv_row(fits.columns),
+            "variant,seed,layer,site,slope,slope_low,slope_high,mean_drift\n");
+  ASSERT_EQ(fits.rows.size(), 5u);
+  for (size_t i = 0; i < fits.rows.size(); ++i) {
+    const auto& per_length = by_site.at(site_of(fits, i));
     ASSERT_EQ(per_length.size(), 4u);  // N = 1, 2, 4, 5
     const auto [m_short, s_short] = per_length.at(1);
     const auto [m_long, s_long] = per_length.at(5);
     const double drift = std::abs(m_long - m_short) / s_short;
-    EXPECT_NEAR(std::stod(c[7]), drift, 1e-4 * drift + 1e-9) << c[0] << " " << c[3];
+    EXPECT_NEAR(std::stod(fits.cell(i, "mean_drift")), drift, 1e-4 * drift + 1e-9)
+        << site_of(fits, i);
     // Least squares of ln global_std on ln N by hand.
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (const auto& [n, ms] : per_length) {
@@ -166,20 +148,21 @@ TEST(ExperimentProbeReports, FeaturesAndDilutionOverEveryRun) {
       sxy += x * y;
     }
     const double slope = (4 * sxy - sx * sy) / (4 * sxx - sx * sx);
-    EXPECT_NEAR(std::stod(c[4]), slope, 1e-4) << c[0] << " " << c[3];
-    EXPECT_LE(std::stod(c[5]), std::stod(c[4]));
-    EXPECT_GE(std::stod(c[6]), std::stod(c[4]));
+    const double fitted = std::stod(fits.cell(i, "slope"));
+    EXPECT_NEAR(fitted, slope, 1e-4) << site_of(fits, i);
+    EXPECT_LE(std::stod(fits.cell(i, "slope_low")), fitted);
+    EXPECT_GE(std::stod(fits.cell(i, "slope_high")), fitted);
   }
 
-  const auto [dheader, gaps] = read_rows(out / "dilution.csv");
-  EXPECT_EQ(dheader, "variant,seed,site,s,gap,gap_low,gap_high");
-  EXPECT_EQ(gaps.size(), (2u + 3u) * 5u);  // sites × s = 1..5
-  const auto [dfheader, dfits] = read_rows(out / "dilution_fit.csv");
-  EXPECT_EQ(dfheader, "variant,seed,site,slope,slope_low,slope_high");
-  ASSERT_EQ(dfits.size(), 5u);
-  EXPECT_EQ(dfits[2][0], "peri");
-  EXPECT_EQ(dfits[2][2], "logits");
-  EXPECT_EQ(dfits[4][2], "branch_normed");
+  const CsvTable gaps = read_csv_table(out / "dilution.csv");
+  EXPECT_EQ(csv_row(gaps.columns), "variant,seed,site,s,gap,gap_low,gap_high\n");
+  EXPECT_EQ(gaps.rows.size(), (2u + 3u) * 5u);  // sites × s = 1..5
+  const CsvTable dfits = read_csv_table(out / "dilution_fit.csv");
+  EXPECT_EQ(csv_row(dfits.columns), "variant,seed,site,slope,slope_low,slope_high\n");
+  ASSERT_EQ(dfits.rows.size(), 5u);
+  EXPECT_EQ(dfits.cell(2, "variant"), "peri");
+  EXPECT_EQ(dfits.cell(2, "site"), "logits");
+  EXPECT_EQ(dfits.cell(4, "site"), "branch_normed");
 
   const std::string md = testing::slurp(out / "summary.md");
   EXPECT_NE(md.find("**variance probe**"), std::string::npos) << md;

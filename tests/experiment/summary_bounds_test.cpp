@@ -2,9 +2,14 @@
 // two seeds the Student-t half-width is 12.7 standard errors and would pass 0 and 1.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/experiment.hpp"
 #include "normlab/metrics.hpp"
 #include "normlab/trainer.hpp"
@@ -49,8 +54,12 @@ TEST(Summary, IntervalsAcrossTwoSeedsStayWithinTheMetricsRange) {
   const std::string table = collect_results(e, out);
   EXPECT_NE(table.find("0.845 [0.000, 1.000]"), std::string::npos) << table;
   EXPECT_NE(table.find("0.025 [0.000, 0.089]"), std::string::npos) << table;
-  const std::string summary = testing::slurp(out / "summary.csv");
-  EXPECT_NE(summary.find("pre,raw,accuracy,2,0.845,1.8424,2,0,1\n"), std::string::npos) << summary;
+  const CsvTable summary = read_csv_table(out / "summary.csv");
+  // variant, weights, metric, length, mean, half-width, seeds, low, high
+  const std::vector<std::string> accuracy = {"pre",    "raw", "accuracy", "2", "0.845",
+                                             "1.8424", "2",   "0",        "1"};
+  EXPECT_NE(std::find(summary.rows.begin(), summary.rows.end(), accuracy), summary.rows.end())
+      << testing::slurp(out / "summary.csv");
 }
 
 }  // namespace

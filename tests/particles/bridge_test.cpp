@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "normlab/particles/dynamics.hpp"
@@ -142,18 +142,12 @@ TEST(ParticlesBridge, CliWritesOneRowPerLayer) {
   r = run_cli("particles --from-checkpoint " + ckpt + " --batch 2 --seq-len 8 --csv " + csv);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("predicted cos"), std::string::npos) << r.output;
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  EXPECT_EQ(line, "layer,predicted_cos,measured_cos");
-  std::vector<std::string> rows;
-  while (std::getline(in, line)) rows.push_back(line);
-  ASSERT_EQ(rows.size(), 4u);  // layers 0, 1, 2 and the stream leaving layer 2
-  for (int l = 0; l < 4; ++l) EXPECT_EQ(rows[l].substr(0, 2), std::to_string(l) + ",");
+  const CsvTable t = read_csv_table(csv);
+  EXPECT_EQ(csv_row(t.columns), "layer,predicted_cos,measured_cos\n");
+  ASSERT_EQ(t.rows.size(), 4u);  // layers 0, 1, 2 and the stream leaving layer 2
+  for (size_t l = 0; l < 4; ++l) EXPECT_EQ(t.cell(l, "layer"), std::to_string(l));
   // At layer 0 both are the cosine of the same embeddings.
-  const double pred0 = std::stod(rows[0].substr(2, rows[0].find(',', 2) - 2));
-  const double meas0 = std::stod(rows[0].substr(rows[0].rfind(',') + 1));
-  EXPECT_NEAR(pred0, meas0, 1e-5);
+  EXPECT_NEAR(std::stod(t.cell(0, "predicted_cos")), std::stod(t.cell(0, "measured_cos")), 1e-5);
   std::filesystem::remove_all(dir);
 }
 

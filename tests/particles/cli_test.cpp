@@ -3,10 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/csv.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {
@@ -84,15 +83,11 @@ TEST(ParticlesCli, CsvFileHasOneRowPerRecordingTime) {
   const std::string csv = (dir / "out.csv").string();
   const CliResult r = run_cli(small() + " --record-every 0.1 --csv " + csv);
   ASSERT_EQ(r.code, 0) << r.output;
-  std::ifstream in(csv);
-  std::string line;
-  int lines = 0;
-  std::getline(in, line);
-  EXPECT_EQ(line,
+  const CsvTable t = read_csv_table(csv);
+  EXPECT_EQ(csv_row(t.columns),
             "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
-            "mean_angle_from_start");
-  while (std::getline(in, line)) ++lines;
-  EXPECT_EQ(lines, 6);  // t = 0, 0.1, ..., 0.5
+            "mean_angle_from_start\n");
+  EXPECT_EQ(t.rows.size(), 6u);  // t = 0, 0.1, ..., 0.5
   std::filesystem::remove_all(dir);
 }
 

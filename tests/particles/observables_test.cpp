@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "normlab/csv.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/initial_state.hpp"
 #include "normlab/particles/simulation.hpp"
@@ -84,13 +85,12 @@ TEST(Observables, VelocityIsTheDerivativeOfTheMeanCosine) {
 TEST(Observables, CsvHasHeaderAndOneLinePerRow) {
   std::vector<Observation> rows(3);
   rows[1].t = 0.5;
-  const std::string csv = observations_csv(rows);
-  EXPECT_EQ(
-      csv.rfind("t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
-                "mean_angle_from_start\n",
-                0),
-      0u);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
+  const CsvTable t = parse_csv_table(observations_csv(rows), "observations_csv");
+  EXPECT_EQ(csv_row(t.columns),
+            "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
+            "mean_angle_from_start\n");
+  EXPECT_EQ(t.rows.size(), 3u);
+  EXPECT_EQ(t.cell(1, "t"), "0.5");
 }
 
 }  // namespace

@@ -2,11 +2,11 @@
 // errors (exit code 2, one line) and particles_summary.csv.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "normlab/atomic_file.hpp"
+#include "normlab/csv.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {
@@ -95,33 +95,32 @@ seeds = [5]
   EXPECT_TRUE(std::filesystem::exists(out / "pre_seed3.csv"));
   EXPECT_TRUE(std::filesystem::exists(out / "pre_tied_seed4.csv"));
   EXPECT_TRUE(std::filesystem::exists(out / "post.csv"));
-  std::ifstream in(out / "particles_summary.csv");
-  std::string header, line;
-  std::getline(in, header);
-  EXPECT_EQ(header,
-            "run,label,scheme,seed,qkv,qkv_depth,n,d,beta,t_end,initial_dcos_dt,"
-            "initial_mean_speed,early_t,mean_angle_moved_by_early_t,fit_t_from,fit_t_to,"
-            "fit_points,exp_rate,exp_rss,power_exponent,power_rss,stretched_kappa,better_fit,"
-            "radius_exponent,radius_ci_low,radius_ci_high,radius_fit_points,final_mean_radius,"
-            "final_one_minus_mean_cos");
-  std::vector<std::string> rows;
-  while (std::getline(in, line)) rows.push_back(line);
-  ASSERT_EQ(rows.size(), 5u);
-  EXPECT_EQ(rows[0].rfind("pre_seed3,pre,pre,3,gaussian,per_layer,8,8,2,6,", 0), 0u) << rows[0];
-  EXPECT_EQ(rows[1].rfind("pre_seed4,pre,pre,4,gaussian,per_layer,", 0), 0u) << rows[1];
-  EXPECT_EQ(rows[2].rfind("pre_tied_seed3,pre_tied,pre,3,gaussian,tied,", 0), 0u) << rows[2];
-  EXPECT_EQ(rows[4].rfind("post,post,post,5,gaussian,per_layer,", 0), 0u) << rows[4];
-  // Pre has a radius exponent; post (no radial motion) an empty one.
-  auto field = [](const std::string& row, int index) {
-    size_t start = 0;
-    for (int i = 0; i < index; ++i) start = row.find(',', start) + 1;
-    return row.substr(start, row.find(',', start) - start);
+  const CsvTable t = read_csv_table(out / "particles_summary.csv");
+  EXPECT_EQ(csv_row(t.columns),
+            "run,label,scheme,seed,qkv,qkv_depth,n,d,beta,t_end,initial_dcos_dt,initial_mean_speed,"
+            "early_t,mean_angle_moved_by_early_t,fit_t_from,fit_t_to,fit_points,exp_rate,exp_rss,"
+            "power_exponent,power_rss,stretched_kappa,better_fit,radius_exponent,radius_ci_low,"
+            "radius_ci_high,radius_fit_points,final_mean_radius,final_one_minus_mean_cos\n");
+  ASSERT_EQ(t.rows.size(), 5u);
+  // The first cells of row `row`: run, label, scheme, seed, qkv, qkv_depth, ...
+  const auto first_cells = [&](size_t row, size_t count) {
+    return std::vector<std::string>(t.rows[row].begin(), t.rows[row].begin() + count);
   };
-  EXPECT_FALSE(field(rows[0], 23).empty()) << rows[0];
-  EXPECT_TRUE(field(rows[4], 23).empty()) << rows[4];
-  EXPECT_EQ(field(rows[4], 26), "0");
+  EXPECT_EQ(first_cells(0, 10),
+            (std::vector<std::string>{"pre_seed3", "pre", "pre", "3", "gaussian", "per_layer", "8",
+                                      "8", "2", "6"}));
+  EXPECT_EQ(first_cells(1, 6),
+            (std::vector<std::string>{"pre_seed4", "pre", "pre", "4", "gaussian", "per_layer"}));
+  EXPECT_EQ(first_cells(2, 6), (std::vector<std::string>{"pre_tied_seed3", "pre_tied", "pre", "3",
+                                                         "gaussian", "tied"}));
+  EXPECT_EQ(first_cells(4, 6),
+            (std::vector<std::string>{"post", "post", "post", "5", "gaussian", "per_layer"}));
+  // Pre has a radius exponent; post (no radial motion) an empty one.
+  EXPECT_FALSE(t.cell(0, "radius_exponent").empty());
+  EXPECT_TRUE(t.cell(4, "radius_exponent").empty());
+  EXPECT_EQ(t.cell(4, "radius_fit_points"), "0");
   // Different seeds, different runs.
-  EXPECT_NE(field(rows[0], 27), field(rows[1], 27));
+  EXPECT_NE(t.cell(0, "final_mean_radius"), t.cell(1, "final_mean_radius"));
   std::filesystem::remove_all(dir);
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kernels/gemm.hpp"
+#include "normlab/csv.hpp"
 #include "normlab/errors.hpp"
 #include "normlab/machine.hpp"
 #include "normlab/results_store.hpp"
@@ -234,7 +235,7 @@ TEST(ResultsCommand, SummaryQueryAndExportOfARealStudy) {
 
   const auto csv = testing::run_normlab({"export", out.string(), "--csv", "--table", "runs"});
   ASSERT_EQ(csv.exit_code, 0) << csv.describe();
-  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 5);  // header + 4 runs
+  EXPECT_EQ(parse_csv_table(csv.out, "export --csv").rows.size(), 4u) << csv.out;
   const auto json = testing::run_normlab({"export", out.string(), "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.describe();
   EXPECT_EQ(nlohmann::json::parse(json.out).size(), 24u);
