@@ -15,10 +15,12 @@
 #include "normlab/errors.hpp"
 #include "normlab/model.hpp"
 #include "support/cli.hpp"
+#include "support/input_error.hpp"
 
 namespace normlab {
 namespace {
 
+using testing::input_error;
 using testing::TempDir;
 
 ModelConfig small_config(Scheme scheme, NormKind norm) {
@@ -31,17 +33,6 @@ ModelConfig small_config(Scheme scheme, NormKind norm) {
   c.scheme = scheme;
   c.norm = norm;
   return c;
-}
-
-// The message of the InputError that `fn` throws ("" if it throws none).
-template <typename F>
-std::string input_error_of(F&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Checkpoint, RoundTripIsBitIdentical) {
@@ -123,7 +114,7 @@ TEST(Checkpoint, ExpectedConfigMustMatch) {
   ModelConfig wider = c;
   wider.width = 16;
   const std::string file = (dir / kModelFile).string();
-  std::string msg = input_error_of([&] { load_checkpoint(dir.path(), &wider); });
+  std::string msg = input_error([&] { load_checkpoint(dir.path(), &wider); });
   EXPECT_NE(msg.find(file), std::string::npos) << msg;
   EXPECT_NE(msg.find("does not match"), std::string::npos) << msg;
   EXPECT_NE(msg.find("width is 8 in the file but 16 was expected"), std::string::npos) << msg;
@@ -131,21 +122,21 @@ TEST(Checkpoint, ExpectedConfigMustMatch) {
   // A field that does not change any shape is still a mismatch.
   ModelConfig other_scheme = c;
   other_scheme.scheme = Scheme::sqrt_scaling;
-  msg = input_error_of([&] { load_checkpoint(dir.path(), &other_scheme); });
+  msg = input_error([&] { load_checkpoint(dir.path(), &other_scheme); });
   EXPECT_NE(msg.find("scheme is \"pre\" in the file but \"sqrt_scaling\" was expected"),
             std::string::npos)
       << msg;
 
   ModelConfig other_beta = c;
   other_beta.beta = 2.0;
-  msg = input_error_of([&] { load_checkpoint(dir.path(), &other_beta); });
+  msg = input_error([&] { load_checkpoint(dir.path(), &other_beta); });
   EXPECT_NE(msg.find("beta"), std::string::npos) << msg;
 }
 
 TEST(Checkpoint, MissingDirectory) {
   TempDir dir;
   const std::filesystem::path d = dir / "nothing_here";
-  const std::string msg = input_error_of([&] { load_checkpoint(d); });
+  const std::string msg = input_error([&] { load_checkpoint(d); });
   EXPECT_NE(msg.find(d.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("no such directory"), std::string::npos) << msg;
 }

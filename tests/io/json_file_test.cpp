@@ -8,23 +8,13 @@
 #include "normlab/errors.hpp"
 #include "normlab/json_file.hpp"
 #include "support/cli.hpp"
+#include "support/input_error.hpp"
 
 namespace normlab {
 namespace {
 
+using testing::input_error;
 using testing::TempDir;
-
-// The message of the InputError `f` throws; fails the test when it throws nothing.
-template <class F>
-std::string input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no InputError";
-  return "";
-}
 
 TEST(JsonFile, WhatTheReaderMakesOfAGoodFile) {
   TempDir tmp;
