@@ -51,7 +51,7 @@ known=$("$OLD" schemes 2>/dev/null || true)
 skipped=0
 for spec in "${list[@]}"; do
   name=${spec//[ :;+]/_}
-  if ! grep -q "^${spec%% *}:" <<<"$known"; then  # a scheme added after OLD was built
+  if ! grep -Eq "^${spec%% *}[:(]" <<<"$known"; then  # a scheme added after OLD was built
     echo "not compared: $OLD has no scheme ${spec%% *}"
     skipped=$((skipped + 1))
     continue
