@@ -16,7 +16,8 @@ int64_t sweep_bytes_per_row(const ModelConfig& c, int fields) {
   // (6 H).
   const bool head_norms =
       c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none;
-  const int64_t extra = head_norms ? 3 * D + 6 * c.heads : 0;
+  int64_t extra = head_norms ? 3 * D + 6 * c.heads : 0;
+  if (scheme_row(c.scheme).value_residual) extra += D;  // V_1 (resformer)
   // forward_rows: embed_raw, h, h_next, u, y, z, r, gathered (8 D), qkv (3 D), MLP hidden
   // before and after the activation (2 M), norm statistics (2); the batch: tokens (F),
   // weight, target slot.
