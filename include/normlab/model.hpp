@@ -102,10 +102,6 @@ struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
 template <typename T>
 struct AttentionStrategy;
 template <typename T>
-struct TwoStreamBuffers;  // src/model/two_stream.hpp
-template <typename T>
-struct TwoStreamInput;
-template <typename T>
 struct HyperBuffers;  // src/model/hyper_conn.hpp
 template <typename T>
 struct BranchGradient;  // src/model/residual/residual_stream.hpp
@@ -286,27 +282,6 @@ class Model {
   // Mixing points whose backward over their shared sources runs in one call (res_mix.cpp): a
   // multiple of res_block.
   int res_chunk() const;
-  // Two streams (src/model/two_stream.cpp): x is additive, y gathers every branch output.
-  // Sublayer i's residual input x̂ = N_x(x) (or x) and its branch input v = x̂ + N_y(y) (or x̂),
-  // over `rows` rows of x and y (rows, D), written into b.
-  TwoStreamInput<T> two_stream_input(int i, const T* x, const T* y, const TwoStreamBuffers<T>& b,
-                                     int64_t rows) const;
-  // The streams' output h (rows, D) = N_x(x) (or x) + N_y(y), the merge norms' parameters.
-  void two_stream_merge(const T* x, const T* y, const TwoStreamBuffers<T>& b, T* h,
-                        int64_t rows) const;
-  // Training: sizes the workspace's two-stream buffers for N rows; the buffers of sublayer i
-  // (i = S: the merge's).
-  void size_two_streams(int64_t N);
-  TwoStreamBuffers<T> two_stream_buffers(int i);
-  // Backward of the merge: dh (N, D) becomes in place dL/dx_S; dL/dy_S goes to the workspace.
-  void two_stream_merge_backward(T* dh, T* scratch);
-  // Backward of sublayer i, around its branch's: d_out = dL/dx_{i+1} and the workspace's
-  // dL/dy_{i+1} give the add's part of d_in = dL/dx_i and the branch's gradient; then, once
-  // the branch's backward has added into it, the rest of d_in and, in place, dL/dy_i.
-  BranchGradient<T> two_stream_update_backward(int i, const T* d_out, T* d_in);
-  void two_stream_input_backward(int i, T* d_in);
-  // The input sublayer i's residual add read in training: the stream x, or x̂.
-  const T* residual_input(int i) const;
   // Hyper-connections (src/model/hyper_conn.cpp): n streams H (rows, n, D) per token.
   int hyper_streams() const { return config_.streams; }
   // Sublayer i's weights from H (rows rows) into b.mix (rows, n(n+2)): per row A_m (n), the

@@ -26,7 +26,6 @@
 #include "model/residual/residual_stream.hpp"
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"
-#include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/batch.hpp"
 #include "normlab/errors.hpp"

@@ -1,6 +1,6 @@
 // The training backward: from dL/dlogits through the unembedding, the final norm, each
 // sublayer in reverse (its add, output norm, branch and input norm; AttnRes's mixing points;
-// the second stream, two_stream.cpp) to the embeddings. Each step is the derivative of its forward
+// the second stream, residual/two_streams.cpp) to the embeddings. Each step is the derivative of its forward
 // in sublayer_forward.cpp and model.cpp; the finite-difference tests check them in double.
 //
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden

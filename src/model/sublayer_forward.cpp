@@ -1,7 +1,7 @@
 // The forward of one sublayer (docs/schemes.md, "The block"):
 //   u = s · N_in(x),  y = f(u),  z = N_out(y),  out = N_post(a ⊙ x + b ⊙ z)
 // (nGPT: out = N_post(x̂ + |α| ⊙ (z − x̂)), x̂ = N_x(x), and its scales inside f, ngpt.hpp)
-// with f attention or the MLP (two streams: f reads v and the add x̂, two_stream.cpp). Training and
+// with f attention or the MLP (two streams: f reads v and the add x̂, residual/two_streams.cpp). Training and
 // inference run this same code; they differ in their buffers and in how attention is computed
 // (sublayer_buffers.hpp).
 //
@@ -21,7 +21,6 @@
 #include "model/ngpt.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
-#include "model/two_stream.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model.hpp"
 

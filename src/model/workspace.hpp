@@ -69,7 +69,7 @@ struct Model<T>::Workspace {
   std::vector<std::vector<T>> d_chunk;  // min(res_chunk, S + 1) × (N, D): dx of a chunk's points
   std::vector<const T*> chunk_dx;       // the dx of each point of the current chunk
 
-  // Two streams (two_stream.hpp): y entering each sublayer, and per sublayer (the last: the
+  // Two streams (residual/two_streams.cpp): y entering each sublayer, and per sublayer (the last: the
   // merge, whose v is the output h) the norms of the streams; empty where the rule has none.
   struct TwoStream {
     std::vector<T> xhat, x_mean, x_rstd;  // (N, D) N_x(x), (N)
