@@ -245,7 +245,6 @@ class Model {
   void head_norms_backward(const SublayerParams& p, const T* raw, const T* q_normed, const T* mean,
                            const T* rstd, T* d_qkv, int64_t rows);
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
-  void add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p);
   void add_hyper(const std::string& prefix, int i, HyperParams& hp);
   // Training: sublayer i's buffers in the workspace. Inference: the one set every sublayer
   // reuses, and sublayer i's sized for `rows` input and `out_rows` output rows.
@@ -270,18 +269,6 @@ class Model {
   // Training backward of sublayer i's branch z = N_out(f(s · N_in(v))), v (N, D) its input:
   // dz gives dL/dv, added into d_v.
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
-  // AttnRes: stream[l] = the mixture of point l, from the logits its sources were given when
-  // they were written: res_queries computes every point's q = w ⊙ g at the start of a forward,
-  // res_source_logits(j) gives source j's logits to every point that mixes it. Its backward
-  // given dx adds into the block gradients: its own source at once, the sources its group
-  // shares once the group's first point (the last in backward order) has its dx.
-  void res_queries();
-  void res_source_logits(int j, int64_t rows);
-  void res_mix_forward_point(int l, int64_t rows);
-  void res_mix_backward_point(int l, const T* dx, int64_t rows);
-  // Mixing points whose backward over their shared sources runs in one call (res_mix.cpp): a
-  // multiple of res_block.
-  int res_chunk() const;
   // Hyper-connections (src/model/hyper_conn.cpp): n streams H (rows, n, D) per token.
   int hyper_streams() const { return config_.streams; }
   // Sublayer i's weights from H (rows rows) into b.mix (rows, n(n+2)): per row A_m (n), the

@@ -1,7 +1,7 @@
 // The training forward pass: tokens to logits over the workspace, every activation kept for
 // backward (model_backward.cpp); the workspace's sizing and the read-only views of it that
 // probes and tests use. The parameters are laid out in model_layout.cpp, each sublayer runs
-// sublayer_forward.cpp, AttnRes mixes in res_mix.cpp, and inference at any length is
+// sublayer_forward.cpp, the residual modes are residual/, and inference at any length is
 // model_inference.cpp.
 //
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
@@ -298,6 +298,16 @@ const T* Model<T>::res_source(int j) const {
 template <typename T>
 const T* Model<T>::res_source_rstd(int j) const {
   return residual_->res_source_rstd(j);
+}
+
+template <typename T>
+int64_t Model<T>::res_query_offset(int l) const {
+  return residual_->res_query_offset(l);
+}
+
+template <typename T>
+int64_t Model<T>::res_gain_offset(int l) const {
+  return residual_->res_gain_offset(l);
 }
 
 template <typename T>

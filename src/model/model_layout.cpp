@@ -168,18 +168,6 @@ int64_t Model<T>::add_scale(const std::string& name, const ScaleSpec& spec) {
       {.name = name, .shape = {size}, .init = InitKind::constant, .init_value = spec.value});
 }
 
-// AttnRes: a mixing point's pseudo-query (init 0: uniform weights) and the gain of the RMSNorm
-// on its keys (init 1); neither decays.
-template <typename T>
-void Model<T>::add_res_mix(const std::string& query, const std::string& norm, SublayerParams& p) {
-  const int64_t D = config_.width;
-  p.res_query =
-      layout_.add({.name = query, .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
-  p.res_key_norm.active = true;
-  p.res_key_norm.gain = layout_.add(
-      {.name = norm + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
-}
-
 template <typename T>
 void Model<T>::build_layout() {
   const ModelConfig& c = config_;
@@ -408,8 +396,6 @@ template NormParams Model<float>::add_norm(const std::string&, bool, NormKind, i
 template NormParams Model<double>::add_norm(const std::string&, bool, NormKind, int64_t);
 template int64_t Model<float>::add_scale(const std::string&, const ScaleSpec&);
 template int64_t Model<double>::add_scale(const std::string&, const ScaleSpec&);
-template void Model<float>::add_res_mix(const std::string&, const std::string&, SublayerParams&);
-template void Model<double>::add_res_mix(const std::string&, const std::string&, SublayerParams&);
 template void Model<float>::add_hyper(const std::string&, int, HyperParams&);
 template void Model<double>::add_hyper(const std::string&, int, HyperParams&);
 template void Model<float>::build_layout();

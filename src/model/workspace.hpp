@@ -66,7 +66,7 @@ struct Model<T>::Workspace {
   std::vector<const T*> mix_src, mix_rstd;  // K_l pointers for one mixing point
   std::vector<T*> mix_dsrc;
   std::vector<ResMixPoint<T>> chunk_points;  // the points of one chunk, for res_mix_backward
-  std::vector<std::vector<T>> d_chunk;  // min(res_chunk, S + 1) × (N, D): dx of a chunk's points
+  std::vector<std::vector<T>> d_chunk;  // min(chunk, S + 1) × (N, D): dx of a chunk's points
   std::vector<const T*> chunk_dx;       // the dx of each point of the current chunk
 
   // Two streams (residual/two_streams.cpp): y entering each sublayer, and per sublayer (the last: the

@@ -33,11 +33,11 @@ class AttnResStream final : public ResidualStream<T> {
   }
 
   void lay_out_input(int, const std::string& prefix, SublayerParams& p) override {
-    m_.add_res_mix(prefix + ".res_query", prefix + ".res_norm", p);
+    add_mix(prefix + ".res_query", prefix + ".res_norm", p);
   }
   void lay_out_output() override {  // the final mixture's
     SublayerParams final_mix;
-    m_.add_res_mix("final_res.query", "final_res.norm", final_mix);
+    add_mix("final_res.query", "final_res.norm", final_mix);
     m_.final_res_query_ = final_mix.res_query;
     m_.final_res_norm_ = final_mix.res_key_norm;
   }
@@ -65,7 +65,7 @@ class AttnResStream final : public ResidualStream<T> {
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
-    w.d_chunk.resize(std::min(m_.res_chunk(), S + 1));
+    w.d_chunk.resize(std::min(chunk(), S + 1));
     for (auto& d : w.d_chunk) grow(d, N * D);
     w.chunk_dx.assign(w.d_chunk.size(), nullptr);
   }
@@ -75,11 +75,11 @@ class AttnResStream final : public ResidualStream<T> {
     w.sources[0] = w.source0.data();
     res_rstd(static_cast<const T*>(w.source0.data()), w.source_rstd[0].data(), N, width(),
              m_.config_.norm_eps);
-    m_.res_queries();
-    m_.res_source_logits(0, N);
+    queries();
+    source_logits(0, N);
   }
   const T* input(int i, int64_t N) override {
-    m_.res_mix_forward_point(i, N);
+    forward_point(i, N);
     return ws().stream[i].data();
   }
   void update(int i, const T* z, int64_t N) override {
@@ -91,10 +91,10 @@ class AttnResStream final : public ResidualStream<T> {
     }
     w.sources[i + 1] = record;
     res_rstd(record, w.source_rstd[i + 1].data(), N, width(), m_.config_.norm_eps);
-    m_.res_source_logits(i + 1, N);
+    source_logits(i + 1, N);
   }
   const T* end(int64_t N) override {
-    m_.res_mix_forward_point(m_.num_sublayers(), N);
+    forward_point(m_.num_sublayers(), N);
     return ws().stream.back().data();
   }
 
@@ -107,18 +107,18 @@ class AttnResStream final : public ResidualStream<T> {
     auto& w = ws();
     const int64_t N = w.batch * w.len;
     for (auto& d : w.d_block) parallel_zero(d.data(), N * width());
-    m_.res_mix_backward_point(m_.num_sublayers(), w.d_stream_a.data(), N);
+    backward_point(m_.num_sublayers(), w.d_stream_a.data(), N);
   }
   BranchGradient<T> update_backward(int i) override {
     auto& w = ws();
     // dL/dx_i goes to its slot in the chunk's buffers, kept until the chunk's first point.
-    dx_ = w.d_chunk[i % m_.res_chunk()].data();
+    dx_ = w.d_chunk[i % chunk()].data();
     const T* x = w.stream[i].data();
     const T* dz =
         m_.add_backward(i, x, w.d_block[m_.scheme_.res_source_block[i + 1]].data(), dx_, false);
     return {.v = x, .dz = dz, .d_v = dx_};
   }
-  void input_backward(int i) override { m_.res_mix_backward_point(i, dx_, ws().batch * ws().len); }
+  void input_backward(int i) override { backward_point(i, dx_, ws().batch * ws().len); }
   const T* begin_backward() override { return ws().d_block[0].data(); }
 
   const T* res_weights(int l) const override { return m_.ws_->mix_alpha.at(l).data(); }
@@ -135,6 +135,118 @@ class AttnResStream final : public ResidualStream<T> {
  private:
   typename Model<T>::Workspace& ws() { return *m_.ws_; }
   int width() const { return m_.config_.width; }
+
+  // A mixing point's pseudo-query (init 0: uniform weights) and the gain of the RMSNorm on its
+  // keys (init 1); neither decays.
+  void add_mix(const std::string& query, const std::string& norm, SublayerParams& p) {
+    const int64_t D = width();
+    p.res_query = m_.layout_.add(
+        {.name = query, .shape = {D}, .init = InitKind::constant, .init_value = 0.0});
+    p.res_key_norm.active = true;
+    p.res_key_norm.gain = m_.layout_.add(
+        {.name = norm + ".weight", .shape = {D}, .init = InitKind::constant, .init_value = 1.0});
+  }
+
+  // stream[l] = the mixture of point l, from the logits its sources were given when they were
+  // written: queries() computes every point's q = w ⊙ g at the start of a forward,
+  // source_logits(j) gives source j's logits to every point that mixes it. backward_point(l)
+  // given dx adds into the block gradients: its own sources at once, the sources its chunk
+  // shares once the chunk's first point (the last in backward order) has its dx.
+  // The backward goes by chunks of consecutive mixing points (docs/attnres.md, "Backward by
+  // chunks"): the sources every point of a chunk attends over, the blocks finished at its first
+  // point, are read and their gradients updated once per chunk, in one res_mix_backward call for
+  // all its points, instead of once per group. Their gradients are first read by the sublayers
+  // below the chunk, so they can wait for its first point. Each point's other sources (blocks
+  // finished inside the chunk, its partial sum) are done at the point, because the sublayers inside
+  // the chunk read their gradients next. About 8 points: the shared sources' traffic falls with the
+  // chunk, the per-point sources' traffic grows with it.
+  static constexpr int kChunkPoints = 8;
+  int chunk() const {  // the mixing points of one chunk: a multiple of res_block
+    const int B = m_.scheme_.res_block;
+    return B * std::max(1, kChunkPoints / B);
+  }
+
+  void queries() {
+    auto& w = ws();
+    const int D = m_.config_.width;
+    for (int l = 0; l <= m_.num_sublayers(); ++l) {
+      const T* query = m_.params_.data() + res_query_offset(l);
+      const T* gain = m_.params_.data() + res_gain_offset(l);
+      for (int d = 0; d < D; ++d) w.res_q[l * D + d] = query[d] * gain[d];
+    }
+  }
+
+  // Source j is read once for the logits of all the points that mix it (instead of once per
+  // point, in the point's own pass before its mixture): docs/attnres.md, "Forward".
+  void source_logits(int j, int64_t rows) {
+    auto& w = ws();
+    const int D = m_.config_.width;
+    w.logit_q.clear();
+    w.logit_out.clear();
+    for (int l = 0; l <= m_.num_sublayers(); ++l) {
+      const std::vector<int>& ids = m_.scheme_.res_sources[l];  // ascending
+      const auto it = std::lower_bound(ids.begin(), ids.end(), j);
+      if (it == ids.end() || *it != j) continue;
+      w.logit_q.push_back(w.res_q.data() + l * D);
+      w.logit_out.push_back(w.mix_logits[l].data() + (it - ids.begin()) * rows);
+    }
+    res_logits(w.sources[j], w.source_rstd[j].data(), w.logit_q.data(), w.logit_out.data(),
+               static_cast<int>(w.logit_q.size()), rows, D);
+  }
+
+  void forward_point(int l, int64_t rows) {
+    auto& w = ws();
+    const std::vector<int>& ids = m_.scheme_.res_sources[l];
+    const int K = static_cast<int>(ids.size());
+    for (int k = 0; k < K; ++k) w.mix_src[k] = w.sources[ids[k]];
+    res_mix_from_logits(w.mix_src.data(), K, w.mix_logits[l].data(), w.stream[l].data(),
+                        w.mix_alpha[l].data(), rows, m_.config_.width);
+  }
+
+  void backward_point(int l, const T* dx, int64_t rows) {
+    auto& w = ws();
+    const int C = chunk();
+    const int first = l / C * C;  // the chunk's first point
+    w.chunk_dx[l - first] = dx;
+    auto point = [&](int p) {
+      ResMixPoint<T> pt;
+      pt.alpha = w.mix_alpha[p].data();
+      pt.alpha_stride = static_cast<int64_t>(m_.scheme_.res_sources[p].size());
+      pt.x = w.stream[p].data();
+      pt.dx = w.chunk_dx[p - first];
+      pt.w = m_.params_.data() + res_query_offset(p);
+      pt.g = m_.params_.data() + res_gain_offset(p);
+      pt.dw = m_.grads_.data() + res_query_offset(p);
+      pt.dg = m_.grads_.data() + res_gain_offset(p);
+      return pt;
+    };
+    // Sources ids[k0 .. k1) of point l (their columns in α), for the given points.
+    auto run = [&](const std::vector<int>& ids, int k0, int k1, const ResMixPoint<T>* pts, int P) {
+      for (int k = k0; k < k1; ++k) {
+        w.mix_src[k - k0] = w.sources[ids[k]];
+        w.mix_rstd[k - k0] = w.source_rstd[ids[k]].data();
+        w.mix_dsrc[k - k0] = w.d_block[m_.scheme_.res_source_block[ids[k]]].data();
+      }
+      res_mix_backward(w.mix_src.data(), w.mix_rstd.data(), w.mix_dsrc.data(), k1 - k0, pts, P,
+                       rows, m_.config_.width);
+    };
+    // The chunk's first point starts a block, so all its sources are finished blocks, and they
+    // are the leading sources of every later point of the chunk.
+    const std::vector<int>& ids = m_.scheme_.res_sources[l];
+    const int K = static_cast<int>(ids.size());
+    const int shared = static_cast<int>(m_.scheme_.res_sources[first].size());
+    if (shared < K) {  // this point's own sources: needed by the sublayers before l in the chunk
+      ResMixPoint<T> pt = point(l);
+      pt.alpha_col = shared;
+      run(ids, shared, K, &pt, 1);
+    }
+    if (l != first) return;
+    // The chunk's shared sources, read once for all its points.
+    const int last = std::min(first + C - 1, m_.num_sublayers());
+    w.chunk_points.clear();
+    for (int p = first; p <= last; ++p) w.chunk_points.push_back(point(p));
+    run(ids, 0, shared, w.chunk_points.data(), static_cast<int>(w.chunk_points.size()));
+  }
 
   Model<T>& m_;
   T* dx_ = nullptr;
