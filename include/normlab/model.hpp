@@ -102,8 +102,6 @@ struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
 template <typename T>
 struct AttentionStrategy;
 template <typename T>
-struct HyperBuffers;  // src/model/hyper_conn.hpp
-template <typename T>
 struct BranchGradient;  // src/model/residual/residual_stream.hpp
 template <typename T>
 class ResidualStream;
@@ -269,27 +267,7 @@ class Model {
   // Training backward of sublayer i's branch z = N_out(f(s · N_in(v))), v (N, D) its input:
   // dz gives dL/dv, added into d_v.
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
-  // Hyper-connections (src/model/hyper_conn.cpp): n streams H (rows, n, D) per token.
-  int hyper_streams() const { return config_.streams; }
-  // Sublayer i's weights from H (rows rows) into b.mix (rows, n(n+2)): per row A_m (n), the
-  // residual mix A_r (n, n; entry [i][j] the weight of stream i in new stream j) and B (n);
-  // what their backward needs goes to b's other buffers. Then h = Σ_i A_m[i] H_i (rows, D).
-  void hyper_weights(int i, const T* H, const HyperBuffers<T>& b, int64_t rows) const;
-  void hyper_input(const T* H, const T* mix, T* h, int64_t rows) const;
-  // H'_j = B[j] z + Σ_i A_r[i][j] H_i (rows, n, D); the output Σ_j H_j (rows, D).
-  void hyper_update(const T* H, const T* mix, const T* z, T* H_out, int64_t rows) const;
-  void hyper_merge(const T* H, T* h, int64_t rows) const;
-  // Training: the workspace's buffers for N rows; sublayer i's.
-  void size_hyper(int64_t N);
-  HyperBuffers<T> hyper_buffers(int i);
-  // Backward of sublayer i, around its branch's: dH_out = dL/dH_{i+1} gives the part of dH_in =
-  // dL/dH_i (N, n, D) through A_r and the branch's gradient (dz through B); then, once the
-  // branch's backward has given dL/dh, the part through A_m and the weights.
-  BranchGradient<T> hyper_update_backward(int i, const T* dH_out, T* dH_in);
-  void hyper_input_backward(int i, T* dH_in);
-  // Backward of the weights of sublayer i given d_mix (N, n(n+2)): parameter gradients, and
-  // dH_in += the gradient through the weights.
-  void hyper_weights_backward(int i, const T* d_mix, T* dH_in);
+  int hyper_streams() const { return config_.streams; }  // hyper-connections: n
 
   ModelConfig config_;
   ResolvedScheme scheme_;

@@ -20,7 +20,6 @@
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
-#include "model/hyper_conn.hpp"
 #include "model/residual/inference_stream.hpp"
 #include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"

@@ -17,7 +17,6 @@
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
 #include "model/buffers.hpp"
-#include "model/hyper_conn.hpp"
 #include "model/ngpt.hpp"
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"

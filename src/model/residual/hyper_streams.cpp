@@ -1,12 +1,22 @@
-// Hyper-connections and mHC (docs/schemes.md, "Hyper-connections"): n streams H (N, n, D) per
-// token; sublayer i's weights mix them into its input h = Σ_s A_m[s] H_s, and its branch output
-// z enters them as H'_j = B[j] z + Σ_s A_r[s][j] H_s; the output is Σ_j H_j
-// (src/model/hyper_conn.cpp); in training (HyperStreams) and inference (HyperInference).
+// Hyper-connections (docs/schemes.md, "Hyper-connections"). Each token
+// carries n streams H = (H_0 .. H_{n−1}) of width D, all the embedding at first. Sublayer i
+// reads h = Σ_s A_m[s] H_s, runs its pre-norm branch z = f(N_in(h)) (sublayer_forward.cpp), and
+// writes H'_j = B[j] z + Σ_s A_r[s][j] H_s; the output is Σ_j H_j. The weights depend on H:
+//   HC (arXiv 2409.19606, dynamic):  H̄_s = N(H_s),
+//       [A_m | A_r][s] = static_alpha[s] + s_α tanh(H̄_s W_α),  B[s] = static_beta[s] + s_β tanh(H̄_s
+//       w_β)
+//   mHC (arXiv 2512.24880, `sinkhorn`): x̃ = RMSNorm(vec H) (nD, no gain),
+//       A_m = σ(α_pre x̃φ_pre + b_pre),  B = 2σ(α_post x̃φ_post + b_post),
+//       M = Sinkhorn-Knopp(α_res mat(x̃φ_res) + b_res),  H'_j = … + Σ_s M[j][s] H_s (A_r = Mᵀ).
+// In training (HyperStreams) and inference (HyperInference), which share the forward pieces;
+// Sinkhorn–Knopp is src/model/hyper_conn.cpp.
 //
-// Letters: N rows, D width, S sublayers, n streams.
+// Letters: N = B·T rows, n streams, D width, S sublayers, W = n(n+2) weights per row.
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
+#include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/hyper_conn.hpp"
@@ -17,17 +27,175 @@
 #include "normlab/model.hpp"
 
 namespace normlab {
+namespace {
+
+// One pass over D values of an update's gradient g: y += a·g, and returns ⟨x, g⟩ (the
+// gradient of the coefficient a when the update added a·x).
+template <typename T>
+T add_scaled_and_dot(T a, const T* g, const T* x, T* y, int D) {
+  T dot = 0;
+  for (int d = 0; d < D; ++d) {
+    y[d] += a * g[d];
+    dot += x[d] * g[d];
+  }
+  return dot;
+}
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+
+}  // namespace
 
 template <typename T>
 class HyperStreams final : public ResidualStream<T> {
  public:
   explicit HyperStreams(Model<T>& model) : m_(model) {}
 
+  // The forward pieces of both passes, over `rows` rows. Sublayer i's weights from H (rows, n,
+  // D) into b.mix (rows, n(n+2)): per row A_m (n), A_r (n, n; [s][j] the weight of stream s in
+  // new stream j) and B (n), and what their backward needs into b's other buffers; then
+  // h = Σ_s A_m[s] H_s (rows, D); H'_j = B[j] z + Σ_s A_r[s][j] H_s; and the sum Σ_j H_j.
+  static void compute_weights(const Model<T>& m, int i, const T* H, const HyperBuffers<T>& b,
+                              int64_t rows) {
+    const HyperParams& hp = m.sublayers_[i].hc;
+    const int n = m.hyper_streams(), D = m.config_.width;
+    const int W = n * (n + 2);
+    if (!m.config_.sinkhorn) {
+      norm_forward(norm_weights(m.params_, hp.norm), H, b.hbar, {b.mean, b.rstd}, {rows * n, D},
+                   m.config_.norm_eps);
+      const T* Sa = m.params_.data() + hp.static_alpha;
+      const T* Sb = m.params_.data() + hp.static_beta;
+      const T* Wa = m.params_.data() + hp.dynamic_alpha;
+      const T* Wb = m.params_.data() + hp.dynamic_beta;
+      const T sa = m.params_[hp.alpha_scale], sb = m.params_[hp.beta_scale];
+      for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
+        std::vector<T> acc(n + 2);
+        for (int64_t r = r0; r < r1; ++r) {
+          T* act = b.act + r * W;
+          T* mix = b.mix + r * W;
+          for (int s = 0; s < n; ++s) {
+            const T* hb = b.hbar + (r * n + s) * D;
+            std::fill(acc.begin(), acc.end(), T(0));
+            for (int d = 0; d < D; ++d) {
+              for (int c = 0; c <= n; ++c) acc[c] += hb[d] * Wa[d * (n + 1) + c];
+              acc[n + 1] += hb[d] * Wb[d];
+            }
+            for (int c = 0; c <= n; ++c) act[s * (n + 1) + c] = std::tanh(acc[c]);
+            act[n * (n + 1) + s] = std::tanh(acc[n + 1]);
+            mix[s] = Sa[s * (n + 1)] + sa * act[s * (n + 1)];
+            for (int j = 0; j < n; ++j) {
+              mix[n + s * n + j] = Sa[s * (n + 1) + 1 + j] + sa * act[s * (n + 1) + 1 + j];
+            }
+            mix[n + n * n + s] = Sb[s] + sb * act[n * (n + 1) + s];
+          }
+        }
+      });
+      return;
+    }
+    const int64_t K = int64_t{n} * D;
+    const int n2 = n * n;
+    const T* phi_pre = m.params_.data() + hp.phi_pre;
+    const T* phi_post = m.params_.data() + hp.phi_post;
+    const T* phi_res = m.params_.data() + hp.phi_res;
+    const T g_pre = m.params_[hp.gate_pre], g_post = m.params_[hp.gate_post],
+            g_res = m.params_[hp.gate_res];
+    const T* b_pre = m.params_.data() + hp.b_pre;
+    const T* b_post = m.params_.data() + hp.b_post;
+    const T* b_res = m.params_.data() + hp.b_res;
+    const T eps = T(m.config_.norm_eps);
+    for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
+      std::vector<T> L(n2), trace((2 * kSinkhornIters + 1) * n2);
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* x = H + r * K;
+        T ss = 0;
+        for (int64_t c = 0; c < K; ++c) ss += x[c] * x[c];
+        const T rs = T(1) / std::sqrt(ss / T(K) + eps);
+        b.rms[r] = rs;
+        T* act = b.act + r * W;  // pre (n) | res (n²) | post (n)
+        std::fill(act, act + W, T(0));
+        for (int64_t c = 0; c < K; ++c) {
+          const T xc = x[c] * rs;
+          for (int j = 0; j < n; ++j) {
+            act[j] += xc * phi_pre[c * n + j];
+            act[n + n2 + j] += xc * phi_post[c * n + j];
+          }
+          for (int k = 0; k < n2; ++k) act[n + k] += xc * phi_res[c * n2 + k];
+        }
+        T* mix = b.mix + r * W;
+        for (int j = 0; j < n; ++j) {
+          mix[j] = sigmoid(g_pre * act[j] + b_pre[j]);
+          mix[n + n2 + j] = T(2) * sigmoid(g_post * act[n + n2 + j] + b_post[j]);
+        }
+        for (int k = 0; k < n2; ++k) L[k] = g_res * act[n + k] + b_res[k];
+        sinkhorn_forward(L.data(), n, kSinkhornIters, trace.data());
+        const T* M = trace.data() + 2 * kSinkhornIters * n2;
+        // H'_a = Σ_s M[a][s] H_s: stream s enters a with weight M[a][s].
+        for (int a = 0; a < n; ++a) {
+          for (int s = 0; s < n; ++s) mix[n + s * n + a] = M[a * n + s];
+        }
+      }
+    });
+  }
+
+  static void mix_into_input(const Model<T>& m, const T* H, const T* mix, T* h, int64_t rows) {
+    const int n = m.hyper_streams(), D = m.config_.width;
+    const int W = n * (n + 2);
+    for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* m = mix + r * W;
+        T* out = h + r * D;
+        std::fill(out, out + D, T(0));
+        for (int s = 0; s < n; ++s) {
+          const T* Hs = H + (r * n + s) * D;
+          for (int d = 0; d < D; ++d) out[d] += m[s] * Hs[d];
+        }
+      }
+    });
+  }
+
+  static void update_streams(const Model<T>& m, const T* H, const T* mix, const T* z, T* H_out,
+                             int64_t rows) {
+    const int n = m.hyper_streams(), D = m.config_.width;
+    const int W = n * (n + 2);
+    for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* m = mix + r * W;
+        const T* zr = z + r * D;
+        for (int j = 0; j < n; ++j) {
+          T* out = H_out + (r * n + j) * D;
+          const T bj = m[n + n * n + j];
+          for (int d = 0; d < D; ++d) out[d] = bj * zr[d];
+          for (int s = 0; s < n; ++s) {
+            const T a = m[n + s * n + j];
+            const T* Hs = H + (r * n + s) * D;
+            for (int d = 0; d < D; ++d) out[d] += a * Hs[d];
+          }
+        }
+      }
+    });
+  }
+
+  static void merge_streams(const Model<T>& m, const T* H, T* h, int64_t rows) {
+    const int n = m.hyper_streams(), D = m.config_.width;
+    for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        T* out = h + r * D;
+        std::copy(H + r * n * D, H + (r * n + 1) * D, out);
+        for (int s = 1; s < n; ++s) {
+          const T* Hs = H + (r * n + s) * D;
+          for (int d = 0; d < D; ++d) out[d] += Hs[d];
+        }
+      }
+    });
+  }
+
   void lay_out_input(int i, const std::string& prefix, SublayerParams& p) override {
     m_.add_hyper(prefix + ".hc", i, p.hc);
   }
 
-  void prepare(int64_t N) override { m_.size_hyper(N); }
+  void prepare(int64_t N) override { size(N); }
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t N) override {  // every stream starts as the embedding stream
     const int n = m_.hyper_streams(), D = width();
@@ -38,18 +206,17 @@ class HyperStreams final : public ResidualStream<T> {
     }
   }
   const T* input(int i, int64_t N) override {  // h = Σ_s A_m[s] H_s into stream i
-    const HyperBuffers<T> b = m_.hyper_buffers(i);
+    const HyperBuffers<T> b = buffers(i);
     const T* H = ws().hyper_H[i].data();
-    m_.hyper_weights(i, H, b, N);
-    m_.hyper_input(H, b.mix, ws().stream[i].data(), N);
+    compute_weights(m_, i, H, b, N);
+    mix_into_input(m_, H, b.mix, ws().stream[i].data(), N);
     return ws().stream[i].data();
   }
   void update(int i, const T* z, int64_t N) override {
-    m_.hyper_update(ws().hyper_H[i].data(), m_.hyper_buffers(i).mix, z, ws().hyper_H[i + 1].data(),
-                    N);
+    update_streams(m_, ws().hyper_H[i].data(), buffers(i).mix, z, ws().hyper_H[i + 1].data(), N);
   }
   const T* end(int64_t N) override {  // the stream after the last sublayer: Σ_j H_j
-    m_.hyper_merge(ws().hyper_H.back().data(), ws().stream.back().data(), N);
+    merge_streams(m_, ws().hyper_H.back().data(), ws().stream.back().data(), N);
     return ws().stream.back().data();
   }
 
@@ -69,11 +236,9 @@ class HyperStreams final : public ResidualStream<T> {
       }
     });
   }
-  BranchGradient<T> update_backward(int i) override {
-    return m_.hyper_update_backward(i, dH_, dH_next_);
-  }
+  BranchGradient<T> update_backward(int i) override { return update_backward_of(i, dH_, dH_next_); }
   void input_backward(int i) override {
-    m_.hyper_input_backward(i, dH_next_);
+    input_backward_of(i, dH_next_);
     std::swap(dH_, dH_next_);
   }
   const T* begin_backward() override {
@@ -98,6 +263,277 @@ class HyperStreams final : public ResidualStream<T> {
  private:
   typename Model<T>::Workspace& ws() { return *m_.ws_; }
   int width() const { return m_.config_.width; }
+
+  // The workspace's streams and weights for N rows; sublayer i's weights' buffers. Backward of
+  // sublayer i, around its branch's: dH_out = dL/dH_{i+1} gives the part of dH_in = dL/dH_i
+  // through A_r and the branch's gradient (dz through B); then, once the branch's backward has
+  // given dL/dh, the part through A_m and the weights (weights_backward: parameter gradients,
+  // and dH_in += the gradient through the weights, given d_mix (N, n(n+2))).
+  void size(int64_t N) {
+    typename Model<T>::Workspace& w = *m_.ws_;
+    const int S = m_.num_sublayers();
+    const int64_t n = m_.hyper_streams(), D = m_.config_.width;
+    const int64_t W = n * (n + 2);
+    w.hyper_H.resize(S + 1);
+    for (auto& H : w.hyper_H) grow(H, N * n * D);
+    w.hyper.resize(S);
+    for (auto& s : w.hyper) {
+      if (m_.config_.sinkhorn) {
+        grow(s.rms, N);
+      } else {
+        grow(s.hbar, N * n * D);
+        grow(s.mean, N * n);
+        grow(s.rstd, N * n);
+      }
+      grow(s.act, N * W);
+      grow(s.mix, N * W);
+    }
+    for (auto* v : {&w.d_H_a, &w.d_H_b, &w.d_hbar}) grow(*v, N * n * D);
+    grow(w.d_mix, N * W);
+    grow(w.hyper_dz, N * D);
+  }
+
+  HyperBuffers<T> buffers(int i) {
+    auto& s = m_.ws_->hyper.at(i);
+    return {.hbar = data_or_null(s.hbar),
+            .mean = data_or_null(s.mean),
+            .rstd = data_or_null(s.rstd),
+            .act = data_or_null(s.act),
+            .rms = data_or_null(s.rms),
+            .mix = data_or_null(s.mix)};
+  }
+
+  BranchGradient<T> update_backward_of(int i, const T* dH_out, T* dH_in) {
+    typename Model<T>::Workspace& w = *m_.ws_;
+    const int64_t N = w.batch * w.len;
+    const int n = m_.hyper_streams(), D = m_.config_.width;
+    const int W = n * (n + 2);
+    const T* H = w.hyper_H[i].data();
+    const T* mix = w.hyper[i].mix.data();
+    const auto& sub = w.subs[i];
+    const T* z = m_.scheme_.sublayers[i].norm_out ? sub.z.data() : sub.y.data();
+    T* dz = w.hyper_dz.data();
+    T* d_mix = w.d_mix.data();
+    // H'_j = B[j] z + Σ_s A_r[s][j] H_s.
+    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* m = mix + r * W;
+        T* dm = d_mix + r * W;
+        const T* zr = z + r * D;
+        T* dzr = dz + r * D;
+        std::fill(dzr, dzr + D, T(0));
+        for (int j = 0; j < n; ++j) {
+          const T* g = dH_out + (r * n + j) * D;
+          const T bj = m[n + n * n + j];
+          dm[n + n * n + j] = add_scaled_and_dot(bj, g, zr, dzr, D);
+        }
+        for (int s = 0; s < n; ++s) {
+          const T* Hs = H + (r * n + s) * D;
+          T* dHs = dH_in + (r * n + s) * D;
+          std::fill(dHs, dHs + D, T(0));
+          for (int j = 0; j < n; ++j) {
+            const T* g = dH_out + (r * n + j) * D;
+            const T a = m[n + s * n + j];
+            dm[n + s * n + j] = add_scaled_and_dot(a, g, Hs, dHs, D);
+          }
+        }
+      }
+    });
+    // z = f(N_in(h)): dh from dz (the slots' add is not used: no residual path).
+    T* dh = w.d_stream_b.data();
+    const T* d_branch = m_.add_backward(i, w.stream[i].data(), dz, dh, false);
+    return {.v = w.stream[i].data(), .dz = d_branch, .d_v = dh};
+  }
+
+  void input_backward_of(int i, T* dH_in) {
+    typename Model<T>::Workspace& w = *m_.ws_;
+    const int64_t N = w.batch * w.len;
+    const int n = m_.hyper_streams(), D = m_.config_.width;
+    const int W = n * (n + 2);
+    const T* H = w.hyper_H[i].data();
+    const T* mix = w.hyper[i].mix.data();
+    T* d_mix = w.d_mix.data();
+    const T* dh = w.d_stream_b.data();
+    // h = Σ_s A_m[s] H_s.
+    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* m = mix + r * W;
+        T* dm = d_mix + r * W;
+        const T* g = dh + r * D;
+        for (int s = 0; s < n; ++s) {
+          const T* Hs = H + (r * n + s) * D;
+          T* dHs = dH_in + (r * n + s) * D;
+          T da = 0;
+          for (int d = 0; d < D; ++d) {
+            dHs[d] += m[s] * g[d];
+            da += Hs[d] * g[d];
+          }
+          dm[s] = da;
+        }
+      }
+    });
+    weights_backward(i, d_mix, dH_in);
+  }
+
+  void weights_backward(int i, const T* d_mix, T* dH_in) {
+    typename Model<T>::Workspace& w = *m_.ws_;
+    const HyperParams& hp = m_.sublayers_[i].hc;
+    const auto& buf = w.hyper[i];
+    const int64_t N = w.batch * w.len;
+    const int n = m_.hyper_streams(), D = m_.config_.width;
+    const int W = n * (n + 2);
+    const T* act = buf.act.data();
+    const T* H = w.hyper_H[i].data();
+    // e (N, W): the gradient of the pre-activations, in the layout of act.
+    T* e = w.d_mix.data();  // overwritten in place, row by row (d_mix may alias it)
+    if (!m_.config_.sinkhorn) {
+      const T* Wa = m_.params_.data() + hp.dynamic_alpha;
+      const T* Wb = m_.params_.data() + hp.dynamic_beta;
+      const T sa = m_.params_[hp.alpha_scale], sb = m_.params_[hp.beta_scale];
+      T* dSa = m_.grads_.data() + hp.static_alpha;
+      T* dSb = m_.grads_.data() + hp.static_beta;
+      T& dsa = m_.grads_[hp.alpha_scale];
+      T& dsb = m_.grads_[hp.beta_scale];
+      // Static weights and scales: sums over rows, sequential (deterministic); then the
+      // pre-activation gradients in act's layout.
+      std::vector<T> g(W);
+      for (int64_t r = 0; r < N; ++r) {
+        const T* dm = d_mix + r * W;
+        const T* a = act + r * W;
+        for (int s = 0; s < n; ++s) {
+          for (int c = 0; c <= n; ++c) {
+            const T dalpha = c == 0 ? dm[s] : dm[n + s * n + c - 1];
+            dSa[s * (n + 1) + c] += dalpha;
+            dsa += dalpha * a[s * (n + 1) + c];
+            const T t = a[s * (n + 1) + c];
+            g[s * (n + 1) + c] = sa * dalpha * (T(1) - t * t);
+          }
+          const T dbeta = dm[n + n * n + s];
+          dSb[s] += dbeta;
+          const T t = a[n * (n + 1) + s];
+          dsb += dbeta * t;
+          g[n * (n + 1) + s] = sb * dbeta * (T(1) - t * t);
+        }
+        std::copy(g.begin(), g.end(), e + r * W);
+      }
+      // W_α, w_β: Σ over rows and streams of H̄ ⊗ e, sequential.
+      const T* hbar = buf.hbar.data();
+      T* dWa = m_.grads_.data() + hp.dynamic_alpha;
+      T* dWb = m_.grads_.data() + hp.dynamic_beta;
+      for (int64_t r = 0; r < N; ++r) {
+        const T* er = e + r * W;
+        for (int s = 0; s < n; ++s) {
+          const T* hb = hbar + (r * n + s) * D;
+          for (int d = 0; d < D; ++d) {
+            for (int c = 0; c <= n; ++c) dWa[d * (n + 1) + c] += hb[d] * er[s * (n + 1) + c];
+            dWb[d] += hb[d] * er[n * (n + 1) + s];
+          }
+        }
+      }
+      // dH̄, then through N into dH.
+      T* dhbar = w.d_hbar.data();
+      for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* er = e + r * W;
+          for (int s = 0; s < n; ++s) {
+            T* out = dhbar + (r * n + s) * D;
+            for (int d = 0; d < D; ++d) {
+              T v = er[n * (n + 1) + s] * Wb[d];
+              for (int c = 0; c <= n; ++c) v += er[s * (n + 1) + c] * Wa[d * (n + 1) + c];
+              out[d] = v;
+            }
+          }
+        }
+      });
+      norm_backward(norm_weights(m_.params_, hp.norm), H, {buf.mean.data(), buf.rstd.data()}, dhbar,
+                    dH_in, norm_grads(m_.grads_, hp.norm), {N * n, D});
+      return;
+    }
+    // mHC.
+    const int n2 = n * n;
+    const int64_t K = int64_t{n} * D;
+    const T g_pre = m_.params_[hp.gate_pre], g_post = m_.params_[hp.gate_post],
+            g_res = m_.params_[hp.gate_res];
+    const T* b_res = m_.params_.data() + hp.b_res;  // the backward needs only the res biases
+    const T* mixes = buf.mix.data();
+    // The gradients of the pre-activations H̃ (pre | res | post) per row, in parallel.
+    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+      std::vector<T> L(n2), trace((2 * kSinkhornIters + 1) * n2), dM(n2), dL(n2), out(W);
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* dm = d_mix + r * W;
+        const T* m = mixes + r * W;
+        const T* a = act + r * W;
+        for (int j = 0; j < n; ++j) {
+          out[j] = dm[j] * m[j] * (T(1) - m[j]);  // A_m = σ(·)
+          const T bj = m[n + n2 + j];             // B = 2σ(·)
+          out[n + n2 + j] = dm[n + n2 + j] * bj * (T(1) - bj / T(2));
+        }
+        for (int k = 0; k < n2; ++k) L[k] = g_res * a[n + k] + b_res[k];
+        sinkhorn_forward(L.data(), n, kSinkhornIters, trace.data());
+        for (int a2 = 0; a2 < n; ++a2) {
+          for (int s = 0; s < n; ++s) dM[a2 * n + s] = dm[n + s * n + a2];
+        }
+        sinkhorn_backward(trace.data(), n, kSinkhornIters, dM.data(), dL.data());
+        for (int k = 0; k < n2; ++k) out[n + k] = dL[k];
+        std::copy(out.begin(), out.end(), e + r * W);
+      }
+    });
+    // Gates, biases and projections: sums over rows, sequential.
+    T* dphi_pre = m_.grads_.data() + hp.phi_pre;
+    T* dphi_post = m_.grads_.data() + hp.phi_post;
+    T* dphi_res = m_.grads_.data() + hp.phi_res;
+    T* db_pre = m_.grads_.data() + hp.b_pre;
+    T* db_post = m_.grads_.data() + hp.b_post;
+    T* db_res = m_.grads_.data() + hp.b_res;
+    const T* rms = buf.rms.data();
+    for (int64_t r = 0; r < N; ++r) {
+      const T* er = e + r * W;
+      const T* a = act + r * W;
+      for (int j = 0; j < n; ++j) {
+        db_pre[j] += er[j];
+        m_.grads_[hp.gate_pre] += er[j] * a[j];
+        db_post[j] += er[n + n2 + j];
+        m_.grads_[hp.gate_post] += er[n + n2 + j] * a[n + n2 + j];
+      }
+      for (int k = 0; k < n2; ++k) {
+        db_res[k] += er[n + k];
+        m_.grads_[hp.gate_res] += er[n + k] * a[n + k];
+      }
+      const T* x = H + r * K;
+      for (int64_t c = 0; c < K; ++c) {
+        const T xc = x[c] * rms[r];
+        for (int j = 0; j < n; ++j) {
+          dphi_pre[c * n + j] += xc * g_pre * er[j];
+          dphi_post[c * n + j] += xc * g_post * er[n + n2 + j];
+        }
+        for (int k = 0; k < n2; ++k) dphi_res[c * n2 + k] += xc * g_res * er[n + k];
+      }
+    }
+    // dx̃ = φ (α ⊙ e), then through the RMSNorm: dH += r (dx̃ − x̃ mean(dx̃ ⊙ x̃)).
+    const T* phi_pre = m_.params_.data() + hp.phi_pre;
+    const T* phi_post = m_.params_.data() + hp.phi_post;
+    const T* phi_res = m_.params_.data() + hp.phi_res;
+    for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+      std::vector<T> dx(K);
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* er = e + r * W;
+        const T* x = H + r * K;
+        const T rs = rms[r];
+        T dot = 0;
+        for (int64_t c = 0; c < K; ++c) {
+          T v = 0;
+          for (int j = 0; j < n; ++j) {
+            v += phi_pre[c * n + j] * g_pre * er[j] + phi_post[c * n + j] * g_post * er[n + n2 + j];
+          }
+          for (int k = 0; k < n2; ++k) v += phi_res[c * n2 + k] * g_res * er[n + k];
+          dx[c] = v;
+          dot += v * x[c] * rs;
+        }
+        T* out = dH_in + r * K;
+        for (int64_t c = 0; c < K; ++c) out[c] += rs * (dx[c] - x[c] * rs * dot / T(K));
+      }
+    });
+  }
 
   Model<T>& m_;
   T *dH_ = nullptr, *dH_next_ = nullptr;  // dL/dH_{i+1}, dL/dH_i (N, n, D)
@@ -139,8 +575,8 @@ class HyperInference final : public InferenceStream<T> {
   const T* input(int i, int64_t rows) override {  // h = Σ_s A_m[s] H_s
     auto& w = ws();
     const HyperBuffers<T> b = buffers();
-    m_.hyper_weights(i, w.hyper_H.data(), b, rows);
-    m_.hyper_input(w.hyper_H.data(), b.mix, w.h.data(), rows);
+    HyperStreams<T>::compute_weights(m_, i, w.hyper_H.data(), b, rows);
+    HyperStreams<T>::mix_into_input(m_, w.hyper_H.data(), b.mix, w.h.data(), rows);
     x_ = w.h.data();
     return x_;
   }
@@ -156,9 +592,10 @@ class HyperInference final : public InferenceStream<T> {
   const T* update(int, const T* z, int64_t rows) override {
     auto& w = ws();
     grow(w.h_next, rows * width());
-    m_.hyper_update(w.hyper_H.data(), w.hyper_mix.data(), z, w.hyper_H_next.data(), rows);
+    HyperStreams<T>::update_streams(m_, w.hyper_H.data(), w.hyper_mix.data(), z,
+                                    w.hyper_H_next.data(), rows);
     std::swap(w.hyper_H, w.hyper_H_next);
-    m_.hyper_merge(w.hyper_H.data(), w.h_next.data(), rows);
+    HyperStreams<T>::merge_streams(m_, w.hyper_H.data(), w.h_next.data(), rows);
     std::swap(w.h, w.h_next);
     return w.h.data();
   }
