@@ -226,8 +226,21 @@ class Model {
   // Validates and lays out the parameters without allocating them (param_layout_of).
   Model(const ModelConfig& config, LayoutOnly);
   friend ParamLayout param_layout_of(const ModelConfig& config);
+  friend double activation_bytes_estimate(const ModelConfig& config, int64_t batch, int64_t len,
+                                          size_t value_bytes);
   void build_layout();
-  void ensure_workspace(int64_t batch, int64_t len);
+  // The rows a training pass computes logits for: all N, or `count` listed ones.
+  struct OutputRows {
+    bool listed = false;
+    int64_t count = 0;
+    bool operator==(const OutputRows&) const = default;
+  };
+  // Declares every activation of a training pass over `batch` sequences of `len` tokens into
+  // the workspace's arena (model.cpp), or of an inference pass with `out_rows` listed rows into
+  // the inference arena (model_inference.cpp); returns the values they take.
+  int64_t declare_training_buffers(int64_t batch, int64_t len, const OutputRows& out);
+  int64_t declare_inference_buffers(int64_t batch, int64_t len, int64_t out_rows);
+  void ensure_workspace(int64_t batch, int64_t len, const OutputRows& out);
   void check_tokens(const int32_t* tokens, int64_t batch, int64_t len, int fields) const;
   // Embeddings (+ positions) of N = batch·len rows into out (N, D).
   void embed(const int32_t* tokens, int64_t batch, int64_t len, int fields, const T* sinusoid,
@@ -245,10 +258,10 @@ class Model {
   int64_t add_scale(const std::string& name, const ScaleSpec& spec);
   void add_hyper(const std::string& prefix, int i, HyperParams& hp);
   // Training: sublayer i's buffers in the workspace. Inference: the one set every sublayer
-  // reuses, and sublayer i's sized for `rows` input and `out_rows` output rows.
-  SublayerBuffers<T> train_buffers(int i);
-  SublayerBuffers<T> eval_buffers();
-  void size_eval_branch(int i, int64_t rows, int64_t out_rows);
+  // reuses.
+  const SublayerBuffers<T>& train_buffers(int i) const;
+  const SublayerBuffers<T>& eval_buffers() const;
+  int last_attention_sublayer() const;
   // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
   // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
   // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).
@@ -328,9 +341,9 @@ struct NgptScales {
 };
 NgptScales ngpt_scales(const ModelConfig& config);
 
-// An upper bound of the bytes a forward and backward pass over `batch` sequences of `len`
-// tokens allocate (workspaces and logits) with values of `value_bytes` bytes; checked before
-// the workspaces are allocated, and by experiment files before any run starts.
+// The bytes a forward and backward pass over `batch` sequences of `len` tokens allocate (its
+// activations, carved from one arena, with logits for every row) with values of `value_bytes`
+// bytes; checked before the arena grows, and by experiment files before any run starts.
 double activation_bytes_estimate(const ModelConfig& config, int64_t batch, int64_t len,
                                  size_t value_bytes);
 

@@ -1,5 +1,5 @@
-// Small helpers of the model's buffers: sizing a workspace vector, reading a parameter offset
-// that may be absent, and a norm's tensors as the norm kernels take them.
+// Small helpers of the model's parameter buffers: reading an offset that may be absent, and a
+// norm's tensors as the norm kernels take them.
 #pragma once
 
 #include <cstdint>
@@ -9,17 +9,6 @@
 #include "normlab/model.hpp"
 
 namespace normlab {
-
-// v grows to at least n values and never shrinks: a workspace buffer is sized for the largest
-// shape seen, and holds whatever an earlier call left in it. Nothing may rely on its values
-// before writing them, nor on its size (kernels are given their element counts). With lengths
-// drawn per batch the shape changes almost every step; a buffer resized to each shape was
-// zero-filled on every regrowth, ~3% of a Tomita study's time (docs/performance-log.md,
-// "Workspace buffers that only grow").
-template <typename T>
-void grow(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-}
 
 // The tensor at `offset` of a flat parameter (or gradient) buffer; null for offset −1.
 template <typename T>

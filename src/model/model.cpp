@@ -36,84 +36,72 @@ template <typename T>
 Model<T>::~Model() = default;
 
 template <typename T>
-void Model<T>::ensure_workspace(int64_t batch, int64_t len) {
+int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const OutputRows& out) {
   Workspace& w = *ws_;
-  if (w.batch == batch && w.len == len) return;
+  Arena<T>& a = w.arena;
   const ModelConfig& c = config_;
-  const int64_t N = batch * len, D = c.width, M = c.mlp_hidden();
+  const int64_t N = batch * len, R = out.listed ? out.count : N;
+  const int64_t D = c.width, M = c.mlp_hidden(), V = c.vocab;
+  const int S = num_sublayers();
+  a.clear();
+  a.declare(w.embed_raw, scheme_.embed_norm ? N * D : 0);
+  a.declare(w.embed_mean, scheme_.embed_norm ? N : 0);
+  a.declare(w.embed_rstd, scheme_.embed_norm ? N : 0);
+  a.declare(w.sinusoid, c.pos == PosEncoding::sinusoidal ? len * D : 0);
+  w.stream.resize(S + 1);
+  for (auto& s : w.stream) a.declare(s, N * D);
+  w.subs.resize(S);
+  w.inputs.assign(S, nullptr);
+  for (int i = 0; i < S; ++i) {
+    const SublayerShape shape{.i = i,
+                              .attention = sublayers_[i].is_attention,
+                              .training = true,
+                              .batch = batch,
+                              .len = len,
+                              .rows = N,
+                              .out_rows = N};
+    declare_sublayer_buffers(w.subs[i], c, scheme_, shape,
+                             [&](T*& slot, int64_t count) { a.declare(slot, count); });
+    w.subs[i].rope = &w.rope;
+    w.subs[i].qkv_hook = train_qkv_hook_.get();
+  }
+  residual_->declare_buffers(a, N);
+  train_qkv_hook_->declare_buffers(a, N);
+  a.declare(w.final_in, out.listed ? R * D : 0);
+  a.declare(w.final_h, scheme_.final_norm ? R * D : 0);
+  a.declare(w.final_mean, scheme_.final_norm ? R : 0);
+  a.declare(w.final_rstd, scheme_.final_norm ? R : 0);
+  a.declare(w.logits_raw, R * V);
+  a.declare(w.logits, scheme_.logit_scale ? R * V : 0);
+  // Backward.
+  for (auto* d : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
+    a.declare(*d, N * D);
+  }
+  if (scheme_.sublayers.front().interpolate) a.declare(w.d_xhat, N * D);  // nGPT's dL/dN_x(x)
+  a.declare(w.d_qkv, N * 3 * D);
+  a.declare(w.d_hidden, c.mlp ? N * M : 0);
+  a.declare(w.d_hidden_pre, c.mlp ? N * M : 0);
+  a.declare(w.d_logits_raw, scheme_.logit_scale ? R * V : 0);
+  a.declare(w.d_final, R * D);
+  a.declare(w.d_final_in, scheme_.final_norm ? R * D : 0);
+  return a.elements();
+}
+
+template <typename T>
+void Model<T>::ensure_workspace(int64_t batch, int64_t len, const OutputRows& out) {
+  Workspace& w = *ws_;
+  if (w.batch == batch && w.len == len && w.carved_for == out) return;
+  const ModelConfig& c = config_;
+  const int64_t elements = declare_training_buffers(batch, len, out);
   check_fits_in_memory(
-      activation_bytes_estimate(c, batch, len, sizeof(T)),
+      static_cast<double>(elements) * sizeof(T),
       fmt::format("activations for a batch of {} sequences of {} tokens", batch, len));
+  w.arena.carve();
   w.batch = batch;
   w.len = len;
-  if (scheme_.embed_norm) {
-    grow(w.embed_raw, N * D);
-    grow(w.embed_mean, N);
-    grow(w.embed_rstd, N);
-  }
-  if (c.pos == PosEncoding::sinusoidal) {
-    grow(w.sinusoid, len * D);
-    fill_sinusoid(len, static_cast<int>(D), w.sinusoid.data());
-  }
+  w.carved_for = out;
+  if (c.pos == PosEncoding::sinusoidal) fill_sinusoid(len, c.width, w.sinusoid.data());
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
-  const int S = num_sublayers();
-  w.stream.resize(S + 1);
-  for (auto& s : w.stream) grow(s, N * D);
-  w.subs.resize(S);
-  for (int i = 0; i < S; ++i) {
-    auto& sub = w.subs[i];
-    const SublayerSlots& slots = scheme_.sublayers[i];
-    if (slots.norm_in) {
-      grow(sub.in_mean, N);
-      grow(sub.in_rstd, N);
-    }
-    if (slots.norm_in || slots.input_scale != 1.0) grow(sub.u, N * D);
-    if (sublayers_[i].is_attention) {
-      grow(sub.qkv, N * 3 * D);
-      if (scheme_.head_norms.any()) {
-        grow(sub.qkv_raw, N * 3 * D);
-        grow(sub.head_mean, 3 * N * c.heads);
-        grow(sub.head_rstd, 3 * N * c.heads);
-        if (scheme_.head_norms.learned_scale) grow(sub.q_normed, N * D);
-      }
-      if (scheme_.sphere_qk) {  // nGPT: q|k|v after RoPE, the 1/|q| and 1/|k| per head
-        grow(sub.qkv_raw, N * 3 * D);
-        grow(sub.head_rstd, 2 * N * c.heads);
-      }
-      grow(sub.probs, batch * c.heads * len * attention_probs_stride(len));
-      grow(sub.attn_o, N * D);
-    } else {
-      grow(sub.hidden_pre, N * M);
-      grow(sub.hidden, N * M);
-      if (scheme_.mlp_scale) grow(sub.hidden_raw, N * M);
-    }
-    grow(sub.y, N * D);
-    if (slots.norm_out) {
-      grow(sub.z, N * D);
-      grow(sub.out_mean, N);
-      grow(sub.out_rstd, N);
-    }
-    if (slots.norm_post) {
-      grow(sub.r, N * D);
-      grow(sub.post_mean, N);
-      grow(sub.post_rstd, N);
-    }
-    if (slots.interpolate) {  // nGPT's N_x(x)
-      grow(sub.xhat, N * D);
-      grow(sub.x_mean, N);
-      grow(sub.x_rstd, N);
-    }
-  }
-  residual_->prepare(N);
-  for (auto* v : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
-    grow(*v, N * D);
-  }
-  if (scheme_.sublayers.front().interpolate) grow(w.d_xhat, N * D);
-  grow(w.d_qkv, N * 3 * D);
-  if (c.mlp) {
-    grow(w.d_hidden, N * M);
-    grow(w.d_hidden_pre, N * M);
-  }
 }
 
 template <typename T>
@@ -182,7 +170,9 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   const ModelConfig& c = config_;
   const int64_t N = batch * len;
   check_tokens(tokens, batch, len, fields);
-  ensure_workspace(batch, len);
+  const OutputRows out{.listed = rows != nullptr,
+                       .count = rows != nullptr ? static_cast<int64_t>(rows->size()) : N};
+  ensure_workspace(batch, len, out);
   Workspace& w = *ws_;
   const int D = c.width;
   w.fields = fields;
@@ -200,9 +190,9 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   }
   rs.begin(N);
   for (int i = 0; i < num_sublayers(); ++i) {
-    w.subs[i].input = rs.input(i, N);
-    const T* z = branch_forward(i, batch, len, w.subs[i].input, N, train_buffers(i),
-                                AttentionStrategy<T>::full(data_or_null(w.subs[i].probs)));
+    w.inputs[i] = rs.input(i, N);
+    const T* z = branch_forward(i, batch, len, w.inputs[i], N, w.subs[i],
+                                AttentionStrategy<T>::full(w.subs[i].probs));
     rs.update(i, z, N);
   }
 
@@ -214,7 +204,6 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   const int64_t R = w.R;
   if (rows != nullptr) {
     w.out_rows = *rows;
-    grow(w.final_in, R * D);
     for (int64_t k = 0; k < R; ++k) {
       const int64_t n = w.out_rows[k];
       if (n < 0 || n >= N || (k > 0 && n <= w.out_rows[k - 1])) {
@@ -225,18 +214,13 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     h = w.final_in.data();
   }
   if (scheme_.final_norm) {
-    grow(w.final_h, R * D);
-    grow(w.final_mean, R);
-    grow(w.final_rstd, R);
     norm_forward(norm_weights(params_, final_norm_), h, w.final_h.data(),
                  {w.final_mean.data(), w.final_rstd.data()}, {R, D}, c.norm_eps);
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;
-  grow(w.logits_raw, R * V);
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
   if (!scheme_.logit_scale) return w.logits_raw.data();
-  grow(w.logits, R * V);
   // nGPT's s_z, stored (ngpt_scales).
   const T* s = params_.data() + logit_scale_;
   const T f = T(ngpt_scales(c).s_z.factor);
@@ -253,14 +237,13 @@ const T* Model<T>::stream(int i) const {
 
 template <typename T>
 const T* Model<T>::branch_output(int i) const {
-  return ws_->subs.at(i).y.data();
+  return ws_->subs.at(i).y;
 }
 
 template <typename T>
 const T* Model<T>::branch_input(int i) const {
   const SublayerSlots& slots = scheme_.sublayers.at(i);
-  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u.data()
-                                                   : ws_->subs.at(i).input;
+  return slots.norm_in || slots.input_scale != 1.0 ? ws_->subs.at(i).u : ws_->inputs.at(i);
 }
 
 template <typename T>
@@ -271,17 +254,17 @@ const T* Model<T>::final_normed() const {
 template <typename T>
 const T* Model<T>::branch_output_normed(int i) const {
   const auto& sub = ws_->subs.at(i);
-  return scheme_.sublayers.at(i).norm_out ? sub.z.data() : sub.y.data();
+  return scheme_.sublayers.at(i).norm_out ? sub.z : sub.y;
 }
 
 template <typename T>
 const T* Model<T>::attention_probs(int i) const {
-  return ws_->subs.at(i).probs.data();
+  return ws_->subs.at(i).probs;
 }
 
 template <typename T>
 const T* Model<T>::attention_heads(int i) const {
-  return ws_->subs.at(i).attn_o.data();
+  return ws_->subs.at(i).attn_o;
 }
 
 template <typename T>

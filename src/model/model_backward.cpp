@@ -1,7 +1,8 @@
 // The training backward: from dL/dlogits through the unembedding, the final norm, each
 // sublayer in reverse (its add, output norm, branch and input norm; AttnRes's mixing points;
-// the second stream, residual/two_streams.cpp) to the embeddings. Each step is the derivative of its forward
-// in sublayer_forward.cpp and model.cpp; the finite-difference tests check them in double.
+// the second stream, residual/two_streams.cpp) to the embeddings. Each step is the derivative of
+// its forward in sublayer_forward.cpp and model.cpp; the finite-difference tests check them in
+// double.
 //
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
 // width, V vocabulary.
@@ -42,7 +43,6 @@ void Model<T>::backward(const T* dlogits) {
     const T* s = params_.data() + logit_scale_;
     const T f = T(ngpt_scales(c).s_z.factor);
     T* ds = grads_.data() + logit_scale_;
-    grow(w.d_logits_raw, R * V);
     for (int64_t n = 0; n < R; ++n) {
       for (int64_t v = 0; v < V; ++v) {
         ds[v] += f * dlogits[n * V + v] * w.logits_raw[n * V + v];
@@ -55,12 +55,12 @@ void Model<T>::backward(const T* dlogits) {
   // Unembedding: logits_raw (R, V) = h (R, D) U^T.
   const T* h_in = w.rows_listed ? w.final_in.data() : w.stream_end;
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
-  w.d_final.assign(R * D, T(0));
+  std::fill_n(w.d_final.data(), R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
                   {.rows = R, .in = D, .out = V});
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
-    w.d_final_in.assign(R * D, T(0));
+    std::fill_n(w.d_final_in.data(), R * D, T(0));
     norm_backward(norm_weights(params_, final_norm_), h_in,
                   {w.final_mean.data(), w.final_rstd.data()}, w.d_final.data(), w.d_final_in.data(),
                   norm_grads(grads_, final_norm_), {R, D});
@@ -121,15 +121,14 @@ T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool resid
   const SublayerParams& p = sublayers_[i];
   const int64_t N = w.batch * w.len;
   const int D = c.width;
-  const T* z = slots.norm_out ? sub.z.data() : sub.y.data();
+  const T* z = slots.norm_out ? sub.z : sub.y;
 
   // out = N_post(r)
   const T* dr = d_out;
   if (slots.norm_post) {
     parallel_zero(w.d_r.data(), N * D);
-    norm_backward(norm_weights(params_, p.norm_post), sub.r.data(),
-                  {sub.post_mean.data(), sub.post_rstd.data()}, d_out, w.d_r.data(),
-                  norm_grads(grads_, p.norm_post), {N, D});
+    norm_backward(norm_weights(params_, p.norm_post), sub.r, {sub.post_mean, sub.post_rstd}, d_out,
+                  w.d_r.data(), norm_grads(grads_, p.norm_post), {N, D});
     dr = w.d_r.data();
   }
 
@@ -140,7 +139,7 @@ T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool resid
   const T* alpha = param_ptr(params_, p.alpha);
   if (alpha != nullptr) {
     const T f = T(ngpt_scales(c).alpha.factor);
-    const T* xhat = sub.xhat.data();
+    const T* xhat = sub.xhat;
     T* dxhat = w.d_xhat.data();
     T* dalpha = grads_.data() + p.alpha;
     for (int64_t n = 0; n < N; ++n) {  // sequential: dalpha sums over rows
@@ -155,7 +154,7 @@ T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool resid
       }
     }
     parallel_zero(d_in, N * D);
-    norm_backward(norm_weights(params_, p.x_norm), x, {sub.x_mean.data(), sub.x_rstd.data()},
+    norm_backward(norm_weights(params_, p.x_norm), x, {sub.x_mean, sub.x_rstd},
                   static_cast<const T*>(dxhat), d_in, norm_grads(grads_, p.x_norm), {N, D});
   } else if (fa.p == nullptr && fb.p == nullptr) {
     const T ra = residual_path ? fa.constant : T(0), b = fb.constant;
@@ -198,48 +197,44 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
   const T* dy = dz;
   if (slots.norm_out) {
     parallel_zero(w.d_y.data(), N * D);
-    norm_backward(norm_weights(params_, p.norm_out), sub.y.data(),
-                  {sub.out_mean.data(), sub.out_rstd.data()}, dz, w.d_y.data(),
-                  norm_grads(grads_, p.norm_out), {N, D});
+    norm_backward(norm_weights(params_, p.norm_out), sub.y, {sub.out_mean, sub.out_rstd}, dz,
+                  w.d_y.data(), norm_grads(grads_, p.norm_out), {N, D});
     dy = w.d_y.data();
   }
 
   // y = f(u)
-  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u.data() : v;
+  const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u : v;
   T* du = w.d_u.data();
   parallel_zero(du, N * D);
   if (p.is_attention) {
     parallel_zero(w.d_attn_o.data(), N * D);
-    linear_backward(sub.attn_o.data(), params_.data() + p.w_out, dy, w.d_attn_o.data(),
+    linear_backward(sub.attn_o, params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
-    attention_backward(shape, sub.qkv.data(), sub.probs.data(), w.d_attn_o.data(), w.d_qkv.data());
+    attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
     train_qkv_hook_->backward(i, w.d_qkv.data(), N);
     if (scheme_.sphere_qk) {  // nGPT: q, k = s_qk f ⊙ q/|q| after RoPE
-      sphere_qk_backward(sub.qkv_raw.data(), params_.data() + p.s_qk, T(ngpt_scales(c).s_qk.factor),
-                         sub.head_rstd.data(), w.d_qkv.data(), grads_.data() + p.s_qk, N, D,
-                         c.heads);
+      sphere_qk_backward(sub.qkv_raw, params_.data() + p.s_qk, T(ngpt_scales(c).s_qk.factor),
+                         sub.head_rstd, w.d_qkv.data(), grads_.data() + p.s_qk, N, D, c.heads);
     }
     if (c.pos == PosEncoding::rope) {
       rope_apply(w.d_qkv.data(), {batch, len, D, c.heads}, w.rope, Rotation::inverse);
     }
     if (scheme_.head_norms.any()) {
-      head_norms_backward(p, sub.qkv_raw.data(),
-                          sub.q_normed.empty() ? nullptr : sub.q_normed.data(),
-                          sub.head_mean.data(), sub.head_rstd.data(), w.d_qkv.data(), N);
+      head_norms_backward(p, sub.qkv_raw, sub.q_normed, sub.head_mean, sub.head_rstd,
+                          w.d_qkv.data(), N);
     }
     linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = 3 * D});
   } else {
     parallel_zero(w.d_hidden.data(), N * M);
-    linear_backward(sub.hidden.data(), params_.data() + p.w_out, dy, w.d_hidden.data(),
+    linear_backward(sub.hidden, params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
-    activation_backward(c.activation, sub.hidden_pre.data(), w.d_hidden.data(),
-                        w.d_hidden_pre.data(), N * M);
+    activation_backward(c.activation, sub.hidden_pre, w.d_hidden.data(), w.d_hidden_pre.data(),
+                        N * M);
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
-      column_scale_backward(sub.hidden_raw.data(), params_.data() + p.s_uv,
-                            T(ngpt_scales(c).s_uv.factor), w.d_hidden_pre.data(),
-                            grads_.data() + p.s_uv, N, M);
+      column_scale_backward(sub.hidden_raw, params_.data() + p.s_uv, T(ngpt_scales(c).s_uv.factor),
+                            w.d_hidden_pre.data(), grads_.data() + p.s_uv, N, M);
     }
     linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = M});
@@ -248,8 +243,8 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
   // u = s · N_in(v); the gradient adds into d_v.
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
-    norm_backward(norm_weights(params_, p.norm_in), v, {sub.in_mean.data(), sub.in_rstd.data()}, du,
-                  d_v, norm_grads(grads_, p.norm_in), {N, D});
+    norm_backward(norm_weights(params_, p.norm_in), v, {sub.in_mean, sub.in_rstd}, du, d_v,
+                  norm_grads(grads_, p.norm_in), {N, D});
   } else {
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) d_v[k] += du[k];

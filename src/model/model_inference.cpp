@@ -40,19 +40,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   InferenceStream<T>& stream = *inference_;
   const int D = c.width;
   const int64_t V = c.vocab;
-  // Buffers grow to the rows actually used: after the last attention only R rows remain.
-  grow(w.u, N * D);
-  grow(w.mean, N);
-  grow(w.rstd, N);
-  grow(w.qkv, N * 3 * D);
-  const bool head_norms = scheme_.head_norms.any() || scheme_.sphere_qk;
-  if (head_norms) {
-    grow(w.qkv_raw, N * 3 * D);
-    grow(w.head_mean, 3 * N * c.heads);
-    grow(w.head_rstd, 3 * N * c.heads);
-  }
-  if (scheme_.embed_norm) grow(w.embed_raw, N * D);
-  grow(w.logits, R * V);
+  declare_inference_buffers(batch, len, R);
+  w.arena.carve();
   if (static_cast<int64_t>(w.all_rows.size()) < N) {
     const int64_t old = static_cast<int64_t>(w.all_rows.size());
     w.all_rows.resize(N);
@@ -60,12 +49,10 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
   const T* sinusoid = nullptr;
   if (c.pos == PosEncoding::sinusoidal) {
-    grow(w.sinusoid, len * D);
     fill_sinusoid(len, D, w.sinusoid.data());
     sinusoid = w.sinusoid.data();
   }
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
-  stream.prepare(N, R);
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
     norm_forward(norm_weights(params_, np), x, y, {w.mean.data(), w.rstd.data()}, {rows_n, D},
@@ -81,21 +68,17 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
   stream.begin(N);
 
-  int last_attention = 0;
-  for (int i = 0; i < num_sublayers(); ++i) {
-    if (sublayers_[i].is_attention) last_attention = i;
-  }
+  const int last_attention = last_attention_sublayer();
   int64_t cur = N;  // rows in the stream: N, then R after the last attention
   for (int i = 0; i < num_sublayers(); ++i) {
     const SublayerParams& p = sublayers_[i];
     const bool last = p.is_attention && i == last_attention;
     const int64_t out_rows = last ? R : cur;  // attention before the last one: cur = N
     const T* v = stream.input(i, cur);
-    size_eval_branch(i, cur, out_rows);
     // Attention streams over keys for every row, and for the listed rows only in the last
     // attention sublayer; from there on the stream has R rows.
     const T* z = branch_forward(
-        i, batch, len, v, cur, eval_buffers(),
+        i, batch, len, v, cur, w.sub,
         AttentionStrategy<T>::streaming(last ? rows.data() : w.all_rows.data(), out_rows));
     if (last) stream.keep_rows(i, rows);
     const T* out = stream.update(i, z, out_rows);
@@ -108,9 +91,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       t.rows = out_rows;
       t.row_ids = out_rows == N ? w.all_rows.data() : rows.data();
       t.input = stream.residual_input();
-      t.qkv = p.is_attention ? w.qkv.data() : nullptr;
-      t.heads = p.is_attention ? w.gathered.data() : nullptr;
-      t.branch = w.y.data();
+      t.qkv = p.is_attention ? w.sub.qkv : nullptr;
+      t.heads = p.is_attention ? w.sub.attn_o : nullptr;
+      t.branch = w.sub.y;
       t.branch_normed = z;
       t.output = out;
       observer(t);
@@ -120,8 +103,8 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
 
   const T* h = stream.end(cur);
   if (scheme_.final_norm) {
-    norm(final_norm_, h, w.u.data(), cur);
-    h = w.u.data();
+    norm(final_norm_, h, w.final_h.data(), cur);
+    h = w.final_h.data();
   }
   linear_forward(h, params_.data() + unembed_, w.logits.data(), {.rows = R, .in = D, .out = V});
   if (scheme_.logit_scale) {
@@ -134,50 +117,56 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   return w.logits.data();
 }
 
-// Sublayer i's branch buffers for `rows` input rows and `out_rows` output rows.
 template <typename T>
-void Model<T>::size_eval_branch(int i, int64_t rows, int64_t out_rows) {
+int64_t Model<T>::declare_inference_buffers(int64_t batch, int64_t len, int64_t out_rows) {
   EvalWorkspace& w = *eval_;
-  const SublayerSlots& slots = scheme_.sublayers[i];
-  const int64_t D = config_.width, M = config_.mlp_hidden();
-  grow(w.y, out_rows * D);
-  if (sublayers_[i].is_attention) {
-    grow(w.gathered, out_rows * D);
-  } else {
-    grow(w.hidden_pre, rows * M);
-    grow(w.hidden, rows * M);
+  Arena<T>& a = w.arena;
+  const ModelConfig& c = config_;
+  const int64_t N = batch * len, R = out_rows, D = c.width, V = c.vocab;
+  a.clear();
+  a.declare(w.sinusoid, c.pos == PosEncoding::sinusoidal ? len * D : 0);
+  a.declare(w.embed_raw, scheme_.embed_norm ? N * D : 0);
+  a.declare(w.mean, N);
+  a.declare(w.rstd, N);
+  // One set of sublayer buffers, as large as the largest sublayer's: every row up to the last
+  // attention, which computes the listed rows only.
+  const int last_attention = last_attention_sublayer();
+  int64_t rows = N;
+  for (int i = 0; i < num_sublayers(); ++i) {
+    const bool attention = sublayers_[i].is_attention;
+    const int64_t out = attention && i == last_attention ? R : rows;
+    const SublayerShape shape{.i = i,
+                              .attention = attention,
+                              .training = false,
+                              .batch = batch,
+                              .len = len,
+                              .rows = rows,
+                              .out_rows = out};
+    declare_sublayer_buffers(w.sub, c, scheme_, shape,
+                             [&](T*& slot, int64_t count) { a.declare_at_least(slot, count); });
+    rows = out;
   }
-  if (slots.norm_out) grow(w.z, out_rows * D);
-  if (slots.norm_post) grow(w.r, out_rows * D);
+  w.sub.rope = &w.rope;
+  w.sub.qkv_hook = eval_qkv_hook_.get();
+  inference_->declare_buffers(a, N, R);
+  eval_qkv_hook_->declare_buffers(a, N);
+  a.declare(w.final_h, scheme_.final_norm ? R * D : 0);
+  a.declare(w.logits, R * V);
+  return a.elements();
 }
 
-// One set of buffers for every sublayer; the norms share one set of statistics.
 template <typename T>
-SublayerBuffers<T> Model<T>::eval_buffers() {
-  EvalWorkspace& w = *eval_;
-  return {.u = w.u.data(),
-          .in_mean = w.mean.data(),
-          .in_rstd = w.rstd.data(),
-          .qkv_raw = data_or_null(w.qkv_raw),
-          .qkv = w.qkv.data(),
-          .q_normed = nullptr,
-          .head_mean = data_or_null(w.head_mean),
-          .head_rstd = data_or_null(w.head_rstd),
-          .attn_o = data_or_null(w.gathered),
-          .hidden_pre = data_or_null(w.hidden_pre),
-          .hidden = data_or_null(w.hidden),
-          .y = w.y.data(),
-          .z = data_or_null(w.z),
-          .out_mean = w.mean.data(),
-          .out_rstd = w.rstd.data(),
-          .r = data_or_null(w.r),
-          .post_mean = w.mean.data(),
-          .post_rstd = w.rstd.data(),
-          .xhat = data_or_null(w.xhat),
-          .x_mean = w.mean.data(),
-          .x_rstd = w.rstd.data(),
-          .rope = &w.rope,
-          .qkv_hook = eval_qkv_hook_.get()};
+const SublayerBuffers<T>& Model<T>::eval_buffers() const {
+  return eval_->sub;
+}
+
+template <typename T>
+int Model<T>::last_attention_sublayer() const {
+  int last = 0;
+  for (int i = 0; i < num_sublayers(); ++i) {
+    if (sublayers_[i].is_attention) last = i;
+  }
+  return last;
 }
 
 template const float* Model<float>::forward_rows(const int32_t*, int64_t, int64_t, int,
@@ -186,9 +175,11 @@ template const float* Model<float>::forward_rows(const int32_t*, int64_t, int64_
 template const double* Model<double>::forward_rows(const int32_t*, int64_t, int64_t, int,
                                                    const std::vector<int64_t>&,
                                                    const SublayerObserver<double>&);
-template void Model<float>::size_eval_branch(int, int64_t, int64_t);
-template void Model<double>::size_eval_branch(int, int64_t, int64_t);
-template SublayerBuffers<float> Model<float>::eval_buffers();
-template SublayerBuffers<double> Model<double>::eval_buffers();
+template int64_t Model<float>::declare_inference_buffers(int64_t, int64_t, int64_t);
+template int64_t Model<double>::declare_inference_buffers(int64_t, int64_t, int64_t);
+template int Model<float>::last_attention_sublayer() const;
+template int Model<double>::last_attention_sublayer() const;
+template const SublayerBuffers<float>& Model<float>::eval_buffers() const;
+template const SublayerBuffers<double>& Model<double>::eval_buffers() const;
 
 }  // namespace normlab

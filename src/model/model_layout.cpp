@@ -51,9 +51,6 @@ Model<T>::Model(const ModelConfig& config) : Model(config, LayoutOnly{}) {
       bytes, fmt::format("the model's {} parameters and their gradients", layout_.total()));
   params_.assign(layout_.total(), T(0));
   grads_.assign(layout_.total(), T(0));
-  ws_ = std::make_unique<Workspace>();
-  train_qkv_hook_ = make_qkv_hook(*this, true);
-  eval_qkv_hook_ = make_qkv_hook(*this, false);
 }
 
 template <typename T>
@@ -62,50 +59,17 @@ Model<T>::Model(const ModelConfig& config, LayoutOnly) : config_(config) {
   scheme_ = resolve_scheme(config_);
   residual_ = make_residual_stream(*this);
   build_layout();
+  ws_ = std::make_unique<Workspace>();
+  train_qkv_hook_ = make_qkv_hook(*this, true);
+  eval_qkv_hook_ = make_qkv_hook(*this, false);
 }
 
 double activation_bytes_estimate(const ModelConfig& c, int64_t batch, int64_t len,
                                  size_t value_bytes) {
-  // An upper bound of what ensure_workspace allocates and the logits take: per attention
-  // sublayer about 12 (N, D) buffers and the (B, H, T, T) probabilities, per MLP sublayer
-  // 4 (N, M) and 8 (N, D), AttnRes mixtures per source, 4 (N, V) for logits and gradients.
-  const double n = static_cast<double>(batch) * static_cast<double>(len);
-  const double d = c.width, layers = c.layers;
-  const double probs = static_cast<double>(batch) * c.heads * static_cast<double>(len) *
-                       static_cast<double>(attention_probs_stride(len));
-  double values = layers * (12.0 * n * d + probs);
-  // Head norms: the projection before them, q̂, and 6 statistics per row and head.
-  if (c.qk_norm != QkNorm::none || scheme_row(c.scheme).head_norms != HeadNormRule::none) {
-    values += layers * (4.0 * n * d + 6.0 * n * c.heads);
-  }
-  if (c.mlp) values += layers * (4.0 * n * c.mlp_hidden() + 8.0 * n * d);
-  // nGPT: q|k|v after RoPE and before the q/k norms, their statistics, N_x(x) per sublayer,
-  // and the MLP's pre-activation before s_uv.
-  if (scheme_row(c.scheme).sphere_qk) {
-    values += layers * (3.0 * n * d + 2.0 * n * c.heads + 2.0 * (n * d + n));
-    if (c.mlp) values += layers * n * c.mlp_hidden();
-  }
-  if (c.scheme == Scheme::attnres || c.scheme == Scheme::block_attnres) {
-    const double S = layers * c.sublayers_per_layer();
-    values += 4.0 * (S + 1) * (n * d + n);
-    // each point's weights and logits, (N, K_l) each with K_l ≤ l + 1 sources
-    values += (S + 1) * (S + 2) * n;
-  }
-  // Hyper-connections: the n streams and the weights per sublayer (HC: N(H) too), and the
-  // gradients of the streams.
-  if (scheme_row(c.scheme).residual_mode == ResidualMode::hyper) {
-    const double n_s = c.streams, S = layers * c.sublayers_per_layer();
-    values += (S + 1) * n_s * n * d +
-              S * (n_s * n * d + 2.0 * n_s * (n_s + 2) * n + 3.0 * n * n_s) + 3.0 * n_s * n * d +
-              n_s * (n_s + 2) * n + n * d;
-  }
-  // Two streams: y, x̂, N_y(y) and v per sublayer, and three gradients.
-  if (scheme_row(c.scheme).residual_mode == ResidualMode::two_stream) {
-    values += (layers * c.sublayers_per_layer() + 1) * (4.0 * n * d + 4.0 * n) + 3.0 * n * d;
-  }
-  if (scheme_row(c.scheme).value_residual) values += 2.0 * n * d;  // V_1 and its gradient
-  values += 4.0 * n * c.vocab + 12.0 * n * d;
-  return values * static_cast<double>(value_bytes);
+  Model<float> m(c, Model<float>::LayoutOnly{});
+  const int64_t elements =
+      m.declare_training_buffers(batch, len, {.listed = false, .count = batch * len});
+  return static_cast<double>(elements) * static_cast<double>(value_bytes);
 }
 
 double attention_scale(const ModelConfig& c) {

@@ -1,9 +1,9 @@
 // The forward of one sublayer (docs/schemes.md, "The block"):
 //   u = s · N_in(x),  y = f(u),  z = N_out(y),  out = N_post(a ⊙ x + b ⊙ z)
 // (nGPT: out = N_post(x̂ + |α| ⊙ (z − x̂)), x̂ = N_x(x), and its scales inside f, ngpt.hpp)
-// with f attention or the MLP (two streams: f reads v and the add x̂, residual/two_streams.cpp). Training and
-// inference run this same code; they differ in their buffers and in how attention is computed
-// (sublayer_buffers.hpp).
+// with f attention or the MLP (two streams: f reads v and the add x̂, residual/two_streams.cpp).
+// Training and inference run this same code; they differ in their buffers and in how attention is
+// computed (sublayer_buffers.hpp).
 //
 // Letters: B batch, T length, N = B·T rows, D width, H heads, M MLP hidden width.
 #include <stdexcept>
@@ -119,32 +119,8 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
 }
 
 template <typename T>
-SublayerBuffers<T> Model<T>::train_buffers(int i) {
-  auto& sub = ws_->subs[i];
-  return {.u = data_or_null(sub.u),
-          .in_mean = data_or_null(sub.in_mean),
-          .in_rstd = data_or_null(sub.in_rstd),
-          .qkv_raw = data_or_null(sub.qkv_raw),
-          .qkv = data_or_null(sub.qkv),
-          .q_normed = data_or_null(sub.q_normed),
-          .head_mean = data_or_null(sub.head_mean),
-          .head_rstd = data_or_null(sub.head_rstd),
-          .attn_o = data_or_null(sub.attn_o),
-          .hidden_raw = data_or_null(sub.hidden_raw),
-          .hidden_pre = data_or_null(sub.hidden_pre),
-          .hidden = data_or_null(sub.hidden),
-          .y = data_or_null(sub.y),
-          .z = data_or_null(sub.z),
-          .out_mean = data_or_null(sub.out_mean),
-          .out_rstd = data_or_null(sub.out_rstd),
-          .r = data_or_null(sub.r),
-          .post_mean = data_or_null(sub.post_mean),
-          .post_rstd = data_or_null(sub.post_rstd),
-          .xhat = data_or_null(sub.xhat),
-          .x_mean = data_or_null(sub.x_mean),
-          .x_rstd = data_or_null(sub.x_rstd),
-          .rope = &ws_->rope,
-          .qkv_hook = train_qkv_hook_.get()};
+const SublayerBuffers<T>& Model<T>::train_buffers(int i) const {
+  return ws_->subs[i];
 }
 
 // The parts of one attention sublayer's head norms, in the order q, k, v (head_norm.hpp).
@@ -176,8 +152,8 @@ template void Model<float>::add_forward(int, const float*, const float*,
                                         const SublayerBuffers<float>&, float*, int64_t) const;
 template void Model<double>::add_forward(int, const double*, const double*,
                                          const SublayerBuffers<double>&, double*, int64_t) const;
-template SublayerBuffers<float> Model<float>::train_buffers(int);
-template SublayerBuffers<double> Model<double>::train_buffers(int);
+template const SublayerBuffers<float>& Model<float>::train_buffers(int) const;
+template const SublayerBuffers<double>& Model<double>::train_buffers(int) const;
 template void Model<float>::head_norms_forward(const SublayerParams&, const float*, float*, float*,
                                                float*, float*, int64_t) const;
 template void Model<double>::head_norms_forward(const SublayerParams&, const double*, double*,

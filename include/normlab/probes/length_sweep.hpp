@@ -54,7 +54,10 @@ struct SweepLength {
 // (`calls` as "forward_calls").
 nlohmann::json sweep_lengths_json(const std::vector<SweepLength>& lengths);
 
-// Bytes of forward_rows activations and batch buffers per row of a call.
+// Bytes per row of a call, which split the samples into calls: forward_rows's sublayer and
+// additive-stream buffers and the batch's. The residual modes' own inference buffers
+// (src/model/residual/) are not counted; the figure is kept as it is because it decides which
+// sequences share a call.
 int64_t sweep_bytes_per_row(const ModelConfig& config, int fields);
 
 // Sorts the lengths and throws UsageError (one line: what, which length, what is allowed) for

@@ -24,7 +24,7 @@ class AdditiveStream final : public ResidualStream<T> {
     if (slots.interpolate) p.x_norm = m_.add_norm(prefix + ".x_norm", true, slots.kind_post);
   }  // of the post slot's kind
 
-  void prepare(int64_t) override {}
+  void declare_buffers(Arena<T>&, int64_t) override {}  // the model's stream only
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t) override {}
   const T* input(int i, int64_t) override { return ws().stream[i].data(); }
@@ -59,11 +59,11 @@ class AdditiveInference final : public InferenceStream<T> {
  public:
   explicit AdditiveInference(Model<T>& model) : m_(model) {}
 
-  void prepare(int64_t N, int64_t R) override {
+  void declare_buffers(Arena<T>& a, int64_t N, int64_t R) override {
     auto& w = ws();
-    grow(w.h, N * width());
-    grow(w.x_rows, R * width());
-    if (m_.scheme_.sublayers.front().interpolate) grow(w.xhat, N * width());  // nGPT's N_x(x)
+    a.declare(w.h, N * width());
+    a.declare(w.h_next, N * width());
+    a.declare(w.x_rows, R * width());
   }
   T* embedding() override { return ws().h.data(); }
   void begin(int64_t) override {}
@@ -78,7 +78,6 @@ class AdditiveInference final : public InferenceStream<T> {
   }
   const T* update(int i, const T* z, int64_t rows) override {
     auto& w = ws();
-    grow(w.h_next, rows * width());
     m_.add_forward(i, x_, z, m_.eval_buffers(), w.h_next.data(), rows);
     std::swap(w.h, w.h_next);
     return w.h.data();

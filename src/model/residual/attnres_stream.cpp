@@ -42,31 +42,30 @@ class AttnResStream final : public ResidualStream<T> {
     m_.final_res_norm_ = final_mix.res_key_norm;
   }
 
-  void prepare(int64_t N) override {
+  // The sublayers' partial block sums are their r (sublayer_buffers.hpp).
+  void declare_buffers(Arena<T>& a, int64_t N) override {
     auto& w = ws();
     const int S = m_.num_sublayers();
     const int64_t D = width();
-    for (int i = 0; i < S; ++i) {
-      if (m_.scheme_.res_continues[i]) grow(w.subs[i].r, N * D);  // the partial block sum
-    }
-    grow(w.source0, N * D);
+    a.declare(w.source0, N * D);
     w.sources.assign(S + 1, nullptr);
     w.source_rstd.resize(S + 1);
     w.mix_alpha.resize(S + 1);
     w.mix_logits.resize(S + 1);
-    grow(w.res_q, (S + 1) * D);
+    a.declare(w.res_q, (S + 1) * D);
     for (int j = 0; j <= S; ++j) {
-      grow(w.source_rstd[j], N);
-      grow(w.mix_alpha[j], N * static_cast<int64_t>(m_.scheme_.res_sources[j].size()));
-      grow(w.mix_logits[j], N * static_cast<int64_t>(m_.scheme_.res_sources[j].size()));
+      const int64_t K = static_cast<int64_t>(m_.scheme_.res_sources[j].size());
+      a.declare(w.source_rstd[j], N);
+      a.declare(w.mix_alpha[j], N * K);
+      a.declare(w.mix_logits[j], N * K);
     }
     w.d_block.resize(m_.scheme_.res_blocks);
-    for (auto& d : w.d_block) grow(d, N * D);
+    for (auto& d : w.d_block) a.declare(d, N * D);
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
     w.mix_dsrc.resize(S + 1);
     w.d_chunk.resize(std::min(chunk(), S + 1));
-    for (auto& d : w.d_chunk) grow(d, N * D);
+    for (auto& d : w.d_chunk) a.declare(d, N * D);
     w.chunk_dx.assign(w.d_chunk.size(), nullptr);
   }
   T* embedding() override { return ws().source0.data(); }
@@ -86,8 +85,8 @@ class AttnResStream final : public ResidualStream<T> {
     auto& w = ws();
     const T* record = z;
     if (m_.scheme_.res_continues[i]) {  // the block's partial sum + z
-      residual_add(w.sources[i], z, w.subs[i].r.data(), N, width());
-      record = w.subs[i].r.data();
+      residual_add(w.sources[i], z, w.subs[i].r, N, width());
+      record = w.subs[i].r;
     }
     w.sources[i + 1] = record;
     res_rstd(record, w.source_rstd[i + 1].data(), N, width(), m_.config_.norm_eps);
@@ -259,18 +258,18 @@ class AttnResInference final : public InferenceStream<T> {
  public:
   explicit AttnResInference(Model<T>& model) : m_(model) {}
 
-  void prepare(int64_t N, int64_t R) override {
+  void declare_buffers(Arena<T>& a, int64_t N, int64_t R) override {
     auto& w = ws();
     const int S = m_.num_sublayers();
-    grow(w.h, N * width());
-    grow(w.x_rows, R * width());
+    a.declare(w.h, N * width());
+    a.declare(w.x_rows, R * width());
     w.block.resize(m_.scheme_.res_blocks);
     w.block_rstd.resize(m_.scheme_.res_blocks);
     for (int b = 0; b < m_.scheme_.res_blocks; ++b) {
-      grow(w.block[b], N * width());
-      grow(w.block_rstd[b], N);
+      a.declare(w.block[b], N * width());
+      a.declare(w.block_rstd[b], N);
     }
-    grow(w.alpha, N * (S + 1));
+    a.declare(w.alpha, N * (S + 1));
     w.mix_src.resize(S + 1);
     w.mix_rstd.resize(S + 1);
   }

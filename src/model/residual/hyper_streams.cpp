@@ -195,7 +195,6 @@ class HyperStreams final : public ResidualStream<T> {
     m_.add_hyper(prefix + ".hc", i, p.hc);
   }
 
-  void prepare(int64_t N) override { size(N); }
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t N) override {  // every stream starts as the embedding stream
     const int n = m_.hyper_streams(), D = width();
@@ -269,28 +268,26 @@ class HyperStreams final : public ResidualStream<T> {
   // through A_r and the branch's gradient (dz through B); then, once the branch's backward has
   // given dL/dh, the part through A_m and the weights (weights_backward: parameter gradients,
   // and dH_in += the gradient through the weights, given d_mix (N, n(n+2))).
-  void size(int64_t N) {
+  void declare_buffers(Arena<T>& a, int64_t N) override {
     typename Model<T>::Workspace& w = *m_.ws_;
     const int S = m_.num_sublayers();
     const int64_t n = m_.hyper_streams(), D = m_.config_.width;
     const int64_t W = n * (n + 2);
+    const bool mhc = m_.config_.sinkhorn;
     w.hyper_H.resize(S + 1);
-    for (auto& H : w.hyper_H) grow(H, N * n * D);
+    for (auto& H : w.hyper_H) a.declare(H, N * n * D);
     w.hyper.resize(S);
     for (auto& s : w.hyper) {
-      if (m_.config_.sinkhorn) {
-        grow(s.rms, N);
-      } else {
-        grow(s.hbar, N * n * D);
-        grow(s.mean, N * n);
-        grow(s.rstd, N * n);
-      }
-      grow(s.act, N * W);
-      grow(s.mix, N * W);
+      a.declare(s.rms, mhc ? N : 0);
+      a.declare(s.hbar, mhc ? 0 : N * n * D);
+      a.declare(s.mean, mhc ? 0 : N * n);
+      a.declare(s.rstd, mhc ? 0 : N * n);
+      a.declare(s.act, N * W);
+      a.declare(s.mix, N * W);
     }
-    for (auto* v : {&w.d_H_a, &w.d_H_b, &w.d_hbar}) grow(*v, N * n * D);
-    grow(w.d_mix, N * W);
-    grow(w.hyper_dz, N * D);
+    for (auto* v : {&w.d_H_a, &w.d_H_b, &w.d_hbar}) a.declare(*v, N * n * D);
+    a.declare(w.d_mix, N * W);
+    a.declare(w.hyper_dz, N * D);
   }
 
   HyperBuffers<T> buffers(int i) {
@@ -311,7 +308,7 @@ class HyperStreams final : public ResidualStream<T> {
     const T* H = w.hyper_H[i].data();
     const T* mix = w.hyper[i].mix.data();
     const auto& sub = w.subs[i];
-    const T* z = m_.scheme_.sublayers[i].norm_out ? sub.z.data() : sub.y.data();
+    const T* z = m_.scheme_.sublayers[i].norm_out ? sub.z : sub.y;
     T* dz = w.hyper_dz.data();
     T* d_mix = w.d_mix.data();
     // H'_j = B[j] z + Σ_s A_r[s][j] H_s.
@@ -546,22 +543,21 @@ class HyperInference final : public InferenceStream<T> {
  public:
   explicit HyperInference(Model<T>& model) : m_(model) {}
 
-  void prepare(int64_t N, int64_t R) override {
+  void declare_buffers(Arena<T>& a, int64_t N, int64_t R) override {
     auto& w = ws();
     const int n = m_.hyper_streams();
     const int64_t W = int64_t{n} * (n + 2);
-    grow(w.h, N * width());
-    grow(w.x_rows, R * width());
-    for (auto* v : {&w.hyper_H, &w.hyper_H_next}) grow(*v, N * n * width());
-    grow(w.hyper_act, N * W);
-    grow(w.hyper_mix, N * W);
-    if (m_.config_.sinkhorn) {
-      grow(w.hyper_rms, N);
-    } else {
-      grow(w.hbar, N * n * width());
-      grow(w.hyper_mean, N * n);
-      grow(w.hyper_rstd, N * n);
-    }
+    const bool mhc = m_.config_.sinkhorn;
+    a.declare(w.h, N * width());
+    a.declare(w.h_next, N * width());
+    a.declare(w.x_rows, R * width());
+    for (auto* v : {&w.hyper_H, &w.hyper_H_next}) a.declare(*v, N * n * width());
+    a.declare(w.hyper_act, N * W);
+    a.declare(w.hyper_mix, N * W);
+    a.declare(w.hyper_rms, mhc ? N : 0);
+    a.declare(w.hbar, mhc ? 0 : N * n * width());
+    a.declare(w.hyper_mean, mhc ? 0 : N * n);
+    a.declare(w.hyper_rstd, mhc ? 0 : N * n);
   }
   T* embedding() override { return ws().h.data(); }
   void begin(int64_t N) override {  // every stream starts as the embedding stream
@@ -591,7 +587,6 @@ class HyperInference final : public InferenceStream<T> {
   }
   const T* update(int, const T* z, int64_t rows) override {
     auto& w = ws();
-    grow(w.h_next, rows * width());
     HyperStreams<T>::update_streams(m_, w.hyper_H.data(), w.hyper_mix.data(), z,
                                     w.hyper_H_next.data(), rows);
     std::swap(w.hyper_H, w.hyper_H_next);

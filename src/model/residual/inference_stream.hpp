@@ -2,7 +2,7 @@
 // stream (residual_stream.hpp) over one set of buffers that every sublayer reuses, nothing kept
 // for a backward, and from the last attention sublayer on only the R listed rows:
 //
-//   sizing    prepare(N, R) on every call (buffers only grow)
+//   buffers   declare_buffers(arena, N, R) on every call (arena.hpp)
 //   forward   e → embedding(); begin(N); for i: v = input(i, rows); z = branch(v);
 //             [the last attention: keep_rows(rows)]; out = update(i, z, rows); h = end(R)
 //
@@ -14,6 +14,8 @@
 #include <memory>
 #include <vector>
 
+#include "model/arena.hpp"
+
 namespace normlab {
 
 template <typename T>
@@ -24,8 +26,8 @@ class InferenceStream {
  public:
   virtual ~InferenceStream() = default;
 
-  // Grows the mode's buffers to N rows, R of them listed.
-  virtual void prepare(int64_t N, int64_t R) = 0;
+  // Declares the mode's buffers for N rows, R of them listed, into the inference arena.
+  virtual void declare_buffers(Arena<T>& arena, int64_t N, int64_t R) = 0;
 
   virtual T* embedding() = 0;                       // (N, D) where the model writes e
   virtual void begin(int64_t N) = 0;                // the stream(s) start from e

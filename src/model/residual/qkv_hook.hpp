@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "model/arena.hpp"
+
 namespace normlab {
 
 template <typename T>
@@ -20,6 +22,7 @@ template <typename T>
 class QkvHook {
  public:
   virtual ~QkvHook() = default;
+  virtual void declare_buffers(Arena<T>& arena, int64_t N) {}  // for N rows (arena.hpp)
   virtual void forward(int i, T* qkv, int64_t N) {}     // attention sublayer i's q|k|v (N, 3D)
   virtual void backward(int i, T* d_qkv, int64_t N) {}  // its gradient (N, 3D), in place
 };

@@ -6,7 +6,7 @@
 //
 //   layout    lay_out_input(i) before each sublayer's branch tensors, lay_out_output() after the
 //             last sublayer's (once, in the model's constructor)
-//   sizing    prepare(N) whenever the batch's shape changes
+//   buffers   declare_buffers(arena, N) whenever the batch's shape changes (arena.hpp)
 //   forward   e → embedding(); begin(); for i: x = input(i); z = branch(x); update(i, z);
 //             h = end()
 //   backward  dL/dh → d_end(); end_backward(); for i from the last:
@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/arena.hpp"
 #include "normlab/model.hpp"
 
 namespace normlab {
@@ -44,8 +45,9 @@ class ResidualStream {
   virtual void lay_out_input(int i, const std::string& prefix, SublayerParams& p) {}
   virtual void lay_out_output() {}
 
-  // Sizes the mode's buffers for N rows (once per batch shape, with the workspace's).
-  virtual void prepare(int64_t N) = 0;
+  // Declares the mode's buffers for N rows into the training arena (with the model's, once per
+  // batch shape); they are carved after every declaration.
+  virtual void declare_buffers(Arena<T>& arena, int64_t N) = 0;
 
   // Forward over N rows.
   virtual T* embedding() = 0;                             // (N, D) where the model writes e

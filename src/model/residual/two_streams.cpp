@@ -97,30 +97,28 @@ class TwoStreams final : public ResidualStream<T> {
 
   // y entering each sublayer; per sublayer (the last: the merge, whose v is the output h) the
   // norms of the streams, where the rule has them; the backward's gradients.
-  void prepare(int64_t N) override {
+  void declare_buffers(Arena<T>& a, int64_t N) override {
     auto& w = ws();
     const TwoStreamRule& rule = m_.scheme_.two_stream;
     const int S = m_.num_sublayers();
     const int64_t D = width();
     w.y_stream.resize(S + 1);
-    for (auto& y : w.y_stream) grow(y, N * D);
+    for (auto& y : w.y_stream) a.declare(y, N * D);
     w.two.resize(S + 1);
     for (int i = 0; i <= S; ++i) {
       auto& s = w.two[i];
       const bool merge = i == S;
-      if (merge ? rule.merge_norm_x : rule.renorm_x) {
-        grow(s.xhat, N * D);
-        grow(s.x_mean, N);
-        grow(s.x_rstd, N);
-      }
-      if (merge || rule.input_reads_y) {
-        grow(s.yhat, N * D);
-        grow(s.y_mean, N);
-        grow(s.y_rstd, N);
-        grow(s.v, N * D);
-      }
+      const bool x_norm = merge ? rule.merge_norm_x : rule.renorm_x;
+      const bool y_norm = merge || rule.input_reads_y;
+      a.declare(s.xhat, x_norm ? N * D : 0);
+      a.declare(s.x_mean, x_norm ? N : 0);
+      a.declare(s.x_rstd, x_norm ? N : 0);
+      a.declare(s.yhat, y_norm ? N * D : 0);
+      a.declare(s.y_mean, y_norm ? N : 0);
+      a.declare(s.y_rstd, y_norm ? N : 0);
+      a.declare(s.v, y_norm ? N * D : 0);
     }
-    for (auto* v : {&w.d_y_stream, &w.d_v, &w.d_xhat}) grow(*v, N * D);
+    for (auto* v : {&w.d_y_stream, &w.d_v, &w.d_xhat}) a.declare(*v, N * D);
   }
   T* embedding() override { return ws().stream[0].data(); }
   void begin(int64_t N) override {  // y_0 = x_0
@@ -188,7 +186,7 @@ class TwoStreams final : public ResidualStream<T> {
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t k = n0 * D; k < n1 * D; ++k) dz[k] += dy[k];
     });
-    return {.v = w.subs.at(i).input, .dz = dz, .d_v = d_v != nullptr ? d_v : d_xhat};
+    return {.v = w.inputs.at(i), .dz = dz, .d_v = d_v != nullptr ? d_v : d_xhat};
   }
   // Once the branch's backward has added into it: the rest of d_next and, in place, dL/dy_i.
   void input_backward(int i) override {
@@ -256,11 +254,12 @@ class TwoStreamsInference final : public InferenceStream<T> {
  public:
   explicit TwoStreamsInference(Model<T>& model) : m_(model) {}
 
-  void prepare(int64_t N, int64_t R) override {
+  void declare_buffers(Arena<T>& a, int64_t N, int64_t R) override {
     auto& w = ws();
-    grow(w.h, N * width());
-    grow(w.x_rows, R * width());
-    for (auto* v : {&w.y_stream, &w.xhat, &w.yhat, &w.v, &w.merged}) grow(*v, N * width());
+    a.declare(w.h, N * width());
+    a.declare(w.h_next, N * width());
+    a.declare(w.x_rows, R * width());
+    for (auto* v : {&w.y_stream, &w.xhat, &w.yhat, &w.v, &w.merged}) a.declare(*v, N * width());
   }
   T* embedding() override { return ws().h.data(); }
   void begin(int64_t N) override {  // y_0 = x_0
@@ -286,7 +285,6 @@ class TwoStreamsInference final : public InferenceStream<T> {
   }
   const T* update(int i, const T* z, int64_t rows) override {
     auto& w = ws();
-    grow(w.h_next, rows * width());
     m_.add_forward(i, in_.xhat, z, m_.eval_buffers(), w.h_next.data(), rows);
     residual_add(static_cast<const T*>(w.y_stream.data()), z, w.y_stream.data(), rows,
                  width());  // y ← y + z, in place

@@ -21,23 +21,24 @@ class ValueResidual final : public QkvHook<T> {
   ValueResidual(int width, int first_attention, bool backward)
       : D_(width), first_(first_attention), backward_(backward) {}
 
+  void declare_buffers(Arena<T>& a, int64_t N) override {
+    a.declare(v1_, N * D_);
+    a.declare(d_v1_, backward_ ? N * D_ : 0);
+  }
+
   void forward(int i, T* qkv, int64_t N) override {
     const int64_t D = D_;
     if (i == first_) {  // V_1 (N, D), and dL/dV_1 from 0
-      grow(v1_, N * D);
-      T* v1 = v1_.data();
+      T* v1 = v1_;
       for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
         for (int64_t n = n0; n < n1; ++n) {
           std::copy(qkv + n * 3 * D + 2 * D, qkv + n * 3 * D + 3 * D, v1 + n * D);
         }
       });
-      if (backward_) {
-        grow(d_v1_, N * D);
-        parallel_zero(d_v1_.data(), N * D);
-      }
+      if (backward_) parallel_zero(d_v1_, N * D);
       return;
     }
-    const T* v1 = v1_.data();
+    const T* v1 = v1_;
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) {
         T* v = qkv + n * 3 * D + 2 * D;
@@ -48,7 +49,7 @@ class ValueResidual final : public QkvHook<T> {
 
   void backward(int i, T* d_qkv, int64_t N) override {
     const int64_t D = D_;
-    T* d_v1 = d_v1_.data();
+    T* d_v1 = d_v1_;
     const bool first = i == first_;
     for_row_shards(N, [&](int64_t, int64_t n0, int64_t n1) {
       for (int64_t n = n0; n < n1; ++n) {
@@ -67,9 +68,9 @@ class ValueResidual final : public QkvHook<T> {
 
  private:
   int64_t D_;
-  int first_;                 // the first attention sublayer
-  bool backward_;             // keeps dL/dV_1
-  std::vector<T> v1_, d_v1_;  // (N, D) V_1 and dL/dV_1
+  int first_;                          // the first attention sublayer
+  bool backward_;                      // keeps dL/dV_1
+  T *v1_ = nullptr, *d_v1_ = nullptr;  // (N, D) V_1 and dL/dV_1
 };
 
 template <typename T>
