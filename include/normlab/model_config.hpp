@@ -11,6 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "normlab/activation.hpp"
+
 #include "normlab/norm_kind.hpp"
 #include "normlab/placement.hpp"
 #include "normlab/value_ranges.hpp"
@@ -46,7 +48,6 @@ enum class Scheme {
 };
 
 enum class PosEncoding { none, learned, sinusoidal, rope };
-enum class Activation { gelu, relu };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
 // QK-norm: a per-head norm of the queries and keys inside attention (docs/schemes.md).

@@ -34,7 +34,7 @@ bool on_sphere(NormKind k) {
 
 void check_scalars(NormKind kind, const void* scalars, const char* what) {
   if (norm_scalar_count(kind) > 0 && scalars == nullptr) {
-    throw std::logic_error(std::string(what) + ": norm kind " + to_string(kind) +
+    throw std::logic_error(std::string(what) + ": norm kind " + norm_row(kind).name +
                            " needs its scalar parameters");
   }
 }

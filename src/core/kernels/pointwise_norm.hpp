@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "normlab/model_config.hpp"
+#include "normlab/norm_kind.hpp"
 
 namespace normlab {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/kernels/activation.hpp"
+#include "normlab/model_config.hpp"
 #include "support/gradcheck.hpp"
 #include "support/kernel_case.hpp"
 
