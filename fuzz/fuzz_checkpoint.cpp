@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -23,9 +23,9 @@
 #include "fuzz_parts.hpp"
 #include "fuzz_refusal.hpp"
 #include "fuzz_scratch.hpp"
-#include "normlab/claims.hpp"
-#include "normlab/claims_evaluate.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/claims_file.hpp"
+#include "normlab/claims/evaluate.hpp"
 
 namespace fs = std::filesystem;
 

@@ -7,9 +7,9 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -23,11 +23,11 @@
 #include "fuzz_parts.hpp"
 #include "fuzz_refusal.hpp"
 #include "fuzz_scratch.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/sweep.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "fuzz_refusal.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace py = pybind11;
 

@@ -27,8 +27,8 @@
 
 #include "fuzz_refusal.hpp"
 #include "fuzz_scratch.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/store/results_store.hpp"
 #include "query_table.hpp"
 
 namespace fs = std::filesystem;

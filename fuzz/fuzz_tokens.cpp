@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "token_list.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab::cli {
 namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/model.hpp"
-#include "normlab/task.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab::cli {
 

@@ -7,14 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "core/parallel.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/eval_bench.hpp"
-#include "normlab/machine.hpp"
-#include "normlab/model_config.hpp"
-#include "normlab/task.hpp"
-#include "normlab/train_bench.hpp"
-#include "normlab/train_config.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/bench/eval_bench.hpp"
+#include "normlab/bench/train_bench.hpp"
+#include "normlab/core/machine.hpp"
+#include "normlab/core/threads.hpp"
+#include "normlab/model/model_config.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/train_config.hpp"
 #include "validators.hpp"
 
 #include <unistd.h>

@@ -23,14 +23,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/claims.hpp"
-#include "normlab/claims_design.hpp"
-#include "normlab/claims_ledger.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
-#include "normlab/printable.hpp"
-#include "normlab/train_config.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/claims_file.hpp"
+#include "normlab/claims/design_rules.hpp"
+#include "normlab/claims/ledger.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/train/train_config.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -12,12 +12,12 @@
 
 #include "checkpoint_source.hpp"
 #include "commands.hpp"
-#include "core/parallel.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/evaluator.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/progress.hpp"
-#include "normlab/train_config.hpp"
+#include "normlab/core/threads.hpp"
+#include "normlab/eval/evaluator.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/progress.hpp"
+#include "normlab/train/train_config.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/store/results_store.hpp"
 #include "query_table.hpp"
 #include "validators.hpp"
 

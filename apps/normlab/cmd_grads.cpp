@@ -8,11 +8,11 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
-#include "normlab/safetensors.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/io/safetensors.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/train/train_step.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -3,8 +3,8 @@
 
 #include "commands.hpp"
 #include "model_options.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

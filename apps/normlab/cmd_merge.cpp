@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/results_store.hpp"
-#include "normlab/run_rows.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/run_rows.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/store/results_store.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -7,15 +7,15 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/fits.hpp"
 #include "normlab/particles/radius_fit.hpp"
 #include "normlab/particles/scalar_reduction.hpp"
 #include "normlab/particles/simulation.hpp"
 #include "normlab/particles/speed_law.hpp"
-#include "normlab/plot.hpp"
+#include "normlab/report/plot.hpp"
 #include "particles_bridge.hpp"
 #include "validators.hpp"
 

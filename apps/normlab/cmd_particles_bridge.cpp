@@ -3,12 +3,12 @@
 #include <cstdio>
 
 #include "checkpoint_source.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "normlab/particles/bridge.hpp"
 #include "normlab/particles/model_weights.hpp"
 #include "normlab/probes/probe_input.hpp"
-#include "normlab/rng.hpp"
 #include "particles_bridge.hpp"
 
 namespace normlab::cli {

@@ -1,10 +1,10 @@
 // `normlab report OUT`: writes OUT/report.html, one self-contained HTML page with the folder's
-// experiment, provenance, figures and tables (normlab/html_report.hpp, docs/report.md).
+// experiment, provenance, figures and tables (normlab/report/html_report.hpp, docs/report.md).
 #include <cstdio>
 #include <filesystem>
 
 #include "commands.hpp"
-#include "normlab/html_report.hpp"
+#include "normlab/report/html_report.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/store/results_store.hpp"
 #include "query_table.hpp"
 #include "validators.hpp"
 

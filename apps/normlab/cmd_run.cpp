@@ -1,6 +1,6 @@
 // `normlab run FILE.toml [--tier NAME] [--set KEY=VALUE ...] [--out DIR] [--jobs N]`: runs an
 // experiment file, after merging the tier and the --set assignments over it
-// (experiment_overrides.hpp).
+// (experiment/overrides.hpp).
 //
 // The file's top-level `kind` selects the study: "train" (the default; task, model, schemes,
 // seeds, training and evaluation; docs/experiments.md) or "particles" (the normalized-
@@ -13,15 +13,15 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "experiment/mpi_comm.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/html_report.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/mpi_comm.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "normlab/particles/study.hpp"
-#include "normlab/sweep.hpp"
-#include "normlab/toml_reader.hpp"
-#include "normlab/train_config.hpp"
+#include "normlab/report/html_report.hpp"
+#include "normlab/train/train_config.hpp"
 #include "validators.hpp"
 
 #include <toml++/toml.h>

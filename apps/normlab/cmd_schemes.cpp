@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/task.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab::cli {
 

@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab::cli {
 

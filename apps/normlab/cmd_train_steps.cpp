@@ -6,14 +6,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "core/parallel.hpp"
-#include "normlab/adamw.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/train_config.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/threads.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/optim/adamw.hpp"
+#include "normlab/train/train_config.hpp"
+#include "normlab/train/train_step.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -1,10 +1,10 @@
 // `normlab version` and `normlab --version`: the program version, the commit it was built
-// from, the CPU and the kernels in use (normlab/machine.hpp).
+// from, the CPU and the kernels in use (normlab/core/machine.hpp).
 #include <cstdio>
 
 #include "commands.hpp"
-#include "normlab/machine.hpp"
-#include "normlab/provenance.hpp"
+#include "normlab/core/machine.hpp"
+#include "normlab/store/provenance.hpp"
 
 namespace normlab::cli {
 

@@ -14,7 +14,7 @@
 
 #include "commands.hpp"
 #include "help_formatter.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace {
 

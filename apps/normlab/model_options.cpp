@@ -4,9 +4,9 @@
 
 #include <tuple>
 
-#include "normlab/errors.hpp"
-#include "normlab/model_fields.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/model_fields.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "validators.hpp"
 
 namespace normlab::cli {

@@ -1,5 +1,5 @@
 // The model options shared by every subcommand that builds a model (init, bench ...): one
-// flag per ModelConfig field (include/normlab/model_fields.hpp), --key with '_' written '-':
+// flag per ModelConfig field (include/normlab/model/model_fields.hpp), --key with '_' written '-':
 // --scheme, --norm, --vocab, --width, --heads, --layers, --mlp/--no-mlp, --mlp-mult,
 // --activation, --causal/--bidirectional, --pos, --max-len, --rope-base, --beta,
 // --tied/--untied, --final-norm/--no-final-norm, --embed-norm/--no-embed-norm, --mix-layers,
@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "normlab/model_config.hpp"
+#include "normlab/model/model_config.hpp"
 
 namespace normlab::cli {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/csv.hpp"
+#include "normlab/io/csv.hpp"
 
 namespace normlab::cli {
 

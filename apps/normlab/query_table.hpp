@@ -1,9 +1,9 @@
-// Printing a query's rows (normlab/results_store.hpp) as an aligned text table, CSV or JSON.
+// Printing a query's rows (normlab/store/results_store.hpp) as an aligned text table, CSV or JSON.
 #pragma once
 
 #include <string>
 
-#include "normlab/results_store.hpp"
+#include "normlab/store/results_store.hpp"
 
 namespace normlab::cli {
 

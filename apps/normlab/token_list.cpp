@@ -4,8 +4,8 @@
 
 #include <charconv>
 
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab::cli {
 

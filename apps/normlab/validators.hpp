@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "normlab/printable.hpp"
-#include "normlab/value_ranges.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/io/value_ranges.hpp"
 
 namespace normlab::cli {
 

@@ -105,7 +105,7 @@ def read_safetensors(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
 
 
 # --------------------------------------------------------------------------------------------
-# Config: the fields of normlab::ModelConfig (include/normlab/model_config.hpp, to_json()).
+# Config: the fields of normlab::ModelConfig (include/normlab/model/model_config.hpp, to_json()).
 # --------------------------------------------------------------------------------------------
 
 CONFIG_FIELDS = {
@@ -986,7 +986,7 @@ class Twin(torch.nn.Module):
             self.mlp(self.prefix(i), u)
 
     def sublayer(self, i: int, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        """The slot update of include/normlab/scheme.hpp; returns (out, branch output z)."""
+        """The slot update of include/normlab/model/scheme.hpp; returns (out, branch output z)."""
         slots = self.rs.sublayers[i]
         attention = i % self.per_layer == 0
         prefix = f"layers.{i // self.per_layer}.{'attn' if attention else 'mlp'}"

@@ -16,12 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/model_fields.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/model_fields.hpp"
+#include "normlab/train/train_step.hpp"
 #include "token_arrays.hpp"
 
 namespace py = pybind11;

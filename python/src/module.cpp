@@ -3,9 +3,9 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.hpp"
-#include "core/parallel.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/machine.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/machine.hpp"
+#include "normlab/core/threads.hpp"
 
 namespace py = pybind11;
 

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/task.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace py = pybind11;
 

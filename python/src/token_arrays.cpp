@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace py = pybind11;
 

@@ -112,7 +112,7 @@ def test_double_precision_and_gradients():
 
 
 def test_twin_knows_every_config_field():
-    # The C++ field list (include/normlab/model_fields.hpp) is the source of truth.
+    # The C++ field list (include/normlab/model/model_fields.hpp) is the source of truth.
     from normlab import twin
     fields = normlab._normlab.model_config_fields()
     assert {name: typ for name, typ, _ in fields} == {

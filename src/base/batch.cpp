@@ -1,4 +1,4 @@
-#include "normlab/batch.hpp"
+#include "normlab/base/batch.hpp"
 
 #include <fmt/format.h>
 

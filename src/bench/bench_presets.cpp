@@ -1,8 +1,8 @@
-#include "normlab/bench_presets.hpp"
+#include "normlab/bench/bench_presets.hpp"
 
 #include <fmt/format.h>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 

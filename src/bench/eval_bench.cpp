@@ -1,14 +1,14 @@
-#include "normlab/eval_bench.hpp"
+#include "normlab/bench/eval_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
-#include "normlab/safetensors.hpp"
-#include "normlab/task.hpp"
+#include "normlab/io/safetensors.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 

@@ -1,4 +1,4 @@
-#include "normlab/flops.hpp"
+#include "normlab/bench/flops.hpp"
 
 namespace normlab {
 

@@ -1,4 +1,4 @@
-#include "normlab/train_bench.hpp"
+#include "normlab/bench/train_bench.hpp"
 
 #include <cblas.h>
 
@@ -9,12 +9,12 @@
 
 #include "core/kernels/gemm.hpp"
 #include "core/parallel.hpp"
-#include "normlab/adamw.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/flops.hpp"
-#include "normlab/model.hpp"
-#include "normlab/task.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/bench/flops.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/optim/adamw.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/train_step.hpp"
 
 namespace normlab {
 

@@ -7,9 +7,9 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/claims.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/claims_file.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 namespace normlab::claims {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "normlab/claims_decision.hpp"
+#include "normlab/claims/decision.hpp"
 
 #include <fmt/format.h>
 

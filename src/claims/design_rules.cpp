@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "normlab/claims_design.hpp"
+#include "normlab/claims/design_rules.hpp"
 #include "normlab/probes/line_fit.hpp"
 
 namespace normlab::claims {

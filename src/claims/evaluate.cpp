@@ -1,4 +1,4 @@
-#include "normlab/claims_evaluate.hpp"
+#include "normlab/claims/evaluate.hpp"
 
 #include <fmt/format.h>
 
@@ -10,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
+#include "normlab/optim/schedule.hpp"
 #include "normlab/probes/line_fit.hpp"
-#include "normlab/schedule.hpp"
 
 namespace normlab::claims {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// Design rule D1 (claims_informativeness.hpp, docs/claims.md "Design rules").
+// Design rule D1 (claims/informativeness.hpp, docs/claims.md "Design rules").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/claims_evaluate.hpp"
-#include "normlab/claims_informativeness.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/evaluator.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/evaluate.hpp"
+#include "normlab/claims/informativeness.hpp"
+#include "normlab/eval/evaluator.hpp"
 
 namespace normlab::claims {
 

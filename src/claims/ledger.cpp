@@ -1,4 +1,4 @@
-#include "normlab/claims_ledger.hpp"
+#include "normlab/claims/ledger.hpp"
 
 #include <fmt/format.h>
 #include <sys/prctl.h>
@@ -14,12 +14,12 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/claims_design.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/provenance.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/design_rules.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/store/provenance.hpp"
 
 extern char** environ;
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/claims_informativeness.hpp"
-#include "normlab/evaluator.hpp"
+#include "normlab/claims/informativeness.hpp"
+#include "normlab/eval/evaluator.hpp"
 #include "tasks/char_lm.hpp"
 
 namespace normlab::claims {

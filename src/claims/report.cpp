@@ -1,13 +1,13 @@
-// OUT/claims.json and OUT/claims.md from a ledger run (claims_ledger.hpp).
+// OUT/claims.json and OUT/claims.md from a ledger run (claims/ledger.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/claims_ledger.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/claims/ledger.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab::claims {
 namespace {

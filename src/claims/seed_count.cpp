@@ -6,12 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/claims_design.hpp"
-#include "normlab/claims_informativeness.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/design_rules.hpp"
+#include "normlab/claims/informativeness.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/json_file.hpp"
 
 namespace normlab::claims {
 namespace {

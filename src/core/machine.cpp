@@ -1,4 +1,4 @@
-#include "normlab/machine.hpp"
+#include "normlab/core/machine.hpp"
 
 #include <cblas.h>
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,4 +1,4 @@
-#include "normlab/memory_budget.hpp"
+#include "normlab/core/memory_budget.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 

@@ -8,14 +8,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "normlab/core/threads.hpp"
+
 namespace normlab {
 
 // Rows per task for row-wise kernels and row-sharded matrix products. Fixed: changing it
 // changes the bits of results (reduction order), never their meaning.
 constexpr int64_t kRowShard = 256;
-
-void set_num_threads(int n);
-int num_threads();
 
 inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
   return (rows + shard - 1) / shard;

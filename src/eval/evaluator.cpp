@@ -1,4 +1,4 @@
-#include "normlab/evaluator.hpp"
+#include "normlab/eval/evaluator.hpp"
 
 #include <fmt/format.h>
 

@@ -8,11 +8,11 @@
 #include <map>
 
 #include "experiment/report_files.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/plot.hpp"
-#include "normlab/run_rows.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/run_rows.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/report/plot.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;

@@ -9,16 +9,16 @@
 #include <map>
 
 #include "experiment/report_files.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/model.hpp"
-#include "normlab/plot.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/dilution_probe.hpp"
-#include "normlab/task.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/report/plot.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "normlab/experiment.hpp"
+#include "normlab/experiment/experiment.hpp"
 
 #include <fmt/format.h>
 
@@ -6,14 +6,14 @@
 #include <cctype>
 #include <set>
 
-#include "normlab/errors.hpp"
-#include "normlab/memory_budget.hpp"
-#include "normlab/model.hpp"
-#include "normlab/model_fields.hpp"
-#include "normlab/printable.hpp"
-#include "normlab/scheme_table.hpp"
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/memory_budget.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/model_fields.hpp"
+#include "normlab/model/scheme_table.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 namespace {

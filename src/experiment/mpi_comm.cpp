@@ -1,4 +1,4 @@
-#include "mpi_comm.hpp"
+#include "normlab/experiment/mpi_comm.hpp"
 
 #ifdef NORMLAB_HAVE_MPI
 #include <mpi.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 

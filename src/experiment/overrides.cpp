@@ -1,4 +1,4 @@
-#include "normlab/experiment_overrides.hpp"
+#include "normlab/experiment/overrides.hpp"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 namespace normlab {
 namespace {

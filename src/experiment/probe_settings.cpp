@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/variance_probe.hpp"
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 

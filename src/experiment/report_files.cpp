@@ -5,12 +5,12 @@
 #include <charconv>
 #include <cmath>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/model/checkpoint.hpp"
 
 namespace normlab::report {
 namespace fs = std::filesystem;

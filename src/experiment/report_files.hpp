@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 struct Variant;

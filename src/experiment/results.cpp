@@ -6,16 +6,16 @@
 #include <set>
 #include <tuple>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/metrics.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/run_rows.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/printable.hpp"
 #include "normlab/probes/line_fit.hpp"
-#include "normlab/provenance.hpp"
-#include "normlab/results_store.hpp"
-#include "normlab/run_rows.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/store/provenance.hpp"
+#include "normlab/store/results_store.hpp"
+#include "normlab/tasks/metrics.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;

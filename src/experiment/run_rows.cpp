@@ -1,14 +1,14 @@
-#include "normlab/run_rows.hpp"
+#include "normlab/experiment/run_rows.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <fstream>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/json_file.hpp"
-#include "normlab/provenance.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
+#include "normlab/store/provenance.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;

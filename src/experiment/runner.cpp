@@ -14,17 +14,17 @@
 #include <optional>
 #include <thread>
 
-#include "mpi_comm.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/crash_points.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/progress.hpp"
-#include "normlab/provenance.hpp"
-#include "normlab/results_store.hpp"
-#include "normlab/run_rows.hpp"
-#include "normlab/sweep_progress.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/mpi_comm.hpp"
+#include "normlab/experiment/run_rows.hpp"
+#include "normlab/experiment/sweep_progress.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/crash_points.hpp"
+#include "normlab/io/progress.hpp"
+#include "normlab/store/provenance.hpp"
+#include "normlab/store/results_store.hpp"
+#include "normlab/train/trainer.hpp"
 
 extern char** environ;
 

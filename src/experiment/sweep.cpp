@@ -1,4 +1,4 @@
-#include "normlab/sweep.hpp"
+#include "normlab/experiment/sweep.hpp"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/errors.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 namespace normlab {
 namespace {

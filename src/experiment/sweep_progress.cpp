@@ -1,4 +1,4 @@
-#include "normlab/sweep_progress.hpp"
+#include "normlab/experiment/sweep_progress.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "normlab/progress.hpp"
+#include "normlab/io/progress.hpp"
 
 namespace normlab {
 

@@ -1,4 +1,4 @@
-#include "normlab/atomic_file.hpp"
+#include "normlab/io/atomic_file.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "normlab/errors.hpp"
-#include "normlab/memory_budget.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/memory_budget.hpp"
 
 namespace normlab {
 

@@ -1,4 +1,4 @@
-#include "normlab/crash_points.hpp"
+#include "normlab/io/crash_points.hpp"
 
 #include <csignal>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "normlab/csv.hpp"
+#include "normlab/io/csv.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <utility>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 
 namespace normlab {
 namespace {

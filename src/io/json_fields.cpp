@@ -1,9 +1,9 @@
-#include "normlab/json_fields.hpp"
+#include "normlab/io/json_fields.hpp"
 
 #include <fmt/format.h>
 
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab {
 

@@ -1,10 +1,10 @@
-#include "normlab/json_file.hpp"
+#include "normlab/io/json_file.hpp"
 
 #include <fmt/format.h>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab {
 

@@ -1,4 +1,4 @@
-#include "normlab/printable.hpp"
+#include "normlab/io/printable.hpp"
 
 #include <fmt/format.h>
 

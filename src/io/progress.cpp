@@ -1,4 +1,4 @@
-#include "normlab/progress.hpp"
+#include "normlab/io/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "normlab/safetensors.hpp"
+#include "normlab/io/safetensors.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab {
 namespace {

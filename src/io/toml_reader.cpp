@@ -1,4 +1,4 @@
-#include "normlab/toml_reader.hpp"
+#include "normlab/io/toml_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 
 #include <cmath>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/printable.hpp"
 
 namespace normlab {
 namespace {
@@ -21,7 +21,7 @@ constexpr const char* kExactNumbers =
     "write it as a float, e.g. 1e16)";
 
 // "FILE:LINE: " for a node read from the file; "--set KEY=VALUE: " for a value given on the
-// command line (experiment_overrides.hpp gives such values that source path).
+// command line (experiment/overrides.hpp gives such values that source path).
 }  // namespace
 
 std::optional<double> exact_double(const toml::node& node) {

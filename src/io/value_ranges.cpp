@@ -1,4 +1,4 @@
-#include "normlab/value_ranges.hpp"
+#include "normlab/io/value_ranges.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/kernels/norm.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

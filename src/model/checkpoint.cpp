@@ -1,4 +1,4 @@
-#include "normlab/checkpoint.hpp"
+#include "normlab/model/checkpoint.hpp"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/printable.hpp"
-#include "normlab/safetensors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/io/safetensors.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 namespace {

@@ -6,7 +6,7 @@
 //
 // Letters: B batch, T length, N = B·T rows, R listed rows, D width, H heads, M MLP hidden
 // width, V vocabulary, F token fields, S sublayers.
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 #include <fmt/format.h>
 
@@ -26,9 +26,9 @@
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/memory_budget.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/memory_budget.hpp"
 
 namespace normlab {
 

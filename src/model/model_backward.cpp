@@ -23,7 +23,7 @@
 #include "model/residual/residual_stream.hpp"
 #include "model/residual_add.hpp"
 #include "model/workspace.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

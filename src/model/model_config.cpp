@@ -1,4 +1,4 @@
-#include "normlab/model_config.hpp"
+#include "normlab/model/model_config.hpp"
 
 #include <fmt/format.h>
 
@@ -7,12 +7,12 @@
 #include <string_view>
 #include <type_traits>
 
-#include "normlab/errors.hpp"
-#include "normlab/json_fields.hpp"
-#include "normlab/model_fields.hpp"
-#include "normlab/printable.hpp"
-#include "normlab/scheme.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/json_fields.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/model/model_fields.hpp"
+#include "normlab/model/scheme.hpp"
+#include "normlab/model/scheme_table.hpp"
 
 namespace normlab {
 namespace {

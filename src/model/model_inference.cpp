@@ -15,7 +15,7 @@
 #include "model/sinusoid.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

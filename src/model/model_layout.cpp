@@ -15,9 +15,9 @@
 #include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"
 #include "model/workspace.hpp"
-#include "normlab/memory_budget.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/core/memory_budget.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

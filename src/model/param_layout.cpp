@@ -1,4 +1,4 @@
-#include "normlab/param_layout.hpp"
+#include "normlab/model/param_layout.hpp"
 
 namespace normlab {
 

@@ -1,13 +1,13 @@
-#include "normlab/placement.hpp"
+#include "normlab/model/placement.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
 
-#include "normlab/errors.hpp"
-#include "normlab/model_config.hpp"
-#include "normlab/printable.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/printable.hpp"
+#include "normlab/model/model_config.hpp"
 
 namespace normlab {
 namespace {

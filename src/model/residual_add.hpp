@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
-#include "normlab/placement.hpp"
+#include "normlab/model/placement.hpp"
 
 namespace normlab {
 

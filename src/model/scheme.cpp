@@ -1,8 +1,8 @@
-#include "normlab/scheme.hpp"
+#include "normlab/model/scheme.hpp"
 
 #include <cmath>
 
-#include "normlab/placement.hpp"
+#include "normlab/model/placement.hpp"
 
 namespace normlab {
 namespace {

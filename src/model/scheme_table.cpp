@@ -1,4 +1,4 @@
-#include "normlab/scheme_table.hpp"
+#include "normlab/model/scheme_table.hpp"
 
 #include <fmt/format.h>
 

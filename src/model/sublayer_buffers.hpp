@@ -13,8 +13,8 @@
 #include "core/kernels/attention.hpp"
 #include "core/kernels/rope.hpp"
 #include "model/residual/qkv_hook.hpp"
-#include "normlab/model_config.hpp"
-#include "normlab/scheme.hpp"
+#include "normlab/model/model_config.hpp"
+#include "normlab/model/scheme.hpp"
 
 namespace normlab {
 

@@ -10,7 +10,7 @@
 #include "core/kernels/rope.hpp"
 #include "model/arena.hpp"
 #include "model/sublayer_buffers.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

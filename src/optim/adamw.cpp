@@ -1,4 +1,4 @@
-#include "normlab/adamw.hpp"
+#include "normlab/optim/adamw.hpp"
 
 #include <algorithm>
 #include <cmath>

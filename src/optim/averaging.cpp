@@ -1,4 +1,4 @@
-#include "normlab/averaging.hpp"
+#include "normlab/optim/averaging.hpp"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
-#include "normlab/schedule.hpp"
+#include "normlab/optim/schedule.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 
 namespace normlab::particles {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "normlab/particles/layer_weights.hpp"
 #include "normlab/particles/simulation.hpp"
 #include "normlab/probes/depth_probe.hpp"

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "normlab/particles/speed_law.hpp"
-#include "normlab/toml_reader.hpp"
 
 namespace normlab::particles {
 

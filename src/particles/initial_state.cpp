@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
 #include "normlab/particles/array_file.hpp"
-#include "normlab/rng.hpp"
 
 namespace normlab::particles {
 

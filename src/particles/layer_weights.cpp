@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "normlab/particles/array_file.hpp"
 
 namespace normlab::particles {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/initial_state.hpp"
 #include "normlab/particles/layer_weights.hpp"

@@ -13,9 +13,10 @@
 
 #include "at_a_time.hpp"
 #include "finished_run.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/html_report.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/progress.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/fits.hpp"
 #include "normlab/particles/radius_fit.hpp"
@@ -23,9 +24,8 @@
 #include "normlab/particles/simulation.hpp"
 #include "normlab/particles/speed_law.hpp"
 #include "normlab/particles/summary_table.hpp"
-#include "normlab/plot.hpp"
-#include "normlab/progress.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/report/html_report.hpp"
+#include "normlab/report/plot.hpp"
 
 namespace normlab::particles {
 

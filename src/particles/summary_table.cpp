@@ -1,5 +1,5 @@
 #include "normlab/particles/summary_table.hpp"
-#include "normlab/csv.hpp"
+#include "normlab/io/csv.hpp"
 
 #include <fmt/format.h>
 

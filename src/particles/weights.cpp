@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "normlab/base/rng.hpp"
 #include "normlab/particles/array_file.hpp"
-#include "normlab/rng.hpp"
 
 namespace normlab::particles {
 

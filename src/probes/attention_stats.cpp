@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

@@ -50,7 +50,8 @@ int64_t depth_bytes_per_token(const ModelConfig& c, int64_t T) {
   // z, r and norm statistics; per MLP sublayer u, hidden before and after the activation, y,
   // z, r; the final norm and logits (raw and scaled); backward scratch (8 D, 3 D, 2 M, V); the
   // probe's dlogits, and a V that stood for the dense target row targets had before they were
-  // sparse (include/normlab/batch.hpp), kept so the chunks, and so the results, stay as they were.
+  // sparse (include/normlab/base/batch.hpp), kept so the chunks, and so the results, stay as they
+  // were.
   const int64_t floats = (S + 1) * D + L * (8 * D + c.heads * Tp + 6) +
                          (c.mlp ? L * (4 * D + 2 * M + 6) : 0) + (D + 2) + 2 * V + 11 * D + 2 * M +
                          V + V + V;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "normlab/errors.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/scheme_table.hpp"
 
 namespace normlab {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 namespace {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <map>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 

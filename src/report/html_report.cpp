@@ -1,15 +1,15 @@
-// Assembling a results folder's report.html (normlab/html_report.hpp) from the sections of
+// Assembling a results folder's report.html (normlab/report/html_report.hpp) from the sections of
 // report_sections.hpp.
-#include "normlab/html_report.hpp"
+#include "normlab/report/html_report.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
-#include "normlab/provenance.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
+#include "normlab/store/provenance.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/json_file.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 

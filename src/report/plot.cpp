@@ -1,4 +1,4 @@
-#include "normlab/plot.hpp"
+#include "normlab/report/plot.hpp"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "normlab/svg_plot.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 namespace normlab {
 

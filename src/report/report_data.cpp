@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "normlab/probes/line_fit.hpp"
 
 namespace normlab::report {

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/csv.hpp"
-#include "normlab/svg_plot.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 namespace normlab::report {
 

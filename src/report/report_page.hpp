@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/svg_plot.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 namespace normlab::report {
 

@@ -1,4 +1,4 @@
-// Rendering a Figure as inline SVG (normlab/svg_plot.hpp).
+// Rendering a Figure as inline SVG (normlab/report/svg_plot.hpp).
 //
 // Layout, top to bottom: title (22 px), plot area with its tick labels and axis labels
 // (Figure::plot_height), legend rows (18 px each). Points are mapped to pixels, then a point
@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "normlab/svg_plot.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 namespace normlab::svg {
 namespace {

@@ -1,4 +1,4 @@
-// Axis ticks and tick labels of the SVG figures (normlab/svg_plot.hpp).
+// Axis ticks and tick labels of the SVG figures (normlab/report/svg_plot.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "normlab/svg_plot.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 namespace normlab::svg {
 namespace {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/store/results_store.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 

@@ -1,4 +1,4 @@
-#include "normlab/provenance.hpp"
+#include "normlab/store/provenance.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "normlab/results_store.hpp"
+#include "normlab/store/results_store.hpp"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,8 @@
 #include <set>
 #include <string>
 
-#include "normlab/crash_points.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/crash_points.hpp"
 #include "sqlite_db.hpp"
 
 namespace normlab {

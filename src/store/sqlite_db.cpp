@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "normlab/errors.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/store/results_store.hpp"
 #include "sqlite_db.hpp"
 
 namespace normlab {

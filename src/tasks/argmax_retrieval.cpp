@@ -6,7 +6,7 @@
 // Letters: T = n + 1 positions, F = 2 fields, V = 1 + S + W.
 #include <fmt/format.h>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "tasks/query_answer_task.hpp"
 #include "tasks/task_list.hpp"
 #include "tasks/task_util.hpp"

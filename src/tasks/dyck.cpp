@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "tasks/task_list.hpp"
 #include "tasks/task_util.hpp"
 

@@ -1,4 +1,4 @@
-#include "normlab/metrics.hpp"
+#include "normlab/tasks/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

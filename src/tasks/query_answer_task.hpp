@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/task.hpp"
+#include "normlab/tasks/task.hpp"
 #include "tasks/task_util.hpp"
 
 namespace normlab {

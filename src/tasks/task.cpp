@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/errors.hpp"
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/tasks/task.hpp"
 #include "tasks/task_list.hpp"
 
 namespace normlab {

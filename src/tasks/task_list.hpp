@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "normlab/task.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab::task_util {
 

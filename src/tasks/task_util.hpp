@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/batch.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/task.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab::task_util {
 

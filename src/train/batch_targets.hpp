@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/kernels/cross_entropy.hpp"
-#include "normlab/batch.hpp"
+#include "normlab/base/batch.hpp"
 
 namespace normlab {
 

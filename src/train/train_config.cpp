@@ -1,4 +1,4 @@
-#include "normlab/train_config.hpp"
+#include "normlab/train/train_config.hpp"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "normlab/errors.hpp"
-#include "normlab/json_fields.hpp"
-#include "normlab/toml_reader.hpp"
-#include "normlab/train_fields.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/json_fields.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/train/train_fields.hpp"
 
 namespace normlab {
 namespace {

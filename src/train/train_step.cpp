@@ -1,4 +1,4 @@
-#include "normlab/train_step.hpp"
+#include "normlab/train/train_step.hpp"
 
 #include <cmath>
 

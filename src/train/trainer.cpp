@@ -1,4 +1,4 @@
-#include "normlab/trainer.hpp"
+#include "normlab/train/trainer.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,17 +19,17 @@
 #include "core/finite.hpp"
 #include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
-#include "normlab/adamw.hpp"
-#include "normlab/atomic_file.hpp"
-#include "normlab/averaging.hpp"
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/evaluator.hpp"
-#include "normlab/json_file.hpp"
-#include "normlab/model.hpp"
-#include "normlab/progress.hpp"
-#include "normlab/task.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/eval/evaluator.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
+#include "normlab/io/progress.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/optim/adamw.hpp"
+#include "normlab/optim/averaging.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/train_step.hpp"
 #include "train/batch_targets.hpp"
 
 namespace normlab {

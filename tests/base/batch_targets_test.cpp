@@ -1,4 +1,4 @@
-// Batch's sparse targets (include/normlab/batch.hpp): entries stored ascending whatever order
+// Batch's sparse targets (include/normlab/base/batch.hpp): entries stored ascending whatever order
 // they are given in, one-hot and uniform targets and their weights, lookups, the token of
 // largest probability, replacing a row's target, the dense view, and invalid tokens rejected.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "normlab/batch.hpp"
+#include "normlab/base/batch.hpp"
 
 namespace normlab {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "normlab/claims_decision.hpp"
+#include "normlab/claims/decision.hpp"
 #include "normlab/probes/line_fit.hpp"
 
 namespace normlab::claims {

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "normlab/claims_design.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/experiment_overrides.hpp"
+#include "normlab/claims/design_rules.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "normlab/probes/line_fit.hpp"
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab::claims {
 namespace {

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "normlab/claims.hpp"
-#include "normlab/claims_evaluate.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/claims_file.hpp"
+#include "normlab/claims/evaluate.hpp"
 #include "support/claim_file.hpp"
 #include "support/cli.hpp"
 

@@ -1,4 +1,4 @@
-// Design rule D1 (claims_informativeness.hpp) on synthetic result tables whose places are known:
+// Design rule D1 (claims/informativeness.hpp) on synthetic result tables whose places are known:
 // the floor and ceiling table, which lengths are informative, the two untestable verdicts and
 // the tie, the chance rows of TVD (read, or recomputed from experiment.json), and the claims D1
 // does not govern.
@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "normlab/claims.hpp"
-#include "normlab/claims_evaluate.hpp"
-#include "normlab/claims_informativeness.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/claims/claims_file.hpp"
+#include "normlab/claims/evaluate.hpp"
+#include "normlab/claims/informativeness.hpp"
 #include "support/claim_file.hpp"
 #include "support/cli.hpp"
 

@@ -1,4 +1,4 @@
-// Tiers and --set (experiment_overrides.hpp): what the merge replaces and what it merges, the
+// Tiers and --set (experiment/overrides.hpp): what the merge replaces and what it merges, the
 // errors, and that errors inside a tier or a --set still say where the value came from.
 #include <gtest/gtest.h>
 
@@ -9,10 +9,10 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

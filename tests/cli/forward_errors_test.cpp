@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

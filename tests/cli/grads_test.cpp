@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/safetensors.hpp"
+#include "normlab/io/safetensors.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

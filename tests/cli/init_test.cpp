@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/model.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/probe_plots.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/train/trainer.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

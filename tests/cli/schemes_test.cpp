@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <string>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

@@ -1,4 +1,4 @@
-// The machine report and the slow-path notice (normlab/machine.hpp): a command that calls
+// The machine report and the slow-path notice (normlab/core/machine.hpp): a command that calls
 // OpenBLAS says once, in one line on stderr, when OpenBLAS runs kernels older than the CPU
 // (OPENBLAS_CORETYPE=Prescott stands in for a CPU it does not know), and nothing when its
 // kernels fit; training, which calls no OpenBLAS, says nothing either way.
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "normlab/machine.hpp"
+#include "normlab/core/machine.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

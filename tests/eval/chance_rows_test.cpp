@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/evaluator.hpp"
-#include "normlab/model.hpp"
-#include "normlab/task.hpp"
+#include "normlab/eval/evaluator.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/tasks/task.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {

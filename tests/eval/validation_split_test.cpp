@@ -3,9 +3,9 @@
 // gives the same batches as before the split existed.
 #include <gtest/gtest.h>
 
-#include "normlab/evaluator.hpp"
-#include "normlab/model.hpp"
-#include "normlab/task.hpp"
+#include "normlab/eval/evaluator.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/tasks/task.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {

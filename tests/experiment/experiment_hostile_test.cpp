@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

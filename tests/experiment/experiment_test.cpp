@@ -11,12 +11,12 @@
 #include <sqlite3.h>
 #include <toml++/toml.h>
 
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/scheme.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/model/scheme.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

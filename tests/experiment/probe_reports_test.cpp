@@ -11,11 +11,11 @@
 
 #include <toml++/toml.h>
 
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/tasks/task.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

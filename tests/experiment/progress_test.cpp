@@ -7,8 +7,8 @@
 #include <fstream>
 #include <regex>
 
-#include "normlab/progress.hpp"
-#include "normlab/sweep_progress.hpp"
+#include "normlab/experiment/sweep_progress.hpp"
+#include "normlab/io/progress.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/metrics.hpp"
-#include "normlab/trainer.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/tasks/metrics.hpp"
+#include "normlab/train/trainer.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

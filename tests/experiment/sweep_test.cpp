@@ -1,5 +1,5 @@
 // Grids ([sweep]), inheritance (extends) and their errors: the expansion, the names, what each
-// run gets, and that every error says file, line and key (sweep.hpp, experiment_overrides.hpp).
+// run gets, and that every error says file, line and key (sweep.hpp, experiment/overrides.hpp).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -8,9 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment_overrides.hpp"
-#include "normlab/sweep.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <thread>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
 #include "support/cli.hpp"
 #include "support/input_error.hpp"
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/json_file.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
 #include "support/cli.hpp"
 #include "support/input_error.hpp"
 

@@ -1,6 +1,6 @@
 // printable, without_controls and markdown_cell (printable.hpp): user text made safe to show in
 // a one-line message, on a terminal, and in a Markdown table row.
-#include "normlab/printable.hpp"
+#include "normlab/io/printable.hpp"
 
 #include <gtest/gtest.h>
 

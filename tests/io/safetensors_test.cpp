@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "normlab/errors.hpp"
-#include "normlab/safetensors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/safetensors.hpp"
 #include "support/cli.hpp"
 #include "support/safetensors_builder.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "support/cli.hpp"
 #include "support/safetensors_builder.hpp"
 

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
 #include "support/cli.hpp"
 #include "support/input_error.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-#include "normlab/placement.hpp"
+#include "normlab/model/placement.hpp"
 
 namespace normlab {
 namespace {

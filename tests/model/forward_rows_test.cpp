@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "model/hyper_params.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 #include "support/rounding.hpp"
 
 namespace normlab {

@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 #include "support/rounding.hpp"
 
 namespace normlab {

@@ -19,9 +19,9 @@
 
 #include "model/hyper_conn.hpp"
 #include "model/hyper_params.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

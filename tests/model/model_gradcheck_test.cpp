@@ -39,9 +39,9 @@
 
 #include "core/kernels/cross_entropy.hpp"
 #include "model/hyper_params.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "support/config_line.hpp"
 
 namespace normlab {

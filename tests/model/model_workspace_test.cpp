@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 namespace {

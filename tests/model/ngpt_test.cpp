@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "normlab/checkpoint.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/checkpoint.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "support/cli.hpp"
 #include "support/safetensors_builder.hpp"
 #include "support/small_model.hpp"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <string>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 #include "support/param_tensors.hpp"
 #include "support/small_model.hpp"
 

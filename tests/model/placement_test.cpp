@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 #include "support/model_outputs.hpp"
 #include "support/small_model.hpp"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/model.hpp"
 #include "support/param_tensors.hpp"
 #include "support/small_model.hpp"
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/scheme_table.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/model/scheme_table.hpp"
 #include "support/model_outputs.hpp"
 #include "support/small_model.hpp"
 

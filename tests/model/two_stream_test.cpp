@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {

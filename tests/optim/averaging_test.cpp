@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "normlab/averaging.hpp"
-#include "normlab/schedule.hpp"
+#include "normlab/optim/averaging.hpp"
+#include "normlab/optim/schedule.hpp"
 
 namespace normlab {
 namespace {

@@ -1,4 +1,4 @@
-// global_norm (normlab/adamw.hpp): the L2 norm of a gradient buffer, against a long double
+// global_norm (normlab/optim/adamw.hpp): the L2 norm of a gradient buffer, against a long double
 // reference over sizes that end inside a 16-value lane block and inside a 16384-value task,
 // and the same bits on 1 and 2 threads.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
-#include "normlab/adamw.hpp"
+#include "normlab/optim/adamw.hpp"
 
 namespace normlab {
 namespace {

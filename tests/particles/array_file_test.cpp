@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {

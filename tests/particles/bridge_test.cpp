@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/layer_weights.hpp"
 #include "normlab/particles/model_weights.hpp"

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {

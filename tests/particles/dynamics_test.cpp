@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "normlab/atomic_file.hpp"
+#include "normlab/io/atomic_file.hpp"
 #include "normlab/particles/array_file.hpp"
 #include "normlab/particles/initial_state.hpp"
 #include "normlab/particles/simulation.hpp"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "normlab/csv.hpp"
+#include "normlab/io/csv.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/initial_state.hpp"
 #include "normlab/particles/simulation.hpp"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/atomic_file.hpp"
-#include "normlab/csv.hpp"
+#include "normlab/io/atomic_file.hpp"
+#include "normlab/io/csv.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "normlab/particles/dynamics.hpp"
 #include "normlab/particles/initial_state.hpp"
 #include "normlab/particles/layer_weights.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "normlab/probes/token_stats.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/train/train_step.hpp"
 
 namespace normlab {
 namespace {

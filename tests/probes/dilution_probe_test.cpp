@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "normlab/errors.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/base/rng.hpp"
 
 namespace normlab {
 namespace {

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
 
 namespace normlab {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "normlab/probes/depth_probe.hpp"
 #include "normlab/probes/dilution_probe.hpp"
 #include "normlab/probes/dispersion_probe.hpp"

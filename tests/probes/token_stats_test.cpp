@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
 
 namespace normlab {
 namespace {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab {
 namespace {

@@ -5,7 +5,7 @@
 #include <regex>
 #include <set>
 
-#include "normlab/results_store.hpp"
+#include "normlab/store/results_store.hpp"
 #include "report/tiny_study.hpp"
 
 namespace normlab {

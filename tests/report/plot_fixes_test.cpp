@@ -5,7 +5,7 @@
 
 #include <regex>
 
-#include "normlab/plot.hpp"
+#include "normlab/report/plot.hpp"
 #include "report/tiny_study.hpp"
 
 namespace normlab {

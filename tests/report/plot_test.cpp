@@ -1,5 +1,5 @@
 // The gnuplot wrapper: the script it writes, a real PNG when gnuplot exists, and skipping when not.
-#include "normlab/plot.hpp"
+#include "normlab/report/plot.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

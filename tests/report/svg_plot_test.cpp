@@ -1,5 +1,5 @@
 // The SVG figures of the HTML report: ticks, bands, dropped points, escaping, the y range.
-#include "normlab/svg_plot.hpp"
+#include "normlab/report/svg_plot.hpp"
 
 #include <gtest/gtest.h>
 

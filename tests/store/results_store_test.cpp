@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/kernels/gemm.hpp"
-#include "normlab/csv.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/machine.hpp"
-#include "normlab/results_store.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/core/machine.hpp"
+#include "normlab/io/csv.hpp"
+#include "normlab/store/results_store.hpp"
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
 
@@ -263,7 +263,7 @@ TEST(VersionCommand, VersionFlagAndSubcommandAgree) {
   ASSERT_EQ(flag.exit_code, 0) << flag.describe();
   EXPECT_EQ(flag.out, sub.out);
   EXPECT_EQ(flag.out.rfind("normlab 0.1.0", 0), 0u) << flag.out;
-  // The CPU and the kernels in use (normlab/machine.hpp), one line each.
+  // The CPU and the kernels in use (normlab/core/machine.hpp), one line each.
   const MachineInfo m = machine_info();
 #if defined(__x86_64__) || defined(__i386__)
   EXPECT_NE(flag.out.find("\ncpu: " + m.cpu + " (family "), std::string::npos) << flag.out;

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 #include "store/sqlite_db.hpp"
 #include "support/cli.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "normlab/claims.hpp"
+#include "normlab/claims/claims_file.hpp"
 #include "support/cli.hpp"
 
 namespace normlab::testing {

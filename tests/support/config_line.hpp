@@ -15,7 +15,7 @@
 #include <string>
 #include <type_traits>
 
-#include "normlab/model_fields.hpp"
+#include "normlab/model/model_fields.hpp"
 
 namespace normlab::testing {
 

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <string>
 
-#include "normlab/errors.hpp"
-#include "normlab/experiment.hpp"
-#include "normlab/toml_reader.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/io/toml_reader.hpp"
 #include "support/cli.hpp"
 
 namespace normlab::testing {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
 
 namespace normlab::testing {
 

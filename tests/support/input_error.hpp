@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "normlab/errors.hpp"
+#include "normlab/base/errors.hpp"
 
 namespace normlab::testing {
 

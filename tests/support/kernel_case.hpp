@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
 #include "support/gradcheck.hpp"
 
 namespace normlab::testing {

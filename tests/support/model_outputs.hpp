@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/model.hpp"
-#include "normlab/rng.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab::testing {
 

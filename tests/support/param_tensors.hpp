@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab::testing {
 

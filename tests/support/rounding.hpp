@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "model/hyper_conn.hpp"
-#include "normlab/model_config.hpp"
+#include "normlab/model/model_config.hpp"
 
 namespace normlab::testing {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "normlab/errors.hpp"
-#include "normlab/model_config.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/model_config.hpp"
 
 namespace normlab::testing {
 

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/task.hpp"
-#include "normlab/toml_reader.hpp"  // complete TomlSection: make_task(json) overload resolution
+#include "normlab/io/toml_reader.hpp"  // complete TomlSection: make_task(json) overload resolution
+#include "normlab/tasks/task.hpp"
 #include "task_test_util.hpp"
 
 namespace normlab {

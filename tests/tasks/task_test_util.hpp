@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "normlab/batch.hpp"
-#include "normlab/errors.hpp"
-#include "normlab/metrics.hpp"
-#include "normlab/task.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/tasks/metrics.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab::testing {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "core/parallel.hpp"
-#include "normlab/adamw.hpp"
-#include "normlab/batch.hpp"
-#include "normlab/model.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/optim/adamw.hpp"
+#include "normlab/train/train_step.hpp"
 
 namespace normlab {
 namespace {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "normlab/batch.hpp"
-#include "normlab/model.hpp"
-#include "normlab/train_step.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/model/model.hpp"
+#include "normlab/train/train_step.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/trainer.hpp"
+#include "normlab/train/trainer.hpp"
 #include "support/cli.hpp"
 
 namespace normlab {

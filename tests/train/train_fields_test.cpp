@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "normlab/train_config.hpp"
+#include "normlab/train/train_config.hpp"
 
 namespace normlab {
 namespace {

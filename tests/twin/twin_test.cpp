@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "model/hyper_params.hpp"
-#include "normlab/checkpoint.hpp"
+#include "normlab/model/checkpoint.hpp"
 
 namespace normlab {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "normlab/batch.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/model_weights.hpp"
 

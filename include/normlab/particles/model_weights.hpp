@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/particles/config.hpp"
 #include "normlab/particles/weights.hpp"
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "normlab/model_config.hpp"
+#include "normlab/model/model_config.hpp"
 
 namespace normlab {
 

@@ -31,8 +31,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "normlab/batch.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

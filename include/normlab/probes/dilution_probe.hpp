@@ -27,9 +27,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/line_fit.hpp"
-#include "normlab/task.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/length_sweep.hpp"
 #include "normlab/probes/probe_input.hpp"
 

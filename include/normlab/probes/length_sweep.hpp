@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "normlab/batch.hpp"
-#include "normlab/model.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/probe_input.hpp"
 
 namespace normlab {

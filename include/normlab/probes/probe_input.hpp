@@ -16,9 +16,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "normlab/batch.hpp"
-#include "normlab/rng.hpp"
-#include "normlab/task.hpp"
+#include "normlab/base/batch.hpp"
+#include "normlab/base/rng.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 

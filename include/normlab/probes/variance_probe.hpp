@@ -26,7 +26,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/probes/feature_moments.hpp"
 #include "normlab/probes/length_sweep.hpp"
 #include "normlab/probes/line_fit.hpp"

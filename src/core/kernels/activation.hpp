@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "normlab/activation.hpp"
+#include "normlab/base/activation.hpp"
 
 namespace normlab {
 

@@ -2,7 +2,7 @@
 //
 // Letters: N rows of logits, V vocabulary, R targets, E target entries. Target r is the list of
 // its nonzero entries (token t_k, probability p_k), k ∈ [offsets[r], offsets[r + 1]), tokens
-// ascending and distinct (the layout of Batch's targets, include/normlab/batch.hpp); every
+// ascending and distinct (the layout of Batch's targets, include/normlab/base/batch.hpp); every
 // other token has probability 0. Row n's target is r = slot[n].
 //
 // logits: (N, V); weight: (N), 0 for unscored positions (1 for scored, or any weight).

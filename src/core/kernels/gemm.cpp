@@ -10,7 +10,7 @@
 #include "core/kernels/small_linear.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
-#include "normlab/machine.hpp"
+#include "normlab/core/machine.hpp"
 
 namespace normlab {
 

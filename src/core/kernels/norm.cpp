@@ -14,7 +14,7 @@
 #include "core/kernels/pointwise_norm.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
-#include "normlab/norm_kind.hpp"
+#include "normlab/base/norm_kind.hpp"
 
 namespace normlab {
 namespace {

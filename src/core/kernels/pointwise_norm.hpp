@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "normlab/norm_kind.hpp"
+#include "normlab/base/norm_kind.hpp"
 
 namespace normlab {
 

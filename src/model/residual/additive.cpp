@@ -10,7 +10,7 @@
 #include "model/residual/residual_stream.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

@@ -4,7 +4,7 @@
 #include "model/residual/qkv_hook.hpp"
 #include "model/residual/residual_stream.hpp"
 
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

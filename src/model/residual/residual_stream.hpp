@@ -22,7 +22,7 @@
 #include <string>
 
 #include "model/arena.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

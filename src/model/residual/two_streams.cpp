@@ -22,7 +22,7 @@
 #include "model/residual_add.hpp"
 #include "model/sublayer_buffers.hpp"
 #include "model/workspace.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

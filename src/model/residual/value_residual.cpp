@@ -11,7 +11,7 @@
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
 #include "model/residual/qkv_hook.hpp"
-#include "normlab/model.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/kernels/activation.hpp"
-#include "normlab/model_config.hpp"
+#include "normlab/model/model_config.hpp"
 #include "support/gradcheck.hpp"
 #include "support/kernel_case.hpp"
 

@@ -17,8 +17,8 @@
 
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
-#include "normlab/model_config.hpp"
-#include "normlab/norm_kind.hpp"
+#include "normlab/base/norm_kind.hpp"
+#include "normlab/model/model_config.hpp"
 #include "support/gradcheck.hpp"
 #include "support/kernel_case.hpp"
 

@@ -1,0 +1,48 @@
+// The statistic over a claim's pairs and the decision rule (docs/claims.md).
+//
+//   values v_1..v_n (one per pair), effect = mean v̄, s² = Σ (v_i − v̄)² / (n − 1)
+//   95% interval: v̄ ± t_{0.975, n−1} · s / √n        (Student t, n − 1 degrees of freedom)
+//
+//   expect negative: interval < 0 → reproduced; > 0 → contradicted; contains 0 → inconclusive
+//   expect positive: mirrored
+//   expect band [lo, hi]: interval ⊂ band → reproduced; disjoint → contradicted; else
+//                         inconclusive
+//   fewer than min_pairs pairs → inconclusive, whatever the interval
+//
+// Before any of this, design rule D1 (claims/informativeness.hpp) may find the claim
+// untestable: its baseline arm at the floor or the ceiling of the metric at all but at most one
+// length beyond training. That verdict is the fourth, distinct from inconclusive.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "normlab/claims/claims_file.hpp"
+
+namespace normlab::claims {
+
+enum class Verdict { reproduced, contradicted, inconclusive, untestable_ceiling, untestable_floor };
+
+// "reproduced", "contradicted", "inconclusive", "untestable (ceiling)", "untestable (floor)":
+// the words of claims.json, claims.md and `claims list`.
+std::string to_string(Verdict v);
+// Every verdict a decided claim can have, in that order.
+const std::vector<std::string>& decided_verdicts();
+
+struct PairStatistic {
+  int n = 0;
+  double effect = 0;  // the mean; NaN with no pairs
+  double low = 0;     // the 95% interval; NaN with fewer than two pairs
+  double high = 0;
+};
+
+PairStatistic pair_statistic(const std::vector<double>& values);
+
+struct Decision {
+  Verdict verdict = Verdict::inconclusive;
+  std::string reason;  // one sentence: why this verdict
+};
+
+Decision decide(const Expectation& expect, const PairStatistic& s, int min_pairs);
+
+}  // namespace normlab::claims

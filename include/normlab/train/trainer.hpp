@@ -1,0 +1,70 @@
+// Training one model on one task, resumably.
+//
+// A run lives in a directory (docs/training.md):
+//   RUN/run.json        the model, task and training configs, and the run's status
+//   RUN/metrics.jsonl   one JSON object per logged step (always written), and one
+//                       {"step", "val_loss"} per periodic validation ([train] eval_every)
+//   RUN/checkpoint/     the latest resumable state: model, optimizer moments, EMA/BEMA
+//                       state, data RNG, step (replaced atomically: a new directory is
+//                       written, then renamed into place)
+//   RUN/final/          model.safetensors, ema.safetensors, bema.safetensors at the end
+// A resumed run (same directory) reaches final weights bit-identical to an uninterrupted one.
+// A NaN or Inf loss stops the run with status "diverged"; the last good checkpoint stays.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "normlab/model/model_config.hpp"
+#include "normlab/train/train_config.hpp"
+
+namespace normlab {
+
+struct RunSpec {
+  std::string label;    // e.g. "post_attn/layernorm seed 2"
+  ModelConfig model;    // vocab must equal the task's
+  nlohmann::json task;  // {"name": ..., params}
+  TrainConfig train;
+  nlohmann::json eval;  // optional: {"lengths", "samples", "seed", "max_rows", "weights"}
+};
+
+enum class RunStatus { pending, running, finished, diverged };
+std::string to_string(RunStatus s);
+
+struct RunOutcome {
+  RunStatus status = RunStatus::pending;
+  int64_t steps = 0;     // optimizer steps completed
+  double last_loss = 0;  // loss of the last logged step
+  double seconds = 0;    // training time (this process)
+  std::string message;   // why it stopped, for diverged runs
+};
+
+// Writes RUN/run.json for a new run (status pending). Refuses an existing run directory
+// whose run.json describes a different run.
+void prepare_run(const std::filesystem::path& run_dir, const RunSpec& spec);
+RunSpec read_run_spec(const std::filesystem::path& run_dir);
+RunStatus read_run_status(const std::filesystem::path& run_dir);
+
+struct TrainHooks {
+  // Progress line on a terminal: called at most a few times per second.
+  bool progress = false;
+  // Testing aid: the process sends itself SIGKILL after this step (0: never).
+  int64_t kill_at_step = 0;
+};
+
+// Trains (or, with a checkpoint present and resume = true, continues) the run in run_dir.
+RunOutcome train_run(const std::filesystem::path& run_dir, bool resume, const TrainHooks& hooks);
+
+// Evaluates RUN/final with the run's "eval" settings, for each listed weights, writing
+// RUN/eval_WEIGHTS.csv and .json. Does nothing for a run without "eval".
+void evaluate_run(const std::filesystem::path& run_dir, bool progress);
+
+// Files in RUN/final for each choice of --weights.
+std::filesystem::path weights_file(const std::filesystem::path& final_dir,
+                                   const std::string& weights);
+
+}  // namespace normlab
