@@ -269,7 +269,7 @@ class HyperStreams final : public ResidualStream<T> {
   // given dL/dh, the part through A_m and the weights (weights_backward: parameter gradients,
   // and dH_in += the gradient through the weights, given d_mix (N, n(n+2))).
   void declare_buffers(Arena<T>& a, int64_t N) override {
-    typename Model<T>::Workspace& w = *m_.ws_;
+    auto& w = ws();
     const int S = m_.num_sublayers();
     const int64_t n = m_.hyper_streams(), D = m_.config_.width;
     const int64_t W = n * (n + 2);
@@ -291,7 +291,7 @@ class HyperStreams final : public ResidualStream<T> {
   }
 
   HyperBuffers<T> buffers(int i) {
-    auto& s = m_.ws_->hyper.at(i);
+    auto& s = ws().hyper.at(i);
     return {.hbar = data_or_null(s.hbar),
             .mean = data_or_null(s.mean),
             .rstd = data_or_null(s.rstd),
@@ -301,7 +301,7 @@ class HyperStreams final : public ResidualStream<T> {
   }
 
   BranchGradient<T> update_backward_of(int i, const T* dH_out, T* dH_in) {
-    typename Model<T>::Workspace& w = *m_.ws_;
+    auto& w = ws();
     const int64_t N = w.batch * w.len;
     const int n = m_.hyper_streams(), D = m_.config_.width;
     const int W = n * (n + 2);
@@ -343,7 +343,7 @@ class HyperStreams final : public ResidualStream<T> {
   }
 
   void input_backward_of(int i, T* dH_in) {
-    typename Model<T>::Workspace& w = *m_.ws_;
+    auto& w = ws();
     const int64_t N = w.batch * w.len;
     const int n = m_.hyper_streams(), D = m_.config_.width;
     const int W = n * (n + 2);
@@ -373,7 +373,7 @@ class HyperStreams final : public ResidualStream<T> {
   }
 
   void weights_backward(int i, const T* d_mix, T* dH_in) {
-    typename Model<T>::Workspace& w = *m_.ws_;
+    auto& w = ws();
     const HyperParams& hp = m_.sublayers_[i].hc;
     const auto& buf = w.hyper[i];
     const int64_t N = w.batch * w.len;

@@ -1,4 +1,5 @@
-#include "core/parallel.hpp"
+// The thread count (normlab/core/threads.hpp) that src/core/parallel.hpp shares work among.
+#include "normlab/core/threads.hpp"
 
 #include <cblas.h>
 
