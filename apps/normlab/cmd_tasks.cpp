@@ -33,9 +33,11 @@ void add_tasks_command(CLI::App& app) {
         continue;
       }
       const LengthRange r = task->length_range();
-      std::printf("    lengths: %lld to %lld%s; vocabulary %d; metrics: %s\n\n",
-                  static_cast<long long>(r.min), static_cast<long long>(r.max),
-                  r.step > 1 ? fmt::format(" in steps of {}", r.step).c_str() : "", task->vocab(),
+      const std::string lengths = r.max == kNoLongestLength ? fmt::format("{} and up", r.min)
+                                                            : fmt::format("{} to {}", r.min, r.max);
+      const std::string steps = r.step > 1 ? fmt::format(" in steps of {}", r.step) : "";
+      std::printf("    lengths: %s%s; vocabulary %d; metrics: %s\n\n", lengths.c_str(),
+                  steps.c_str(), task->vocab(),
                   fmt::format("{}", fmt::join(task->metric_names(), ", ")).c_str());
     }
   });

@@ -24,10 +24,13 @@ namespace normlab {
 
 class TomlSection;
 
+// The `max` of a task that has no longest length.
+inline constexpr int64_t kNoLongestLength = int64_t{1} << 40;
+
 // The lengths a task accepts: min ≤ n ≤ max, and n a multiple of `step`.
 struct LengthRange {
   int64_t min = 1;
-  int64_t max = int64_t{1} << 40;
+  int64_t max = kNoLongestLength;
   int64_t step = 1;
 };
 
