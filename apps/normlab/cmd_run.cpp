@@ -32,7 +32,8 @@ namespace fs = std::filesystem;
 namespace {
 
 void run_train_study(const std::string& file, const std::string& tier,
-                     const std::vector<std::string>& sets, const std::string& out_opt, int jobs) {
+                     const std::vector<std::string>& sets, const std::string& out_opt, int jobs,
+                     const std::string& keep) {
   Experiment e =
       read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
@@ -42,6 +43,7 @@ void run_train_study(const std::string& file, const std::string& tier,
                           : fs::path(out_opt);
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
+  o.keep = keep;
   o.shard = shard_from_environment();
   // Under mpirun the ranks share the runs (docs/cluster.md); rank 0 owns the store.
   std::unique_ptr<MpiComm> mpi;
@@ -114,6 +116,7 @@ void add_run_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto jobs = std::make_shared<int>(0);
+  auto keep = std::make_shared<std::string>();
   auto tier = std::make_shared<std::string>();
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("FILE", *file, "Experiment file")->required();
@@ -130,6 +133,11 @@ void add_run_command(CLI::App& app) {
       ->check(non_empty_path());
   cmd->add_option("--jobs", *jobs, "Runs at a time (default: the file's jobs)")
       ->check(integer_in(train_limits::threads));
+  cmd->add_option("--keep", *keep,
+                  "Keep each run as it ends (probed, without checkpoints) in this folder, and "
+                  "restore from it the runs the results folder lacks (docs/experiments.md, "
+                  "\"Keeping runs\")")
+      ->check(non_empty_path());
   cmd->callback([=] {
     const std::vector<std::string> tiers = tier_names(*parse_experiment_file(*file), *file);
     std::string applied;
@@ -143,10 +151,13 @@ void add_run_command(CLI::App& app) {
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(*file, applied, *sets, *out, *jobs);
+      run_train_study(*file, applied, *sets, *out, *jobs, *keep);
     } else {
       if (launched_by_mpirun()) {
         throw UsageError("a particle study runs in one process; start it without mpirun");
+      }
+      if (!keep->empty()) {
+        throw UsageError("--keep keeps a training study's runs; a particle study has none");
       }
       if (table->contains("sweep")) {
         throw UsageError(top.where("sweep") +

@@ -143,11 +143,14 @@ void keep_pilot(StudyRun& s) {
 // Starts the study as a child process, times it, and leaves its record in its folder: this
 // invocation added to the earlier ones, `seconds` their sum (a study resumed after its
 // ledger was stopped counts only the invocations that ended).
-void run_study(StudyRun& s, const fs::path& program) {
+// With `kept` (not empty), the study keeps its runs there as they end (`normlab run --keep`).
+void run_study(StudyRun& s, const fs::path& program, const fs::path& kept) {
   std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(), s.command().c_str());
   const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
-  const int status = run_child(program, s.args);
+  std::vector<std::string> args = s.args;
+  if (!kept.empty()) args.insert(args.end(), {"--keep", kept.string()});
+  const int status = run_child(program, args);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -271,6 +274,8 @@ StudyRun plan_study(const fs::path& file, const std::vector<std::string>& sets,
                                      ? std::string(*name->value<std::string>())
                                      : file.stem().string();
   s.folder = out / study_folder_name(study_name, s.tier, s.sets);
+  const toml::node* kind = doc->get("kind");
+  s.trains = kind == nullptr || !kind->is_string() || *kind->value<std::string>() == "train";
   s.args = {"run", file.string()};
   if (!s.tier.empty()) s.args.insert(s.args.end(), {"--tier", s.tier});
   for (const std::string& set : s.sets) s.args.insert(s.args.end(), {"--set", set});
@@ -320,12 +325,18 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       read_study_record(s);
       continue;
     }
+    // With --tables, each study keeps its runs in its tables' folder until it has finished.
+    const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
+    const fs::path kept = tables.empty() || !s.trains ? fs::path() : tables / "runs";
     if (decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {
-      run_study(s, o.program);
+      run_study(s, o.program, kept);
     }
-    if (s.ok && !o.tables.empty()) copy_study_tables(s.folder, o.tables / s.folder.filename());
+    if (s.ok && !tables.empty()) {
+      copy_study_tables(s.folder, tables);
+      if (!kept.empty()) fs::remove_all(kept);
+    }
   }
 
   for (ClaimOutcome& c : r.claims) {

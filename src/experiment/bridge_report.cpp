@@ -50,6 +50,14 @@ bool has_particle_law(const ModelConfig& c) {
 
 }  // namespace
 
+void ensure_bridge_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                         const fs::path& dir) {
+  if (!has_particle_law(v.model) || fs::exists(dir / "probe_bridge.csv")) return;
+  std::fprintf(stderr, "particle bridge: %s seed %llu\n", v.label.c_str(),
+               static_cast<unsigned long long>(seed));
+  bridge_run(e, v, dir);
+}
+
 std::string bridge_report(const Experiment& e, const fs::path& out) {
   if (!e.probe_bridge) return "";
   std::string csv = "variant,seed,layer,predicted_cos,measured_cos\n";
@@ -79,11 +87,7 @@ std::string bridge_report(const Experiment& e, const fs::path& out) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
-      if (!fs::exists(dir / "probe_bridge.csv")) {
-        std::fprintf(stderr, "particle bridge: %s seed %llu\n", v.label.c_str(),
-                     static_cast<unsigned long long>(seed));
-        bridge_run(e, v, dir);
-      }
+      ensure_bridge_probe(e, v, seed, dir);
       PlotSeries predicted{v.label + " ODE", {}, {}}, measured{v.label, {}, {}};
       double diff_sum = 0;
       const auto rows = read_csv(dir / "probe_bridge.csv");

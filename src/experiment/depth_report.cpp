@@ -113,6 +113,14 @@ int study_block_size(const Experiment& e) {
 
 }  // namespace
 
+void ensure_depth_probe(const Experiment& e, const Variant& v, uint64_t seed, const fs::path& dir) {
+  // Runs probed before block sums existed have no blocks file: probed again.
+  if (fs::exists(dir / "probe_depth.csv") && fs::exists(dir / "probe_depth_blocks.csv")) return;
+  std::fprintf(stderr, "depth probe: %s seed %llu\n", v.label.c_str(),
+               static_cast<unsigned long long>(seed));
+  probe_run(e, v, dir, study_block_size(e));
+}
+
 std::string depth_report(const Experiment& e, const fs::path& out) {
   if (!e.probe_depth) return "";
   std::string positions_csv =
@@ -120,7 +128,6 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
       "cosine,erank\n";
   std::string layers_csv = "variant,seed,layer,grad_norm,param_norm\n";
   std::string blocks_csv = "variant,seed,block,first_sublayer,last_sublayer,block_size,block_rms\n";
-  const int block_size = study_block_size(e);
   PlotSpec blocks = depth_plot("RMS of each block's output (sum of its sublayers' outputs)",
                                "block", "RMS of the block sum", true);
   PlotSpec hidden = depth_plot("hidden-state RMS against depth", "stream position (sublayer)",
@@ -146,12 +153,7 @@ std::string depth_report(const Experiment& e, const fs::path& out) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
-      // Runs probed before block sums existed have no blocks file: probed again.
-      if (!fs::exists(dir / "probe_depth.csv") || !fs::exists(dir / "probe_depth_blocks.csv")) {
-        std::fprintf(stderr, "depth probe: %s seed %llu\n", v.label.c_str(),
-                     static_cast<unsigned long long>(seed));
-        probe_run(e, v, dir, block_size);
-      }
+      ensure_depth_probe(e, v, seed, dir);
       for (const auto& row : read_csv(dir / "probe_depth_blocks.csv")) {
         blocks_csv +=
             fmt::format("{},{},{},{},{},{},{}\n", csv_field(v.label), seed, row.at("block"),

@@ -46,6 +46,14 @@ void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
 
 }  // namespace
 
+void ensure_dilution_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                           const fs::path& dir) {
+  if (fs::exists(dir / "probe_dilution.csv")) return;
+  std::fprintf(stderr, "dilution probe: %s seed %llu\n", v.label.c_str(),
+               static_cast<unsigned long long>(seed));
+  probe_run(e, v, dir);
+}
+
 std::string dilution_report(const Experiment& e, const fs::path& out) {
   if (!e.probe_dilution) return "";
   std::string gaps_csv = "variant,seed,site,s,gap,gap_low,gap_high\n";
@@ -71,11 +79,7 @@ std::string dilution_report(const Experiment& e, const fs::path& out) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
-      if (!fs::exists(dir / "probe_dilution.csv")) {
-        std::fprintf(stderr, "dilution probe: %s seed %llu\n", v.label.c_str(),
-                     static_cast<unsigned long long>(seed));
-        probe_run(e, v, dir);
-      }
+      ensure_dilution_probe(e, v, seed, dir);
       std::map<std::string, PlotSeries> series;                         // per site, first seed only
       std::map<std::string, std::pair<std::string, std::string>> ends;  // site → gap at s min, max
       for (const CsvRow& row : read_csv(dir / "probe_dilution.csv")) {

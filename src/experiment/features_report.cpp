@@ -140,6 +140,14 @@ PlotSpec plot_spec(const std::string& title, const std::string& x_label, const s
 
 }  // namespace
 
+void ensure_variance_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                           const fs::path& dir) {
+  if (fs::exists(dir / (std::string(kPrefix) + ".csv"))) return;
+  std::fprintf(stderr, "variance probe: %s seed %llu\n", v.label.c_str(),
+               static_cast<unsigned long long>(seed));
+  probe_run(e, v, dir);
+}
+
 std::string features_report(const Experiment& e, const fs::path& out) {
   if (!e.probe_variance) return "";
   std::string features_csv =
@@ -171,11 +179,7 @@ std::string features_report(const Experiment& e, const fs::path& out) {
     for (uint64_t seed : e.seeds) {
       const fs::path dir = run_directory(out, v, seed);
       if (read_run_status(dir) != RunStatus::finished) continue;
-      if (!fs::exists(dir / (std::string(kPrefix) + ".csv"))) {
-        std::fprintf(stderr, "variance probe: %s seed %llu\n", v.label.c_str(),
-                     static_cast<unsigned long long>(seed));
-        probe_run(e, v, dir);
-      }
+      ensure_variance_probe(e, v, seed, dir);
       const fs::path file = dir / (std::string(kPrefix) + ".csv");
       const std::vector<CsvRow> rows = read_csv(file);
       for (const SiteRows& s : group_sites(rows, file)) {

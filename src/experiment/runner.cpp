@@ -16,6 +16,7 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/kept_runs.hpp"
 #include "normlab/experiment/mpi_comm.hpp"
 #include "normlab/experiment/run_rows.hpp"
 #include "normlab/experiment/sweep_progress.hpp"
@@ -166,14 +167,36 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   if (fs::exists(e.file)) write_file_atomic(o.out / "experiment.toml", read_file(e.file));
 
   const std::vector<Job> jobs = study_jobs(e, o.out, true);
-  std::vector<size_t> todo;  // indices into `jobs`
+  auto ended_here = [&](const fs::path& dir) {
+    const RunStatus status = read_run_status(dir);
+    return status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir));
+  };
+  // With --keep: a run that ended here and is not kept is probed and kept; a run that did not
+  // end here but is kept is restored (kept_runs.hpp).
+  auto keep = [&](const Job& job) {
+    if (read_run_status(job.dir) == RunStatus::finished) {
+      probe_finished_run(e, *job.variant, job.seed, job.dir);
+    }
+    keep_run(job.dir, o.keep / job.dir.filename());
+  };
+  std::vector<size_t> todo, restored;  // indices into `jobs`
   int total = 0, skipped = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (static_cast<int>(i % static_cast<size_t>(o.shard.count)) != o.shard.index) continue;
     ++total;
-    const RunStatus status = read_run_status(jobs[i].dir);
-    if (status == RunStatus::diverged ||
-        (status == RunStatus::finished && evaluated(e, jobs[i].dir))) {
+    const fs::path kept = o.keep / jobs[i].dir.filename();
+    if (!o.keep.empty() && !ended_here(jobs[i].dir) && is_kept_run(kept)) {
+      if (run_hash(kept) != run_hash(jobs[i].dir)) {
+        throw UsageError(fmt::format(
+            "{}: the kept run was trained with other settings than {} asks for now; remove it "
+            "to train the run again",
+            kept.string(), jobs[i].label));
+      }
+      restore_kept_run(kept, jobs[i].dir);
+      restored.push_back(i);
+    }
+    if (ended_here(jobs[i].dir)) {
+      if (!o.keep.empty() && !is_kept_run(kept)) keep(jobs[i]);
       ++skipped;
       continue;
     }
@@ -183,6 +206,9 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   ResultsStore store(results_store_file(o.out, o.shard));
   if (o.shard.count > 1) store.mark_shard(o.shard.index, o.shard.count);
   const int64_t experiment_id = store.begin_experiment(experiment_record(e));
+  for (size_t i : restored) {
+    store.record_run(experiment_id, gather_run_rows(e, *jobs[i].variant, jobs[i].seed, o.out));
+  }
   const int jobs_here = o.jobs > 0 ? o.jobs : e.jobs;
   const int workers = o.mpi != nullptr ? o.mpi->size() - 1 : 0;
   const std::string where =
@@ -190,9 +216,13 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
                   : fmt::format("{} at a time", jobs_here);
   const std::string shard_note =
       o.shard.count > 1 ? fmt::format(" (Slurm shard {} of {})", o.shard.index, o.shard.count) : "";
-  std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done), %s; results in %s\n",
-               e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped, where.c_str(),
-               o.out.string().c_str());
+  const std::string restored_note =
+      restored.empty()
+          ? ""
+          : fmt::format(", {} of them restored from {}", restored.size(), o.keep.string());
+  std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done%s), %s; results in %s\n",
+               e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped,
+               restored_note.c_str(), where.c_str(), o.out.string().c_str());
 
   struct Active {
     size_t job;  // index into `jobs`
@@ -243,6 +273,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       progress.message(fmt::format("[{}/{}] FAILED   {} ({}): {}; see {}", done, total, job.label,
                                    how.why, log_line, (job.dir / "train.log").string()));
     }
+    if (!o.keep.empty() && ended_here(job.dir)) keep(job);
   };
   // A worker asking for work (kReady) or reporting a run (kDone, which asks for more).
   auto serve = [&](const MpiComm::Message& m) {

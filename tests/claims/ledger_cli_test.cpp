@@ -222,6 +222,34 @@ TEST(ClaimsRun, ThePilotsRunsAreTheStudysOwn) {
   EXPECT_NE(r.err.find("4 runs (2 to do, 2 already done)"), std::string::npos) << r.err;
 }
 
+// The same with the pilot's runs kept where --tables keeps the study's (docs/claims.md), and
+// its results folder lost with its machine: the ledger restores the pilot's runs, trains the
+// other arm, and removes the kept runs once the study's tables are copied.
+TEST(ClaimsRun, KeptRunsOutliveTheResultsFolder) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kStudy.string()));
+  const fs::path tables = tmp / "tables";
+  const fs::path kept = tables / "claims_tiny-quick" / "runs";
+  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+                        "--out", (tmp / "lost").string(), "--keep", kept.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_TRUE(fs::is_regular_file(kept / "pre__seed2" / "run.json"));
+  fs::remove_all(tmp / "lost");
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--tables", tables.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.err.find("4 runs (2 to do, 2 already done, 2 of them restored from "),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::is_regular_file(tables / "claims_tiny-quick" / "results.csv"));
+  EXPECT_FALSE(fs::exists(kept));
+  // The recorded command is the study's, without the machine's folder of kept runs.
+  const auto record =
+      nlohmann::json::parse(testing::slurp(tables / "claims_tiny-quick" / "ledger_study.json"));
+  EXPECT_EQ(record["command"].get<std::string>().find("--keep"), std::string::npos) << record;
+}
+
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;

@@ -29,6 +29,7 @@ struct StudyRun {
   std::string failure;            // why it did not finish
   std::string recorded;           // the command FOLDER/ledger_study.json recorded ("" = args)
   bool decided_by_pilot = false;  // design rule D6: not run, its pilot decides every claim
+  bool trains = true;             // a training study (kind "train"), whose runs can be kept
   std::string command() const;    // "normlab run ...", shell-quoted where needed
   std::string status() const;     // "done", "failed: WHY" or "not run"
 };

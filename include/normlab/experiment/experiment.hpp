@@ -124,6 +124,7 @@ struct StudyOptions {
   int jobs = 0;                   // overrides the file's jobs when > 0
   Shard shard;                    // a Slurm array task's share of the runs
   MpiComm* mpi = nullptr;         // under mpirun: the ranks (this is rank 0)
+  std::filesystem::path keep;     // kept runs (kept_runs.hpp); empty: none
 };
 
 // Runs (or resumes) the experiment, or this shard of it; under MPI, as rank 0: trains `jobs`
@@ -177,5 +178,23 @@ std::string dilution_report(const Experiment& e, const std::filesystem::path& ou
 // (variant, seed, layer, predicted_cos, measured_cos) and OUT/bridge_cosine.png; returns a
 // short table, also appended to OUT/summary.md. (bridge_report.cpp)
 std::string bridge_report(const Experiment& e, const std::filesystem::path& out);
+
+// Each probe on one finished run that has no files of that probe yet (the files its report
+// reads; the report calls the same function for every run). ensure_bridge_probe skips a scheme
+// without a particle law.
+void ensure_depth_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                        const std::filesystem::path& dir);
+void ensure_variance_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                           const std::filesystem::path& dir);
+void ensure_dilution_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                           const std::filesystem::path& dir);
+void ensure_bridge_probe(const Experiment& e, const Variant& v, uint64_t seed,
+                         const std::filesystem::path& dir);
+
+// Every probe the experiment's [probe] table turns on, on one finished run (the ensure_*
+// functions above): afterwards the run folder holds every file its reports read except its
+// checkpoints. (run_probes.cpp)
+void probe_finished_run(const Experiment& e, const Variant& v, uint64_t seed,
+                        const std::filesystem::path& dir);
 
 }  // namespace normlab
