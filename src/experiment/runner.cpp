@@ -48,6 +48,14 @@ bool evaluated(const Experiment& e, const fs::path& dir) {
   return true;
 }
 
+// A run's probes ([probe]) as soon as it has finished, where it was trained (this process, an
+// MPI rank, a Slurm array task), so that its rows carry them into the store.
+void probe_if_finished(const Experiment& e, const Job& job) {
+  if (read_run_status(job.dir) == RunStatus::finished && evaluated(e, job.dir)) {
+    probe_finished_run(e, *job.variant, job.seed, job.dir);
+  }
+}
+
 // The last non-empty line of a file (for failure messages).
 std::string last_line(const fs::path& file) {
   std::ifstream in(file);
@@ -171,12 +179,10 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     const RunStatus status = read_run_status(dir);
     return status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir));
   };
-  // With --keep: a run that ended here and is not kept is probed and kept; a run that did not
-  // end here but is kept is restored (kept_runs.hpp).
+  // With --keep: a run that ended here and is not kept is probed (an earlier invocation's run
+  // may not be) and kept; a run that did not end here but is kept is restored (kept_runs.hpp).
   auto keep = [&](const Job& job) {
-    if (read_run_status(job.dir) == RunStatus::finished) {
-      probe_finished_run(e, *job.variant, job.seed, job.dir);
-    }
+    probe_if_finished(e, job);
     keep_run(job.dir, o.keep / job.dir.filename());
   };
   std::vector<size_t> todo, restored;  // indices into `jobs`
@@ -316,11 +322,14 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       if (it == local.end()) continue;
       const Active a = it->second;
       local.erase(it);
+      const std::string finished_at = utc_now();
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - a.start).count();
+      probe_if_finished(e, jobs[a.job]);
       RunRows rows = gather_run_rows(e, *jobs[a.job].variant, jobs[a.job].seed, o.out);
       rows.run.started_at = a.started_at;
-      rows.run.finished_at = utc_now();
-      rows.run.seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - a.start).count();
+      rows.run.finished_at = finished_at;
+      rows.run.seconds = seconds;
       ended(a.job, rows, ending_of(status), last_line(jobs[a.job].dir / "train.log"));
       continue;
     }
@@ -350,11 +359,14 @@ void run_experiment_worker(const Experiment& e, const StudyOptions& o) {
     crash_point();
     const Ending how = ending_of(train_and_wait(o.program, job.dir));
     crash_point();
+    const std::string finished_at = utc_now();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    probe_if_finished(e, job);
     RunRows rows = gather_run_rows(e, *job.variant, job.seed, o.out);
     rows.run.started_at = started_at;
-    rows.run.finished_at = utc_now();
-    rows.run.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    rows.run.finished_at = finished_at;
+    rows.run.seconds = seconds;
     const nlohmann::json report{{"exited_ok", how.exited_ok},
                                 {"why", how.why},
                                 {"log_line", last_line(job.dir / "train.log")},

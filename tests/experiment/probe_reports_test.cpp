@@ -109,6 +109,20 @@ TEST(ExperimentProbeReports, FeaturesAndDilutionOverEveryRun) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.err.find("variance probe: peri seed 1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("dilution probe: pre seed 1"), std::string::npos) << r.err;
+  // Each run is probed as it ends, before its rows go into the store: after the first run the
+  // store holds every probe file of both runs (variance: its table, fit and histograms;
+  // dilution: its table and fit), as each run folder does.
+  size_t probe_files = 0;
+  for (const auto& run : std::filesystem::directory_iterator(out / "runs")) {
+    for (const auto& f : std::filesystem::directory_iterator(run.path())) {
+      probe_files += f.path().filename().string().rfind("probe_", 0) == 0;
+    }
+  }
+  EXPECT_GE(probe_files, 2u * 3u);
+  const auto stored =
+      run_normlab({"results", out.string(), "--csv", "--sql", "SELECT COUNT(*) AS n FROM probes"});
+  ASSERT_EQ(stored.exit_code, 0) << stored.describe();
+  EXPECT_EQ(stored.out, "n\n" + std::to_string(probe_files) + "\n");
 
   const CsvTable features = read_csv_table(out / "features.csv");
   EXPECT_EQ(csv_row(features.columns),
