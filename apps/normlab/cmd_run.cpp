@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "normlab/base/errors.hpp"
+#include "normlab/experiment/dry_run.hpp"
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/experiment/mpi_comm.hpp"
 #include "normlab/experiment/overrides.hpp"
@@ -33,7 +34,7 @@ namespace {
 
 void run_train_study(const std::string& file, const std::string& tier,
                      const std::vector<std::string>& sets, const std::string& out_opt, int jobs,
-                     const std::string& keep) {
+                     const std::string& keep, bool dry_run) {
   Experiment e =
       read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
@@ -45,6 +46,12 @@ void run_train_study(const std::string& file, const std::string& tier,
   o.jobs = jobs;
   o.keep = keep;
   o.shard = shard_from_environment();
+  if (dry_run) {
+    std::printf("%s", dry_run_report(*load_experiment_document(file, tier, sets), e, o.out,
+                                     o.jobs > 0 ? o.jobs : e.jobs)
+                          .c_str());
+    return;
+  }
   // Under mpirun the ranks share the runs (docs/cluster.md); rank 0 owns the store.
   std::unique_ptr<MpiComm> mpi;
   if (launched_by_mpirun()) {
@@ -117,6 +124,7 @@ void add_run_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto jobs = std::make_shared<int>(0);
   auto keep = std::make_shared<std::string>();
+  auto dry_run = std::make_shared<bool>(false);
   auto tier = std::make_shared<std::string>();
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("FILE", *file, "Experiment file")->required();
@@ -138,6 +146,9 @@ void add_run_command(CLI::App& app) {
                   "restore from it the runs the results folder lacks (docs/experiments.md, "
                   "\"Keeping runs\")")
       ->check(non_empty_path());
+  cmd->add_flag("--dry-run", *dry_run,
+                "Train nothing: print every resolved value and where it was written, each run "
+                "and its state in the results folder, and an estimate of the training time");
   cmd->callback([=] {
     const std::vector<std::string> tiers = tier_names(*parse_experiment_file(*file), *file);
     std::string applied;
@@ -151,7 +162,7 @@ void add_run_command(CLI::App& app) {
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(*file, applied, *sets, *out, *jobs, *keep);
+      run_train_study(*file, applied, *sets, *out, *jobs, *keep, *dry_run);
     } else {
       if (launched_by_mpirun()) {
         throw UsageError("a particle study runs in one process; start it without mpirun");
@@ -159,6 +170,8 @@ void add_run_command(CLI::App& app) {
       if (!keep->empty()) {
         throw UsageError("--keep keeps a training study's runs; a particle study has none");
       }
+      if (*dry_run)
+        throw UsageError("--dry-run lists a training study's runs; a particle study has none");
       if (table->contains("sweep")) {
         throw UsageError(top.where("sweep") +
                          "[sweep] is for training experiments; a particle study lists its runs "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include <toml++/toml.h>
 
@@ -35,57 +36,99 @@ bool is_dotted_key(const std::string& key) {
 
 constexpr int kMaxExtendsDepth = 16;
 
-std::shared_ptr<toml::table> parse_extending(const std::filesystem::path& file,
-                                             std::vector<std::filesystem::path>& chain) {
+// The files of `file`'s extends chain, the root base first and `file` last, each with its
+// path; `extends` removed. `chain` holds the canonical paths already read (cycle check).
+struct ChainFile {
+  std::filesystem::path file;
+  std::shared_ptr<toml::table> doc;
+};
+
+void read_chain(const std::filesystem::path& file, std::vector<std::filesystem::path>& chain,
+                std::vector<ChainFile>& out) {
   std::shared_ptr<toml::table> doc = parse_toml_file(file);
   const toml::node* extends = doc->get("extends");
-  if (extends == nullptr) return doc;
-  const std::string at = node_location(file.string(), *extends);
-  const auto* name = extends->as_string();
-  if (name == nullptr || name->get().empty()) {
-    throw UsageError(at +
-                     "key 'extends' must be the path of a TOML file, e.g. extends = "
-                     "\"base.toml\" (relative to this file's folder)");
-  }
-  const std::filesystem::path base_file = file.parent_path() / name->get();
-  std::error_code ec;
-  const std::filesystem::path canonical = std::filesystem::weakly_canonical(base_file, ec);
-  for (const std::filesystem::path& earlier : chain) {
-    if (earlier == canonical) {
-      throw UsageError(fmt::format("{}extends {}, which extends this file again (a cycle)", at,
-                                   base_file.string()));
+  if (extends != nullptr) {
+    const std::string at = node_location(file.string(), *extends);
+    const auto* name = extends->as_string();
+    if (name == nullptr || name->get().empty()) {
+      throw UsageError(at +
+                       "key 'extends' must be the path of a TOML file, e.g. extends = "
+                       "\"base.toml\" (relative to this file's folder)");
     }
+    const std::filesystem::path base_file = file.parent_path() / name->get();
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(base_file, ec);
+    for (const std::filesystem::path& earlier : chain) {
+      if (earlier == canonical) {
+        throw UsageError(fmt::format("{}extends {}, which extends this file again (a cycle)", at,
+                                     base_file.string()));
+      }
+    }
+    if (static_cast<int>(chain.size()) >= kMaxExtendsDepth) {
+      throw UsageError(
+          fmt::format("{}more than {} files extend one another", at, kMaxExtendsDepth));
+    }
+    std::error_code unreadable;  // a name too long for the file system, a folder not searchable
+    if (!std::filesystem::exists(base_file, unreadable)) {
+      throw InputError(fmt::format(
+          "{}extends {}, which {}", at, printable(base_file.string(), 200),
+          unreadable ? "cannot be read: " + unreadable.message() : std::string("does not exist")));
+    }
+    chain.push_back(canonical);
+    read_chain(base_file, chain, out);
+    doc->erase("extends");
   }
-  if (static_cast<int>(chain.size()) >= kMaxExtendsDepth) {
-    throw UsageError(fmt::format("{}more than {} files extend one another", at, kMaxExtendsDepth));
-  }
-  std::error_code unreadable;  // a name too long for the file system, a folder not searchable
-  if (!std::filesystem::exists(base_file, unreadable)) {
-    throw InputError(fmt::format(
-        "{}extends {}, which {}", at, printable(base_file.string(), 200),
-        unreadable ? "cannot be read: " + unreadable.message() : std::string("does not exist")));
-  }
-  chain.push_back(canonical);
-  std::shared_ptr<toml::table> base = parse_extending(base_file, chain);
-  doc->erase("extends");
-  merge_toml(*base, std::move(*doc));
-  return base;
+  out.push_back({file, doc});
+}
+
+// Removes `doc`'s [tier] table and returns its table `tier`, if it has one.
+std::optional<toml::table> take_tier(toml::table& doc, const std::string& tier) {
+  toml::node* tiers = doc.get("tier");
+  if (tiers == nullptr) return std::nullopt;
+  std::optional<toml::table> own;
+  if (toml::node* t = tiers->as_table()->get(tier); t != nullptr) own = std::move(*t->as_table());
+  doc.erase("tier");
+  return own;
+}
+
+std::vector<ChainFile> read_chain(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> chain{std::filesystem::weakly_canonical(file, ec)};
+  std::vector<ChainFile> out;
+  read_chain(file, chain, out);
+  return out;
 }
 
 }  // namespace
 
 std::shared_ptr<toml::table> parse_experiment_file(const std::filesystem::path& file) {
-  std::error_code ec;
-  std::vector<std::filesystem::path> chain{std::filesystem::weakly_canonical(file, ec)};
-  return parse_extending(file, chain);
+  std::vector<ChainFile> files = read_chain(file);
+  auto doc = std::make_shared<toml::table>();
+  for (ChainFile& f : files) merge_toml(*doc, std::move(*f.doc));
+  return doc;
 }
 
+// Each file of the chain, root first, merged over the one it extends, and right after it its
+// own tier: a value a file writes wins over every file it extends and their tiers, and a tier
+// only over its own file and those it extends.
 std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::path& file,
                                                       const std::string& tier,
                                                       const std::vector<std::string>& sets,
                                                       std::string* applied_tier) {
-  std::shared_ptr<toml::table> doc = parse_experiment_file(file);
-  const std::string applied = apply_tier(*doc, file.string(), tier);
+  std::vector<ChainFile> files = read_chain(file);
+  std::vector<std::string> names;
+  for (const ChainFile& f : files) {
+    for (const std::string& name : tier_names(*f.doc, f.file.string())) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  const std::string applied = chosen_tier(names, file.string(), tier);
+  auto doc = std::make_shared<toml::table>();
+  for (ChainFile& f : files) {
+    std::optional<toml::table> overlay = take_tier(*f.doc, applied);
+    merge_toml(*doc, std::move(*f.doc));
+    if (overlay) merge_toml(*doc, std::move(*overlay));
+  }
   if (applied_tier != nullptr) *applied_tier = applied;
   for (const std::string& set : sets) apply_set(*doc, set);
   return doc;
@@ -123,8 +166,8 @@ std::vector<std::string> tier_names(const toml::table& doc, const std::string& f
   return names;
 }
 
-std::string apply_tier(toml::table& doc, const std::string& file, const std::string& requested) {
-  const std::vector<std::string> names = tier_names(doc, file);
+std::string chosen_tier(const std::vector<std::string>& names, const std::string& file,
+                        const std::string& requested) {
   if (names.empty()) {
     if (!requested.empty()) {
       throw UsageError(
@@ -137,9 +180,14 @@ std::string apply_tier(toml::table& doc, const std::string& file, const std::str
     throw UsageError(fmt::format("--tier {}: {} has no tier '{}'; its tiers: {}", tier, file, tier,
                                  fmt::join(names, ", ")));
   }
-  toml::table overlay = std::move(*doc.get("tier")->as_table()->get(tier)->as_table());
-  doc.erase("tier");
-  merge_toml(doc, std::move(overlay));
+  return tier;
+}
+
+std::string apply_tier(toml::table& doc, const std::string& file, const std::string& requested) {
+  const std::string tier = chosen_tier(tier_names(doc, file), file, requested);
+  if (std::optional<toml::table> overlay = take_tier(doc, tier)) {
+    merge_toml(doc, std::move(*overlay));
+  }
   return tier;
 }
 

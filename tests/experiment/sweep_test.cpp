@@ -178,6 +178,43 @@ TEST(Extends, InheritsAndOverridesWithErrorsInTheBaseFile) {
   EXPECT_EQ(e.variants[0].model.layers, 1);
 }
 
+// A value a file writes wins over what it inherits, the base's tiers included; a file's own
+// tier wins over the file; a tier only the base has can be chosen (docs/experiments.md).
+TEST(Extends, AFilesOwnValuesWinOverTheBasesTiers) {
+  TempDir dir;
+  std::ofstream(dir / "base.toml") << std::string(kTinyExperiment) +
+                                          "\n[tier.quick]\nseeds = [1, 2, 3, 4]\n"
+                                          "[tier.quick.train]\nsteps = 500\nlr = 0.5\n"
+                                          "[tier.full.train]\nsteps = 9000\n";
+  Experiment e;
+  ASSERT_EQ(read_study(dir, "extends = \"base.toml\"\nseeds = [1, 2]\n[train]\nsteps = 30\n", &e),
+            "");
+  EXPECT_EQ(e.seeds, (std::vector<uint64_t>{1, 2}));  // not the base tier's four
+  EXPECT_EQ(e.train.steps, 30);                       // not the base tier's 500
+  EXPECT_DOUBLE_EQ(e.train.adam.lr, 0.5);             // the base tier's: the file has none
+  // The file's own tier wins over the file.
+  ASSERT_EQ(read_study(dir,
+                       "extends = \"base.toml\"\n[train]\nsteps = 30\n"
+                       "[tier.quick.train]\nsteps = 20\n",
+                       &e),
+            "");
+  EXPECT_EQ(e.train.steps, 20);
+  EXPECT_EQ(e.seeds.size(), 4u);  // the base tier's: the file writes no seeds
+  // A tier only the base has, and the tiers of the whole chain in the error.
+  std::string applied;
+  const auto doc = load_experiment_document(dir / "e.toml", "full", {}, &applied);
+  EXPECT_EQ(applied, "full");
+  EXPECT_EQ(doc->at_path("train.steps").value<int64_t>(), 30);  // the file's, over the base's full
+  try {
+    load_experiment_document(dir / "e.toml", "medium", {});
+    ADD_FAILURE() << "tier medium accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("has no tier 'medium'; its tiers: full, quick"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(Extends, CyclesMissingFilesAndWrongTypesAreRefused) {
   TempDir dir;
   const std::string file = (dir / "e.toml").string();

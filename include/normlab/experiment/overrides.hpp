@@ -26,13 +26,17 @@ class table;
 namespace normlab {
 
 // Parses `file` and, when it has `extends = "PATH"`, merges it over the file PATH names
-// (relative to `file`'s folder; recursively, at most 16 deep) and removes `extends`. Nodes
-// keep the file they came from, so errors name it. A cycle, a missing file or a non-string
-// `extends` is a UsageError or InputError naming the file and line.
+// (relative to `file`'s folder; recursively, at most 16 deep) and removes `extends`; the files'
+// [tier.NAME] tables merge like any other table. Nodes keep the file they came from, so errors
+// name it. A cycle, a missing file or a non-string `extends` is a UsageError or InputError
+// naming the file and line.
 std::shared_ptr<toml::table> parse_experiment_file(const std::filesystem::path& file);
 
-// The document `normlab run` reads: parse_experiment_file, then apply_tier (`tier`), then
-// apply_set for each of `sets`. `applied_tier` receives apply_tier's result.
+// The document `normlab run` reads: each file of the extends chain, the root base first,
+// merged over the one it extends and followed by its own [tier.T] table (T = chosen_tier over
+// the tiers of every file of the chain), then apply_set for each of `sets`. A value a file
+// writes wins over what it inherits, tiers included; a tier wins over its own file and those it
+// extends. `applied_tier` receives T ("" without tiers).
 std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::path& file,
                                                       const std::string& tier,
                                                       const std::vector<std::string>& sets,
@@ -48,9 +52,14 @@ void merge_toml(toml::table& base, toml::table&& overlay);
 // table of tables is a UsageError naming the file and line.
 std::vector<std::string> tier_names(const toml::table& doc, const std::string& file);
 
-// Applies tier `requested` (empty: kDefaultTier when the file has tiers) and removes the
-// `tier` table. Returns the tier that was applied, "" when the file has no tiers (then a
-// non-empty `requested` is a UsageError naming the tiers, i.e. none).
+// The tier to apply among `names` (a file's tiers, sorted): `requested`, or kDefaultTier when
+// none is requested and there are tiers; "" when there are none. A requested tier not among
+// them is a UsageError naming `file` and its tiers.
+std::string chosen_tier(const std::vector<std::string>& names, const std::string& file,
+                        const std::string& requested);
+
+// Applies to one file (no extends) tier `requested` (chosen_tier over its tiers) and removes
+// the `tier` table. Returns the tier that was applied, "" when the file has no tiers.
 std::string apply_tier(toml::table& doc, const std::string& file, const std::string& requested);
 
 // Parses "KEY=VALUE" (KEY dotted, VALUE a TOML value) and deep-merges it into `doc`. A

@@ -1,0 +1,131 @@
+#include "normlab/experiment/dry_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "normlab/bench/train_bench.hpp"
+#include "normlab/experiment/sweep_progress.hpp"
+#include "normlab/io/toml_reader.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/trainer.hpp"
+
+namespace normlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A leaf's value as TOML writes it, on one line; numbers in their shortest form (0.003, not
+// toml++'s 0.0030000000000000001).
+std::string toml_text(const toml::node& node) {
+  if (const auto* d = node.as_floating_point()) return fmt::format("{}", d->get());
+  if (const toml::array* a = node.as_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < a->size(); ++i) out += (i > 0 ? ", " : "") + toml_text(*a->get(i));
+    return out + "]";
+  }
+  std::ostringstream s;
+  node.visit([&](const auto& v) { s << toml::toml_formatter(v, {}); });
+  return s.str();
+}
+
+void list_leaves(const toml::table& t, const std::string& prefix, const std::string& file,
+                 std::vector<std::pair<std::string, std::string>>& out) {
+  for (const auto& [key, node] : t) {
+    const std::string name =
+        prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    if (const toml::table* sub = node.as_table()) {
+      list_leaves(*sub, name, file, out);
+      continue;
+    }
+    std::string where = node_location(file, node);
+    where = where.substr(0, where.size() - 2);  // without the ": " that precedes a message
+    out.push_back({name + " = " + toml_text(node), where});
+  }
+}
+
+// "1 h 05 min", "12 min", "40 s".
+std::string duration(double seconds) {
+  if (seconds >= 3600) {
+    return fmt::format("{} h {:02} min", static_cast<int>(seconds / 3600),
+                       static_cast<int>(seconds / 60) % 60);
+  }
+  if (seconds >= 60) return fmt::format("{} min", static_cast<int>(seconds / 60 + 0.5));
+  return fmt::format("{} s", static_cast<int>(seconds + 0.5));
+}
+
+}  // namespace
+
+std::string resolved_values(const toml::table& doc, const std::string& file) {
+  std::vector<std::pair<std::string, std::string>> leaves;
+  list_leaves(doc, "", file, leaves);
+  size_t width = 0;
+  for (const auto& [text, where] : leaves) width = std::max(width, text.size());
+  width = std::min<size_t>(width, 60);
+  std::string out;
+  for (const auto& [text, where] : leaves) {
+    out += fmt::format("  {:<{}}  # {}\n", text, width, where);
+  }
+  return out;
+}
+
+std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs::path& out,
+                           int jobs, bool estimate) {
+  std::string report = fmt::format("{} (from {}{}), resolved:\n", e.name, e.file,
+                                   e.tier.empty() ? "" : ", tier " + e.tier);
+  report += resolved_values(doc, e.file);
+  const size_t runs = e.variants.size() * e.seeds.size();
+  report += fmt::format("\n{} runs ({} variants × {} seeds), results in {}:\n", runs,
+                        e.variants.size(), e.seeds.size(), out.string());
+  std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
+  int to_do = 0;
+  for (const Variant& v : e.variants) {
+    for (uint64_t seed : e.seeds) {
+      const fs::path dir = run_directory(out, v, seed);
+      std::string state = "to do";
+      int64_t left = v.train.steps;
+      if (fs::exists(dir / "run.json")) {
+        const RunStatus status = read_run_status(dir);
+        const int64_t step = read_run_snapshot(dir / "metrics.jsonl").step;
+        if (status == RunStatus::finished || status == RunStatus::diverged) {
+          state = to_string(status);
+          left = 0;
+        } else if (step > 0) {
+          state = fmt::format("to resume from step {} of {}", step, v.train.steps);
+          left = v.train.steps - step;
+        }
+      }
+      if (left > 0) {
+        ++to_do;
+        steps_to_do[v.label] += left;
+      }
+      report += fmt::format("  {:<28} {:<36} {}\n", fmt::format("{} seed {}", v.label, seed),
+                            fs::relative(dir, out).string(), state);
+    }
+  }
+  if (to_do == 0) return report + "\nnothing to train: every run has ended\n";
+  if (!estimate) return report;
+  // Training time: each variant's steps left at its measured rate, spread over `jobs`.
+  double seconds = 0;
+  std::string rates;
+  for (const Variant& v : e.variants) {
+    if (steps_to_do.count(v.label) == 0) continue;
+    const std::unique_ptr<Task> task = make_task_from_json(e.task);
+    const int64_t len = (v.train.min_len + v.train.max_len + 1) / 2;
+    const BenchPreset preset{v.label, v.model, v.train.batch, len};
+    const TrainBenchResult r =
+        run_train_bench(preset, v.train.threads, 2, 10, 0.3, task.get(), len);
+    seconds += static_cast<double>(steps_to_do[v.label]) / r.steps_per_s;
+    rates += fmt::format("{}{} {:.0f}", rates.empty() ? "" : ", ", v.label, r.steps_per_s);
+  }
+  const int at_once = std::max(1, std::min(jobs, to_do));
+  report += fmt::format(
+      "\n{} runs to do: about {} of training at {} at a time (steps/s measured here at the mean "
+      "training length: {}); evaluation and probes come on top\n",
+      to_do, duration(seconds / at_once), at_once, rates);
+  return report;
+}
+
+}  // namespace normlab
