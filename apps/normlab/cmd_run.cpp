@@ -19,6 +19,7 @@
 #include "normlab/experiment/mpi_comm.hpp"
 #include "normlab/experiment/overrides.hpp"
 #include "normlab/experiment/sweep.hpp"
+#include "normlab/io/shell_quote.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/report/html_report.hpp"
@@ -69,6 +70,18 @@ void run_train_study(const std::string& file, const std::string& tier,
       return;
     }
     failed = run_experiment(e, o);
+  } catch (const Interrupted& stopped) {
+    if (o.mpi != nullptr) {  // every rank ends; the same mpirun command resumes
+      std::fprintf(stderr, "normlab: %s\n", stopped.what());
+      o.mpi->abort(130);
+    }
+    // The same command resumes every run from where it was saved.
+    std::string command = "normlab run " + shell_quoted(file);
+    if (!tier.empty()) command += " --tier " + shell_quoted(tier);
+    for (const std::string& set : sets) command += " --set " + shell_quoted(set);
+    command += " --out " + shell_quoted(o.out.string());
+    if (!keep.empty()) command += " --keep " + shell_quoted(keep);
+    throw Interrupted(fmt::format("{}; `{}` resumes", stopped.what(), command));
   } catch (const std::exception& error) {
     if (o.mpi == nullptr) throw;
     // One rank failing ends them all; a re-run of the same command resumes every run.

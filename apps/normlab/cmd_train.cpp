@@ -8,11 +8,13 @@
 #include <csignal>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "normlab/base/errors.hpp"
+#include "normlab/base/interrupts.hpp"
 #include "normlab/train/trainer.hpp"
 
 namespace normlab::cli {
@@ -22,12 +24,16 @@ void add_train_command(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   auto resume = std::make_shared<bool>(false);
   auto kill_at = std::make_shared<int64_t>(0);
+  auto interrupt_at = std::make_shared<int64_t>(0);
   auto die_with_parent = std::make_shared<bool>(false);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
   cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
   // Internal options (tests, `normlab run`): accepted, not listed in --help.
   cmd->add_option("--kill-at-step", *kill_at,
                   "Testing aid: the process kills itself with SIGKILL after this step")
+      ->group("");
+  cmd->add_option("--interrupt-at-step", *interrupt_at,
+                  "Testing aid: the process sends itself SIGINT after this step")
       ->group("");
   cmd->add_flag("--die-with-parent", *die_with_parent,
                 "Stop when the parent process ends (used by `normlab run` for its children)")
@@ -40,7 +46,21 @@ void add_train_command(CLI::App& app) {
     TrainHooks hooks;
     hooks.progress = ::isatty(2) != 0;
     hooks.kill_at_step = *kill_at;
+    hooks.interrupt_at_step = *interrupt_at;
+    // The same aid for runs `normlab run` starts (tests/experiment/interrupt_test.cpp).
+    if (const char* at = std::getenv("NORMLAB_TEST_INTERRUPT_AT_STEP"); at != nullptr) {
+      hooks.interrupt_at_step = std::atoll(at);
+    }
+    hooks.stop_on_interrupt = true;
+    catch_interrupts();
     const RunOutcome r = train_run(*dir, *resume, hooks);
+    const int signal = interrupt_signal();
+    release_interrupts();  // evaluation is not resumable: a signal ends it at once
+    if (r.status == RunStatus::interrupted) {
+      throw Interrupted(fmt::format(
+          "{}: stopped by {} after step {}, saved there; `normlab train {} --resume` continues it",
+          *dir, interrupt_name(signal), r.steps, *dir));
+    }
     if (r.status == RunStatus::diverged) {
       throw InputError(fmt::format("{}: {}", *dir, r.message));
     }

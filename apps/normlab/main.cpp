@@ -144,6 +144,9 @@ int main(int argc, char** argv) {
   } catch (const normlab::InputError& e) {
     print_error(e.what());
     return 1;
+  } catch (const normlab::Interrupted& e) {
+    print_error(e.what());
+    return 130;  // 128 + SIGINT, as a shell reports a program Ctrl-C ended
   } catch (const std::bad_alloc&) {
     print_error("out of memory: this machine could not give normlab the memory the command needs");
     return 1;

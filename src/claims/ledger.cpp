@@ -1,4 +1,6 @@
 #include "normlab/claims/ledger.hpp"
+#include "normlab/base/interrupts.hpp"
+#include "normlab/io/shell_quote.hpp"
 
 #include <fmt/format.h>
 #include <sys/prctl.h>
@@ -28,16 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string shell_quoted(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of(
-                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
-                                       "OPQRSTUVWXYZ0123456789._/=+-,:@") == std::string::npos;
-  if (plain) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // Runs `program args...` with this process's stdout and stderr; returns the wait status. The
 // child gets SIGTERM when this process ends, however it ends, so a killed ledger leaves no study
 // training with its folder locked (the study's own runs die with it the same way).
@@ -59,8 +51,14 @@ int run_child(const fs::path& program, const std::vector<std::string>& args) {
     ::execve(all[0].c_str(), argv.data(), environ);
     ::_exit(127);
   }
+  // An interrupt (catch_interrupts) is passed on once: the study saves its runs and ends.
   int status = 0;
+  bool passed_on = false;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    if (interrupt_signal() != 0 && !passed_on) {
+      ::kill(pid, SIGTERM);
+      passed_on = true;
+    }
   }
   return status;
 }
@@ -150,7 +148,10 @@ void run_study(StudyRun& s, const fs::path& program, const fs::path& kept) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> args = s.args;
   if (!kept.empty()) args.insert(args.end(), {"--keep", kept.string()});
+  catch_interrupts();
   const int status = run_child(program, args);
+  const int signal = interrupt_signal();
+  release_interrupts();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   s.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -172,6 +173,12 @@ void run_study(StudyRun& s, const fs::path& program, const fs::path& kept) {
     std::printf("study %s: %.1f s wall over its %zu ledger invocations that ended\n",
                 s.folder.filename().string().c_str(), s.seconds, invocations);
     std::fflush(stdout);
+  }
+  if (signal != 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 130)) {
+    throw Interrupted(fmt::format(
+        "the ledger stopped by {} during study {}, whose runs are saved; the same `normlab claims "
+        "run` command resumes it",
+        signal != 0 ? interrupt_name(signal) : "an interrupt", s.folder.filename().string()));
   }
 }
 

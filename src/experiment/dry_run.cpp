@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "normlab/bench/train_bench.hpp"
-#include "normlab/experiment/sweep_progress.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/trainer.hpp"
@@ -88,7 +87,7 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
       int64_t left = v.train.steps;
       if (fs::exists(dir / "run.json")) {
         const RunStatus status = read_run_status(dir);
-        const int64_t step = read_run_snapshot(dir / "metrics.jsonl").step;
+        const int64_t step = checkpoint_step(dir);
         if (status == RunStatus::finished || status == RunStatus::diverged) {
           state = to_string(status);
           left = 0;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "normlab/base/errors.hpp"
+#include "normlab/base/interrupts.hpp"
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/experiment/kept_runs.hpp"
 #include "normlab/experiment/mpi_comm.hpp"
@@ -222,13 +224,29 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
                   : fmt::format("{} at a time", jobs_here);
   const std::string shard_note =
       o.shard.count > 1 ? fmt::format(" (Slurm shard {} of {})", o.shard.index, o.shard.count) : "";
+  std::vector<std::string> resuming;  // "pre seed 1 from step 4000"
+  for (size_t i : todo) {
+    if (const int64_t step = checkpoint_step(jobs[i].dir); step > 0) {
+      resuming.push_back(fmt::format("{} from step {}", jobs[i].label, step));
+    }
+  }
+  const size_t listed = std::min<size_t>(resuming.size(), 4);
+  const std::string resuming_note =
+      resuming.empty()
+          ? ""
+          : fmt::format("; resuming {}{}",
+                        fmt::join(resuming.begin(),
+                                  resuming.begin() + static_cast<std::ptrdiff_t>(listed), ", "),
+                        resuming.size() > listed
+                            ? fmt::format(" and {} more", resuming.size() - listed)
+                            : "");
   const std::string restored_note =
       restored.empty()
           ? ""
           : fmt::format(", {} of them restored from {}", restored.size(), o.keep.string());
-  std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done%s), %s; results in %s\n",
+  std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done%s%s), %s; results in %s\n",
                e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped,
-               restored_note.c_str(), where.c_str(), o.out.string().c_str());
+               restored_note.c_str(), resuming_note.c_str(), where.c_str(), o.out.string().c_str());
 
   struct Active {
     size_t job;  // index into `jobs`
@@ -240,6 +258,8 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   int stopped_workers = 0;
   size_t next = 0;
   int done = skipped, failed = 0;
+  std::vector<std::string> stopped;  // runs an interrupt stopped: "pre seed 1 at step 4000"
+  catch_interrupts();
   const bool terminal = stderr_is_terminal();
   SweepProgress progress(stderr, terminal, progress_interval(terminal));
   // The live block: each active run's newest record, and the total with its ETA.
@@ -274,6 +294,11 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
           fmt::format("[{}/{}] finished {} in {:.1f} s", done, total, job.label, rows.run.seconds));
     } else if (rows.run.status == to_string(RunStatus::diverged)) {
       progress.message(fmt::format("[{}/{}] diverged {}: {}", done, total, job.label, log_line));
+    } else if (rows.run.status == to_string(RunStatus::interrupted)) {
+      --done;  // not ended: it resumes
+      const int64_t step = checkpoint_step(job.dir);
+      stopped.push_back(fmt::format("{} at step {}", job.label, step));
+      progress.message(fmt::format("interrupted {} at step {}, saved there", job.label, step));
     } else {
       ++failed;
       progress.message(fmt::format("[{}/{}] FAILED   {} ({}): {}; see {}", done, total, job.label,
@@ -300,8 +325,17 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       ++stopped_workers;
     }
   };
+  bool stopping = false;
   while (next < todo.size() || !local.empty() || !remote.empty() || stopped_workers < workers) {
     bool busy = false;
+    if ((interrupt_signal() != 0 || !stopped.empty()) && !stopping) {
+      // Start nothing more; ask each run here to save and stop (a terminal's Ctrl-C reached
+      // them already; a SIGTERM sent to this process alone did not). A run that was
+      // interrupted on its own stops the study too.
+      stopping = true;
+      next = todo.size();
+      for (const auto& [pid, a] : local) ::kill(pid, SIGTERM);
+    }
     while (next < todo.size() && static_cast<int>(local.size()) < jobs_here) {
       const size_t i = todo[next++];
       local[spawn_run(o.program, jobs[i].dir)] = {i, std::chrono::steady_clock::now(), utc_now()};
@@ -340,6 +374,21 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     }
   }
   progress.clear();
+  const int signal = interrupt_signal();
+  release_interrupts();
+  if (signal != 0 || !stopped.empty()) {
+    const std::string saved =
+        stopped.empty()
+            ? std::string("no run was training")
+            : fmt::format("{} run{} saved where {} stopped ({})", stopped.size(),
+                          stopped.size() == 1 ? "" : "s", stopped.size() == 1 ? "it" : "they",
+                          fmt::join(stopped, ", "));
+    throw Interrupted(
+        fmt::format("{}: stopped by {}: {}; {} of {} runs had ended; the summaries "
+                    "are not written",
+                    e.name, signal != 0 ? interrupt_name(signal) : "an interrupt of a run", saved,
+                    done, total));
+  }
   return failed;
 }
 

@@ -1,4 +1,5 @@
 #include "normlab/report/plot.hpp"
+#include "normlab/io/shell_quote.hpp"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -29,19 +30,6 @@ std::string quoted(const std::string& s) {
     out += ch;
   }
   return out + "\"";
-}
-
-// A POSIX shell single-quoted word.
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char ch : s) {
-    if (ch == '\'') {
-      out += "'\\''";
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
 }
 
 // Full path of the gnuplot executable, or "" if there is none.

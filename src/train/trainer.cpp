@@ -20,6 +20,7 @@
 #include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "normlab/base/errors.hpp"
+#include "normlab/base/interrupts.hpp"
 #include "normlab/eval/evaluator.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
@@ -116,12 +117,20 @@ void save_state(const fs::path& run, const Model<float>& model, AdamW& adam, Wei
   fs::remove_all(old, ec);
 }
 
+// The state file of the run's latest checkpoint ("" without one).
+fs::path state_file(const fs::path& run) {
+  for (const fs::path& dir : {checkpoint_dir(run), run / "checkpoint.old"}) {  // killed mid-swap
+    if (fs::exists(dir / "state.json")) return dir / "state.json";
+  }
+  return {};
+}
+
 // Loads the latest state if any; returns false when there is none.
 bool load_state(const fs::path& run, Model<float>& model, AdamW& adam, WeightAverager& avg,
                 TrainState& st) {
-  fs::path dir = checkpoint_dir(run);
-  if (!fs::exists(dir / "state.json")) dir = run / "checkpoint.old";  // killed mid-swap
-  if (!fs::exists(dir / "state.json")) return false;
+  const fs::path state = state_file(run);
+  if (state.empty()) return false;
+  const fs::path dir = state.parent_path();
   const ModelConfig& c = model.config();
   model.params() = load_param_file(dir / kModelFile, &c).values;
   adam.first_moment() = load_param_file(dir / "adam_m.safetensors", &c).values;
@@ -221,12 +230,20 @@ void list_json_differences(const std::string& path, const nlohmann::json& before
 
 }  // namespace
 
+int64_t checkpoint_step(const fs::path& run_dir) {
+  const fs::path state = state_file(run_dir);
+  if (state.empty()) return 0;
+  return read_json_file(state, [](const nlohmann::json& j) { return j.at("step").get<int64_t>(); });
+}
+
 std::string to_string(RunStatus s) {
   switch (s) {
     case RunStatus::pending:
       return "pending";
     case RunStatus::running:
       return "running";
+    case RunStatus::interrupted:
+      return "interrupted";
     case RunStatus::finished:
       return "finished";
     case RunStatus::diverged:
@@ -293,8 +310,8 @@ RunStatus read_run_status(const fs::path& run_dir) {
   if (!fs::exists(file)) return RunStatus::pending;
   const std::string s = read_json_file(
       file, [](const nlohmann::json& j) { return j.value("status", std::string("pending")); });
-  for (RunStatus r :
-       {RunStatus::pending, RunStatus::running, RunStatus::finished, RunStatus::diverged}) {
+  for (RunStatus r : {RunStatus::pending, RunStatus::running, RunStatus::interrupted,
+                      RunStatus::finished, RunStatus::diverged}) {
     if (to_string(r) == s) return r;
   }
   return RunStatus::pending;
@@ -465,6 +482,14 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       std::fclose(metrics);
       std::raise(SIGKILL);
     }
+    if (hooks.interrupt_at_step > 0 && st.step == hooks.interrupt_at_step) std::raise(SIGINT);
+    if (hooks.stop_on_interrupt && interrupt_signal() != 0 && st.step < tc.steps) {
+      const uint64_t* s = rng.state();
+      std::copy(s, s + 4, st.rng);
+      save_state(run_dir, model, adam, avg, st);
+      out.status = RunStatus::interrupted;
+      break;
+    }
   }
   std::fclose(metrics);
   if (hooks.progress) std::fprintf(stderr, "\n");
@@ -472,6 +497,10 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   out.seconds = elapsed();
   if (out.status == RunStatus::diverged) {
     set_status(run_dir, RunStatus::diverged, out.message);
+    return out;
+  }
+  if (out.status == RunStatus::interrupted) {
+    set_status(run_dir, RunStatus::interrupted);
     return out;
   }
   // Final weights: raw, and the averaged ones (the raw ones if averaging never started).

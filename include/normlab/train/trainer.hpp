@@ -32,7 +32,7 @@ struct RunSpec {
   nlohmann::json eval;  // optional: {"lengths", "samples", "seed", "max_rows", "weights"}
 };
 
-enum class RunStatus { pending, running, finished, diverged };
+enum class RunStatus { pending, running, interrupted, finished, diverged };
 std::string to_string(RunStatus s);
 
 struct RunOutcome {
@@ -54,7 +54,16 @@ struct TrainHooks {
   bool progress = false;
   // Testing aid: the process sends itself SIGKILL after this step (0: never).
   int64_t kill_at_step = 0;
+  // Stop at the end of the step during which SIGINT or SIGTERM arrived (catch_interrupts(),
+  // base/interrupts.hpp): the state is saved as a checkpoint and the run marked interrupted,
+  // so that resuming continues from that step with the same bits.
+  bool stop_on_interrupt = false;
+  // Testing aid: the process sends itself SIGINT after this step (0: never).
+  int64_t interrupt_at_step = 0;
 };
+
+// The step of the run's last checkpoint, 0 without one.
+int64_t checkpoint_step(const std::filesystem::path& run_dir);
 
 // Trains (or, with a checkpoint present and resume = true, continues) the run in run_dir.
 RunOutcome train_run(const std::filesystem::path& run_dir, bool resume, const TrainHooks& hooks);
