@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint_source.hpp"
 #include "commands.hpp"
 #include "normlab/base/errors.hpp"
-#include "normlab/model/checkpoint.hpp"
 #include "normlab/model/model.hpp"
 #include "token_list.hpp"
 
@@ -23,14 +23,20 @@ void add_forward_command(CLI::App& app) {
   auto checkpoint = std::make_shared<std::string>();
   auto tokens = std::make_shared<std::string>();
   auto rows = std::make_shared<std::string>();
-  cmd->add_option("--checkpoint", *checkpoint, "Checkpoint directory")->required();
+  auto weights = std::make_shared<std::string>("raw");
+  cmd->add_option("--checkpoint", *checkpoint,
+                  "Run directory, its final/, a checkpoint, or a weights file")
+      ->required();
+  cmd->add_option("--weights", *weights, "Which weights of a run")
+      ->check(CLI::IsMember({"raw", "ema", "bema"}))
+      ->capture_default_str();
   cmd->add_option("--tokens", *tokens, "Token ids, e.g. \"3 1 4 1 5\"")->required();
   cmd->add_option("--rows", *rows,
                   "Positions whose logits to print, ascending, e.g. \"0 4\": computed by the "
                   "inference pass (streaming attention, the last layers on these rows only)");
-  cmd->callback([checkpoint, tokens, rows] {
+  cmd->callback([checkpoint, weights, tokens, rows] {
     const std::vector<int32_t> ids = parse_token_list(*tokens);
-    auto model = load_checkpoint(*checkpoint);
+    auto model = load_source_model(resolve_checkpoint(*checkpoint, *weights));
     const int64_t T = static_cast<int64_t>(ids.size());
     std::vector<int64_t> listed;
     const std::vector<int32_t> positions =

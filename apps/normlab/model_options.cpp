@@ -60,7 +60,7 @@ struct CliRegistrar {
         f.help);
     opt->default_str(to_string(value));
     if (const std::vector<std::string> choices = field_choices(value); !choices.empty()) {
-      opt->check(CLI::IsMember(choices));
+      opt->check(one_of(choices));
     }
     o.given[f.name] = opt;
   }

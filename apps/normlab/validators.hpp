@@ -3,19 +3,34 @@
 // conversion as "Could not convert: --beta = warm"; these replace them.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "normlab/io/nearest_name.hpp"
 #include "normlab/io/printable.hpp"
 #include "normlab/io/value_ranges.hpp"
 
 namespace normlab::cli {
+
+// One of `choices`, else "'prenorm' is not one of pre, post, ...; did you mean pre?".
+inline CLI::Validator one_of(std::vector<std::string> choices) {
+  return CLI::Validator(
+      [choices](std::string& s) -> std::string {
+        if (std::find(choices.begin(), choices.end(), s) != choices.end()) return "";
+        const std::string near = nearest_name(s, choices);
+        return fmt::format("'{}' is not one of {}{}", printable(s), fmt::join(choices, ", "),
+                           near.empty() ? "" : "; did you mean " + near + "?");
+      },
+      "");
+}
 
 // An integer (decimal, the whole argument) in [lo, hi].
 inline CLI::Validator integer_in(int64_t lo, int64_t hi) {

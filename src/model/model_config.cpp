@@ -9,6 +9,7 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/io/json_fields.hpp"
+#include "normlab/io/nearest_name.hpp"
 #include "normlab/io/printable.hpp"
 #include "normlab/model/model_fields.hpp"
 #include "normlab/model/scheme.hpp"
@@ -83,8 +84,10 @@ Scheme parse_scheme(const std::string& s) {
   for (const SchemeRow& row : scheme_table()) {
     if (s == row.name) return row.scheme;
   }
-  throw UsageError(fmt::format("unknown scheme '{}'; allowed: {}", printable(s),
-                               fmt::join(scheme_names(), ", ")));
+  const std::string near = nearest_name(s, scheme_names());
+  throw UsageError(fmt::format("unknown scheme '{}'; allowed: {}{}", printable(s),
+                               fmt::join(scheme_names(), ", "),
+                               near.empty() ? "" : "; did you mean " + near + "?"));
 }
 NormKind parse_norm_kind(const std::string& s) {
   for (const NormKindRow& row : kNormKinds) {

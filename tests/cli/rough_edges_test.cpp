@@ -1,12 +1,15 @@
 // Rough edges a new user hit (issue 13, item 7), each with the behaviour it has now.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
+#include "support/experiment_file.hpp"
 
 namespace normlab {
 namespace {
@@ -26,6 +29,7 @@ TEST(RoughEdges, TestingAidsAreNotInTheUsersHelp) {
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(r.out.find("--kill-at-step"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("--die-with-parent"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--interrupt-at-step"), std::string::npos) << r.out;
 }
 
 // CLI11 shows negated flags as "--no-mlp{false}" next to "(default on)"; the help does not.
@@ -61,6 +65,30 @@ TEST(RoughEdges, AWeightsFileIsACheckpoint) {
   const auto missing = run_normlab({"eval", "--checkpoint", ck + "/nope.safetensors"});
   EXPECT_EQ(missing.exit_code, 1) << missing.describe();
   EXPECT_NE(missing.err.find("a weights file"), std::string::npos) << missing.err;
+}
+
+// `forward` takes what eval and the probes take: a run folder (its final raw weights, or
+// --weights ema|bema), its final/, or one weights file.
+TEST(RoughEdges, ForwardTakesARunFolder) {
+  TempDir dir;
+  std::ofstream(dir / "tiny.toml") << testing::kTinyExperiment;
+  ASSERT_EQ(
+      run_normlab({"run", (dir / "tiny.toml").string(), "--out", (dir / "out").string()}).exit_code,
+      0);
+  const std::filesystem::path run = dir / "out" / "runs" / "pre__seed1";
+  auto logits = [](const std::string& checkpoint, const std::string& weights) {
+    auto r = run_normlab(
+        {"forward", "--checkpoint", checkpoint, "--tokens", "1 2 3", "--weights", weights});
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    return r.out;
+  };
+  const std::string raw = logits(run.string(), "raw");
+  EXPECT_NE(raw.find("{\"logits\":[["), std::string::npos) << raw;
+  EXPECT_EQ(raw, logits((run / "final").string(), "raw"));
+  EXPECT_EQ(raw, logits((run / "final" / "model.safetensors").string(), "raw"));
+  const std::string bema = logits(run.string(), "bema");
+  EXPECT_EQ(bema, logits((run / "final" / "bema.safetensors").string(), "raw"));
+  EXPECT_NE(bema, raw);
 }
 
 }  // namespace

@@ -263,6 +263,7 @@ TEST(ExperimentFile, BadSchemeSaysWhatIsAllowed) {
   text.replace(text.find("\"pre\""), 5, "\"prenorm\"");
   err = read_error(text);
   EXPECT_NE(err.find("unknown scheme 'prenorm'; allowed: pre, post"), std::string::npos) << err;
+  EXPECT_NE(err.find(", custom; did you mean pre?"), std::string::npos) << err;
   // A number only for the schemes whose row takes one, each named with its own letter.
   text = kValid;
   text.replace(text.find("\"pre\""), 5, "\"pre(2)\"");
