@@ -102,9 +102,10 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
                   e.train.min_len, e.train.max_len);
   std::string table = "\n" + legend, md = "\n" + legend;
   for (const std::string& metric : metrics) {
-    table += fmt::format("\n{} (mean ± 95% CI across seeds)\n", metric);
+    table += fmt::format("\n{} (mean [95% interval] across seeds)\n", metric);
     std::string header = fmt::format("{:<28} {:<5}", "scheme", "wts");
-    md += fmt::format("\n**{}** (mean ± 95% CI across seeds)\n\n| scheme | weights |", metric);
+    md +=
+        fmt::format("\n**{}** (mean [95% interval] across seeds)\n\n| scheme | weights |", metric);
     std::string md_rule = "| --- | --- |";
     for (int64_t n : lengths) {
       header += fmt::format(" {:>21}", column(n));
@@ -138,14 +139,11 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
                    std::sqrt(ss / (xs.size() - 1)) / std::sqrt(static_cast<double>(xs.size()));
           }
           // The interval, cut to the metric's bounds (with 2 seeds t(0.975, 1) = 12.7 makes
-          // it wide); a cut interval is shown by its ends.
+          // it wide).
           const MetricBounds bounds = metric_bounds(metric);
           const double low = std::max(mean - half, bounds.low);
           const double high = std::min(mean + half, bounds.high);
-          const bool cut = low != mean - half || high != mean + half;
-          const std::string cell = !std::isfinite(half) ? fmt::format("{:.3f}", mean)
-                                   : cut ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean, low, high)
-                                         : fmt::format("{:.3f} ± {:.3f}", mean, half);
+          const std::string cell = interval_cell(mean, low, high);
           line += fmt::format(" {:>21}", cell);
           md_line += fmt::format(" {} |", cell);
           summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),

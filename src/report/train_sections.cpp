@@ -9,6 +9,7 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/store/results_store.hpp"
+#include "normlab/tasks/metrics.hpp"
 #include "report/report_data.hpp"
 #include "report/report_sections.hpp"
 
@@ -234,10 +235,9 @@ void summary_tables_section(Page& page, const fs::path& out, const nlohmann::jso
   std::sort(lengths.begin(), lengths.end());
   page.heading(2, "Summary tables");
   page.paragraph(
-      "Mean ± half-width of the 95% Student-t interval across seeds, per scheme, weights and "
-      "length (summary.csv); an interval cut to the metric's range (accuracy, TVD, ROC AUC in "
-      "[0, 1], losses >= 0) is shown as mean [low, high]. * marks lengths beyond the longest "
-      "training length "
+      "Mean [low, high] of the 95% Student-t interval across seeds, per scheme, weights and "
+      "length (summary.csv), the interval cut to the metric's range (accuracy, TVD, ROC AUC in "
+      "[0, 1], losses >= 0). * marks lengths beyond the longest training length "
       "(extrapolation).");
   for (const std::string& m : distinct(*t, metric)) {
     page.heading(3, "Table: " + m);
@@ -259,13 +259,10 @@ void summary_tables_section(Page& page, const fs::path& out, const nlohmann::jso
               continue;
             }
             const double mu = to_number(row[mean]), h = to_number(row[half]);
-            // As in summary.md: an interval cut to the metric's range is shown by its ends.
+            // As in summary.md.
             const double lo = has_ends ? to_number(row[low]) : mu - h;
             const double hi = has_ends ? to_number(row[high]) : mu + h;
-            const bool cut = lo != mu - h || hi != mu + h;
-            c = !std::isfinite(h) ? fmt::format("{:.3f}", mu)
-                : cut             ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", mu, lo, hi)
-                                  : fmt::format("{:.3f} ± {:.3f}", mu, h);
+            c = interval_cell(mu, lo, hi);
             any = true;
           }
           cells.push_back(c);

@@ -1,5 +1,7 @@
 #include "normlab/tasks/metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -77,6 +79,11 @@ double roc_auc(const std::vector<double>& scores, const std::vector<bool>& label
   if (pos == 0 || neg == 0) return std::nan("");
   const double u = rank_sum_pos - pos * (pos + 1) / 2.0;
   return u / (static_cast<double>(pos) * neg);
+}
+
+std::string interval_cell(double mean, double low, double high) {
+  if (!std::isfinite(low) || !std::isfinite(high)) return fmt::format("{:.3f}", mean);
+  return fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean, low, high);
 }
 
 MetricBounds metric_bounds(const std::string& name) {

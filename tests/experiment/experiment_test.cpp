@@ -337,7 +337,7 @@ TEST(ExperimentRun, TrainsEvaluatesSummarizesAndSkipsFinishedRuns) {
   const auto out = tmp / "results";
   const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-  EXPECT_NE(r.out.find("accuracy (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("accuracy (mean [95% interval] across seeds)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("post_attn/standardize"), std::string::npos) << r.out;
   // results.csv: 3 variants × 2 seeds × 2 weights × 2 lengths × 3 metrics rows + header (tvd,
   // accuracy and tvd_chance, the uniform predictor's TVD: (s + 1)/(v + 1) = 3/7 at s = 2).
@@ -413,7 +413,7 @@ TEST(ExperimentRun, CharLmWithValidationCurves) {
   const auto out = tmp / "results";
   const auto r = run_normlab({"run", (tmp / "c.toml").string(), "--out", out.string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-  EXPECT_NE(r.out.find("bpc (mean ± 95% CI across seeds)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bpc (mean [95% interval] across seeds)"), std::string::npos) << r.out;
   // curves.csv: per run, validation at 0, 10, 20, 30 and training lines at 10, 20, 30.
   const std::string csv = testing::slurp(out / "curves.csv");
   const CsvTable curves = read_csv_table(out / "curves.csv");
@@ -529,7 +529,7 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
   const size_t table = md.find("**depth probe** (3 validation sequences");
   ASSERT_NE(table, std::string::npos) << md;
   EXPECT_EQ(md.find("**depth probe**", table + 1), std::string::npos) << md;
-  EXPECT_LT(md.find("(mean ± 95% CI across seeds)"), table) << md;
+  EXPECT_LT(md.find("(mean [95% interval] across seeds)"), table) << md;
   EXPECT_NE(md.find("| block_attnres(1) | "), std::string::npos) << md;
 }
 

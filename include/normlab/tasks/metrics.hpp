@@ -33,6 +33,11 @@ struct MetricBounds {
 };
 MetricBounds metric_bounds(const std::string& name);
 
+// A summary table's cell for a mean across seeds and its 95% interval cut to the metric's
+// bounds: "0.999 [0.996, 1.000]", the same form in every cell of a column; "0.999" alone
+// without an interval (one seed).
+std::string interval_cell(double mean, double low, double high);
+
 class MetricAccumulator {
  public:
   // One sequence's value of a mean metric.
