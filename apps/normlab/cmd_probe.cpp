@@ -51,7 +51,7 @@ struct ProbeOptions {
   std::string kind;
   std::string checkpoint;
   std::string weights = "raw";
-  std::string input = "random";
+  std::string input = "auto";
   std::string task;
   std::vector<std::string> task_params;
   // variance, dispersion
@@ -92,7 +92,11 @@ void run_probe(const ProbeOptions& o) {
         rest.front(), o.kind));
   }
   set_num_threads(o.threads);
-  const bool task_input = o.input == "task" || o.kind == "dilution";
+  const CheckpointSource source = resolve_checkpoint(o.checkpoint, o.weights);
+  // auto: the task's inputs for a model that has a task (a run, or --task), else random ones.
+  const bool has_task = !o.task.empty() || !source.run_dir.empty();
+  const bool task_input =
+      o.input == "task" || o.kind == "dilution" || (o.input == "auto" && has_task);
   if (!task_input && (!o.task.empty() || !o.task_params.empty())) {
     throw UsageError(
         "--task and --task-param choose the inputs of --input task; "
@@ -108,7 +112,6 @@ void run_probe(const ProbeOptions& o) {
       throw UsageError("--task-length applies to --input task; random inputs take --seq-len");
     }
   }
-  const CheckpointSource source = resolve_checkpoint(o.checkpoint, o.weights);
   SourceTask task;
   if (task_input) task = resolve_task(source, o.checkpoint, o.task, o.task_params, true);
   if (o.kind == "dilution" && !is_set_complement(*task.task)) {
@@ -267,8 +270,10 @@ void add_common_options(CLI::App* cmd, ProbeOptions& o) {
       ->check(CLI::IsMember({"raw", "ema", "bema"}))
       ->capture_default_str();
   if (!dilution) {
-    cmd->add_option("--input", o.input, "random: i.i.d. uniform tokens; task: the task's inputs")
-        ->check(CLI::IsMember({"random", "task"}))
+    cmd->add_option("--input", o.input,
+                    "task: the task's inputs; random: i.i.d. uniform tokens; auto: the task's "
+                    "for a run (or with --task), else random")
+        ->check(CLI::IsMember({"auto", "task", "random"}))
         ->capture_default_str();
   }
   cmd->add_option("--task", o.task,

@@ -317,11 +317,16 @@ std::string format_variance_table(const VarianceResult& r) {
   std::vector<int> layers = {0};
   if (r.layers > 1) layers.push_back(r.layers - 1);
   const bool normed = r.norm_after != "none";
-  std::string s = fmt::format("{:>8} {:>8}", "length", "T");
+  // Two statistics, named apart: the mean over features of each feature's std across the
+  // measured positions, and the std of every value pooled (sqrt of global_var).
+  std::string s =
+      "feat std: the mean over features of each feature's std; global std: the std of all "
+      "values pooled\n";
+  s += fmt::format("{:>8} {:>8}", "length", "T");
   for (int l : layers) {
-    s += fmt::format("  {:>14}", fmt::format("L{} std(attn)", l));
-    if (normed) s += fmt::format("  {:>14}", fmt::format("L{} std(normed)", l));
-    s += fmt::format("  {:>12}", fmt::format("L{} var(attn)", l));
+    s += fmt::format("  {:>18}", fmt::format("L{} feat std(attn)", l));
+    if (normed) s += fmt::format("  {:>20}", fmt::format("L{} feat std(normed)", l));
+    s += fmt::format("  {:>20}", fmt::format("L{} global std(attn)", l));
   }
   s += fmt::format("  {:>8}\n", "seconds");
   for (size_t li = 0; li < r.lengths.size(); ++li) {
@@ -335,9 +340,9 @@ std::string format_variance_table(const VarianceResult& r) {
         if (row.site == VarianceSite::attn_out) y = &row;
         if (row.site == VarianceSite::attn_out_normed) z = &row;
       }
-      s += fmt::format("  {:>14}", y ? num(y->stats.mean_feature_std) : "");
-      if (normed) s += fmt::format("  {:>14}", z ? num(z->stats.mean_feature_std) : "-");
-      s += fmt::format("  {:>12}", y ? num(y->stats.global_var) : "");
+      s += fmt::format("  {:>18}", y ? num(y->stats.mean_feature_std) : "");
+      if (normed) s += fmt::format("  {:>20}", z ? num(z->stats.mean_feature_std) : "-");
+      s += fmt::format("  {:>20}", y ? num(std::sqrt(y->stats.global_var)) : "");
     }
     s += fmt::format("  {:>8.2f}\n", len.seconds);
   }

@@ -231,7 +231,10 @@ TEST_F(ProbeCli, TaskInputNeedsARunOrATask) {
                {"not a training run", "--task"});
   expect_error(probe({"depth", "--checkpoint", ckpt(), "--input", "task", "--task", "dyck"}), 2,
                {"vocabulary"});
-  expect_error(probe({"variance", "--checkpoint", ckpt(), "--task", "dyck"}), 2, {"--input task"});
+  expect_error(probe({"variance", "--checkpoint", ckpt(), "--input", "random", "--task", "dyck"}),
+               2, {"--input task"});
+  // --input auto (the default) takes --task as the inputs: the vocabulary is checked.
+  expect_error(probe({"variance", "--checkpoint", ckpt(), "--task", "dyck"}), 2, {"vocabulary"});
 }
 
 TEST_F(ProbeCli, InvalidLengths) {
