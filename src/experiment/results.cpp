@@ -71,6 +71,9 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
   }
   write_file_atomic(out / "results.csv", csv);
   store.finish_experiment(experiment_id, utc_now());
+  // The store is this study: runs of an earlier version (other seeds, another sweep) leave it,
+  // so that `normlab results` and summary.csv average the same runs.
+  const int64_t dropped = store.keep_only_runs_of(experiment_id);
 
   // Mean ± t-interval across seeds, per (variant, weights, metric, length).
   struct Key {
@@ -164,6 +167,12 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
   }
   write_file_atomic(out / "summary.csv", summary_csv);
   write_file_atomic(out / "summary.md", fmt::format("# {}\n{}", e.name, md));
+  if (dropped > 0) {
+    table += fmt::format(
+        "{} run(s) of an earlier version of this study (other seeds or sweep points) are no "
+        "longer in the store; their folders stay in {}\n",
+        dropped, (out / "runs").string());
+  }
   return table;
 }
 

@@ -105,6 +105,29 @@ void ResultsStore::finish_experiment(int64_t id, const std::string& finished_at)
   st.text(1, finished_at).integer(2, id).run();
 }
 
+int64_t ResultsStore::keep_only_runs_of(int64_t experiment_id) {
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    SqliteStatement count(*db_, "SELECT COUNT(*) FROM runs WHERE experiment_id != ?");
+    const int64_t removed = count.integer(1, experiment_id).single_int(0);
+    for (const char* table : {"results", "curves", "probes"}) {
+      SqliteStatement clear(
+          *db_, fmt::format("DELETE FROM {} WHERE run_hash IN (SELECT hash FROM runs WHERE "
+                            "experiment_id != ?)",
+                            table)
+                    .c_str());
+      clear.integer(1, experiment_id).run();
+    }
+    SqliteStatement runs(*db_, "DELETE FROM runs WHERE experiment_id != ?");
+    runs.integer(1, experiment_id).run();
+    db_->exec("COMMIT");
+    return removed;
+  } catch (...) {
+    db_->exec("ROLLBACK");
+    throw;
+  }
+}
+
 void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
   const RunRecord& r = rows.run;
   auto optional = [](const std::string& s) -> std::optional<std::string> {

@@ -84,6 +84,10 @@ class ResultsStore {
   // for the same run_dir (a folder trained again with another config). Timings already stored
   // are kept when the new record has none.
   void record_run(int64_t experiment_id, const RunRows& rows);
+  // Removes every run not of experiment `experiment_id` with its results, curves and probes,
+  // in one transaction: runs an earlier version of the study recorded (other seeds, another
+  // sweep) that the current one does not have. Returns how many runs were removed.
+  int64_t keep_only_runs_of(int64_t experiment_id);
   // Records that this store is task `task` of an array of `tasks` (a Slurm shard's store), so
   // that `normlab merge` can check the file's name against it. (store_merge.cpp)
   void mark_shard(int task, int tasks);
