@@ -72,3 +72,22 @@ def test_claims_reads_a_ledger(tmp_path):
     (tmp_path / "claims.json").write_text("[]")
     with pytest.raises(ValueError, match="not a claims ledger"):
         normlab.claims(tmp_path)
+
+
+def test_sweep_values_are_typed_columns(tmp_path):
+    pytest.importorskip("pandas")
+    out = tmp_path / "swept"
+    study = dict(TINY, schemes=["pre"], seeds=[1], sweep={"train.lr": [0.003, 0.01],
+                                                            "model.width": [5, 7]})
+    normlab.run(study, out=out, quiet=True)
+    frames = normlab.results(out)
+    runs, results = frames["runs"], frames["results"]
+    assert sorted(zip(runs["lr"], runs["width"])) == [(0.003, 5), (0.003, 7), (0.01, 5), (0.01, 7)]
+    assert runs["lr"].dtype.kind == "f" and runs["width"].dtype.kind == "i"
+    assert set(runs["base_variant"]) == {"pre"}
+    # The documented example (docs/python.md): a metric's mean per scheme and length.
+    table = results[(results.weights == "raw") & (results.metric == "tvd")].groupby(
+        ["scheme", "length"]).value.mean().unstack("scheme")
+    assert list(table.columns) == ["pre"] and list(table.index) == [2, 5]
+    by_lr = results[results.metric == "tvd"].groupby("lr").value.mean()
+    assert list(by_lr.index) == [0.003, 0.01]
