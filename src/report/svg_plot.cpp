@@ -260,10 +260,12 @@ std::string render(const Figure& f) {
     if (std::isfinite(lo)) sy.include(value(lo));
     if (std::isfinite(hi)) sy.include(value(hi));
   }
-  if (any && f.shade) {
-    for (double v : {f.shade->from, f.shade->to}) {
-      if (usable(v, sx.log)) sx.include(v);
-    }
+  // Values the caller asks the ranges to cover (a y range shared by several figures).
+  for (double v : f.x.include) {
+    if (any && usable(v, sx.log)) sx.include(v);
+  }
+  for (double v : f.y.include) {
+    if (any && usable(v, sy.log)) sy.include(v);
   }
   sx.settle(f.x.integer);
   sy.settle(f.y.integer);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "normlab/base/errors.hpp"
@@ -154,8 +155,9 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
       "line per scheme: the mean over seeds, with its 95% Student-t interval across seeds as "
       "the band, cut to the metric's range (none with one seed; a band much wider than the lines' "
       "spread is cut at the "
-      "frame). Log length axis; the shaded interval is the training lengths{}. From "
-      "summary.csv.",
+      "frame). The length axis is logarithmic when the lengths span a decade or more; the "
+      "figures of a metric share their y range; the shaded interval is the training lengths{}. "
+      "From summary.csv.",
       std::isfinite(min_len) ? fmt::format(" ({:g} .. {:g})", min_len, max_len) : ""));
   const std::vector<std::string> metrics = distinct(*t, metric);
   const auto has_metric = [&](const std::string& name) {
@@ -171,18 +173,45 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
     const std::string chance = m + "_chance";
     page.heading(3, m);
     page.begin_figures();
+    // One y range for the metric's figures (each weights'), over the means and the chance
+    // level; log lengths only when they span a decade or more.
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    double y_lo = kInf, y_hi = -kInf, n_lo = kInf, n_hi = -kInf, b_lo = kInf, b_hi = -kInf;
+    for (const auto& row : t->rows) {
+      if (row[metric] != m && row[metric] != chance) continue;
+      const double mu = to_number(row[mean]), n = to_number(row[length]);
+      const double h = to_number(row[half]);
+      if (std::isfinite(mu)) y_lo = std::min(y_lo, mu), y_hi = std::max(y_hi, mu);
+      if (std::isfinite(n)) n_lo = std::min(n_lo, n), n_hi = std::max(n_hi, n);
+      const double lo = has_ends ? to_number(row[low]) : mu - h;
+      const double hi = has_ends ? to_number(row[high]) : mu + h;
+      if (std::isfinite(lo)) b_lo = std::min(b_lo, lo);
+      if (std::isfinite(hi)) b_hi = std::max(b_hi, hi);
+    }
+    // The bands widen the shared range by at most half the means' span per side, as a single
+    // figure's range does (svg_plot.hpp).
+    if (y_lo <= y_hi) {
+      const double cap = 0.5 * (y_hi - y_lo);
+      if (b_lo < y_lo) y_lo = std::max(b_lo, y_lo - cap);
+      if (b_hi > y_hi) y_hi = std::min(b_hi, y_hi + cap);
+    }
+    const bool log_lengths = n_lo > 0 && n_hi >= 10 * n_lo;
+    const std::vector<std::string> variants = distinct(*t, variant);
     for (const std::string& w : distinct(*t, weights)) {
       svg::Figure f;
       f.title = fmt::format("{} against length ({} weights)", m, w);
-      f.x = {"task length N", true, false};
+      f.x = {"task length N", log_lengths, false};
       f.y = {m, false, false};
+      if (y_lo <= y_hi) f.y.include = {y_lo, y_hi};
       if (std::isfinite(min_len) && std::isfinite(max_len)) {
         f.shade = svg::Shade{min_len, max_len, "training lengths"};
       }
       size_t most_seeds = 0;
-      for (const std::string& v : distinct(*t, variant)) {
+      for (size_t vi = 0; vi < variants.size(); ++vi) {
+        const std::string& v = variants[vi];
         svg::Series s;
         s.label = v;
+        s.color = static_cast<int>(vi);  // the scheme's colour in every figure of the metric
         for (const auto& row : t->rows) {
           if (row[variant] != v || row[weights] != w || row[metric] != m) continue;
           const double mu = to_number(row[mean]), h = to_number(row[half]);

@@ -181,8 +181,22 @@ TEST(SvgRender, ShadeAndLegend) {
   EXPECT_EQ(attributes(s, "rect", "shade", "width").size(), 1u);
   EXPECT_NE(s.find(">training lengths</text>"), std::string::npos);
   EXPECT_NE(s.find(">pre</text>"), std::string::npos);
-  // The x axis reaches down to the shade's start: a tick at 1.
-  EXPECT_NE(s.find(">1</text>"), std::string::npos);
+  // The x axis spans the data (4 .. 16), not the shade (from 1), which is clipped to the frame.
+  EXPECT_EQ(s.find(">1</text>"), std::string::npos);
+  EXPECT_NE(s.find(">4</text>"), std::string::npos);
+}
+
+// Values an axis is asked to include widen its range: figures that share one.
+TEST(SvgRender, AnAxisCoversTheValuesItIsAskedToInclude) {
+  Figure f;
+  f.x = {"N"};
+  f.y = {"tvd"};
+  f.series.push_back(line("pre", {4, 8, 16}, {0.4, 0.45, 0.5}));
+  const std::string narrow = render(f);
+  f.y.include = {0.0, 1.0};
+  const std::string shared = render(f);
+  EXPECT_EQ(narrow.find(">0.8</text>"), std::string::npos);
+  EXPECT_NE(shared.find(">0.8</text>"), std::string::npos);
 }
 
 TEST(SvgRender, AHugeBandDoesNotFlattenTheLines) {
