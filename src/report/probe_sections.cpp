@@ -59,7 +59,7 @@ void features_section(Page& page, const fs::path& out) {
       "Global standard deviation of each site's output (layer 0) against the task length N, "
       "log-log, per scheme: the mean over seeds with a 95% band across seeds. Dashed: the "
       "least-squares line with the mean over seeds of the fitted slope (features_fit.csv), "
-      "drawn through the centre of the scheme's points; black dashed: N^−1/2 through the first "
+      "drawn through the centre of the scheme's points; grey dots: N^−1/2 through the first "
       "scheme's first point, the vanishing-variance rate. From features.csv.");
   std::vector<std::string> sites;
   for (const Row& row : t->rows) {
@@ -117,8 +117,7 @@ void features_section(Page& page, const fs::path& out) {
       const svg::Series& first = f.series[0];
       svg::Series ref;
       ref.label = "N^−1/2 reference";
-      ref.dashed = true;
-      ref.color = 6;
+      ref.reference = true;
       for (double x : first.x) {
         ref.x.push_back(x);
         ref.y.push_back(first.y[0] * std::sqrt(first.x[0] / x));
@@ -191,31 +190,48 @@ void dilution_section(Page& page, const fs::path& out) {
   const std::optional<CsvTable> t = read_table_if(out / "dilution.csv");
   if (!t || t->rows.empty()) return;
   const size_t variant = t->column("variant"), site = t->column("site");
-  SeedAverages a = averages(
-      *t, [&](const Row& r) { return r[variant] + " " + r[site]; }, "s", "gap",
-      [](double g) { return std::abs(g); });
+  std::vector<std::string> variants, sites;  // in the table's order
+  for (const Row& r : t->rows) {
+    if (std::find(variants.begin(), variants.end(), r[variant]) == variants.end()) {
+      variants.push_back(r[variant]);
+    }
+    if (std::find(sites.begin(), sites.end(), r[site]) == sites.end()) sites.push_back(r[site]);
+  }
   page.heading(2, "Dilution probe");
   page.paragraph(
-      "|mean logit gap| (absent − present) at the query against the input size s, log-log, "
-      "per scheme and site: the mean over seeds with a 95% band across seeds; black dashed: "
-      "1/s through the first scheme's first point. From dilution.csv.");
-  svg::Figure f;
-  f.title = fmt::format("logit gap against s ({})", seeds_phrase(a.max_seeds()));
-  f.x = {"input size s", true, false};
-  f.y = {"|mean logit gap|", true, false};
-  f.series = a.series();
-  if (!f.series.empty() && !f.series[0].x.empty()) {
-    svg::Series ref;
-    ref.label = "1/s reference";
-    ref.dashed = true;
-    ref.color = 6;
-    for (double s : f.series[0].x) {
-      ref.x.push_back(s);
-      ref.y.push_back(f.series[0].y[0] * f.series[0].x[0] / s);
+      "|mean logit gap| (absent − present) at the query against the input size s, log-log, one "
+      "figure per site and one line per scheme (its colour the same in every figure): the mean "
+      "over seeds with a 95% band across seeds; grey dots: 1/s through the first scheme's first "
+      "point, a reference. From dilution.csv.");
+  page.begin_figures();
+  for (const std::string& where : sites) {
+    const SeedAverages a = averages(
+        *t, [&](const Row& r) { return r[site] == where ? r[variant] : std::string(); }, "s", "gap",
+        [](double g) { return std::abs(g); });
+    if (a.empty()) continue;
+    svg::Figure f;
+    f.title = fmt::format("logit gap against s at {} ({})", where, seeds_phrase(a.max_seeds()));
+    f.x = {"input size s", true, false};
+    f.y = {"|mean logit gap|", true, false};
+    f.series = a.series();
+    for (svg::Series& line : f.series) {
+      line.color = static_cast<int>(std::find(variants.begin(), variants.end(), line.label) -
+                                    variants.begin());
     }
-    f.series.push_back(ref);
+    if (!f.series[0].x.empty()) {
+      svg::Series ref;
+      ref.label = "1/s reference";
+      ref.reference = true;
+      for (double x : f.series[0].x) {
+        ref.x.push_back(x);
+        ref.y.push_back(f.series[0].y[0] * f.series[0].x[0] / x);
+      }
+      f.series.push_back(ref);
+    }
+    page.figure(
+        f, fmt::format("Logit gap against the input size s at {}, with a 1/s reference.", where));
   }
-  page.figure(f, "Logit gap against the input size s with a 1/s reference.");
+  page.end_figures();
   if (const std::optional<CsvTable> fit = read_table_if(out / "dilution_fit.csv")) {
     std::vector<std::vector<std::string>> rows;
     for (const Row& r : fit->rows) {

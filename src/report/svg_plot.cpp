@@ -204,6 +204,20 @@ std::string color(int index) {
   return kPalette[((index % kPaletteSize) + kPaletteSize) % kPaletteSize];
 }
 
+// A line's colour, width and dash pattern as SVG attributes: data in its palette colour, solid
+// or dashed; a reference thin, grey and dotted.
+struct LineStyle {
+  std::string col;
+  const char* width;
+  const char* dash;  // "" or a stroke-dasharray attribute
+};
+
+LineStyle line_style(const Series& s, size_t position) {
+  if (s.reference) return {"#7F7F7F", "1.2", " stroke-dasharray=\"2 3\""};
+  return {color(s.color >= 0 ? s.color : static_cast<int>(position)), "2",
+          s.dashed ? " stroke-dasharray=\"6 4\"" : ""};
+}
+
 std::string escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -289,12 +303,12 @@ std::string render(const Figure& f) {
   // Legend entries flow in rows under the plot.
   struct Entry {
     std::string label;
-    std::string col;
-    bool dashed, band, shade;
+    LineStyle style;
+    bool band, shade;
   };
   std::vector<Entry> entries;
   if (f.shade && !f.shade->label.empty())
-    entries.push_back({f.shade->label, "#888888", false, false, true});
+    entries.push_back({f.shade->label, {"#888888", "2", ""}, false, true});
   for (size_t i = 0; i < f.series.size(); ++i) {
     const Series& s = f.series[i];
     if (s.label.empty()) continue;
@@ -303,8 +317,7 @@ std::string render(const Figure& f) {
          ++k) {
       band = band || (std::isfinite(s.lower[k]) && std::isfinite(s.upper[k]));
     }
-    entries.push_back(
-        {s.label, color(s.color >= 0 ? s.color : static_cast<int>(i)), s.dashed, band, false});
+    entries.push_back({s.label, line_style(s, i), band, false});
   }
   std::vector<std::pair<double, double>> at;  // per entry: x, row
   double ex = left, row = 0;
@@ -372,17 +385,19 @@ std::string render(const Figure& f) {
   }
   for (size_t i = 0; i < f.series.size(); ++i) {
     const Series& ser = f.series[i];
-    const std::string col = color(ser.color >= 0 ? ser.color : static_cast<int>(i));
+    const LineStyle style = line_style(ser, i);
     size_t points = 0;
     for (const auto& run : runs_of(ser.x, ser.y, sx, sy)) {
       points += run.size();
       if (run.size() < 2) continue;
       s += fmt::format(
           "<polyline class=\"line\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
-          "stroke-width=\"2\"{}/>\n",
-          points_attr(run), col, ser.dashed ? " stroke-dasharray=\"6 4\"" : "");
+          "stroke-width=\"{}\"{}/>\n",
+          points_attr(run), style.col, style.width, style.dash);
     }
-    if (points > 0 && ser.x.size() <= 30 && !ser.dashed) s += marker_markup(ser, sx, sy, col);
+    if (points > 0 && ser.x.size() <= 30 && !ser.dashed && !ser.reference) {
+      s += marker_markup(ser, sx, sy, style.col);
+    }
   }
   s += "</svg>\n";
   // Frame, ticks and labels.
@@ -425,14 +440,14 @@ std::string render(const Figure& f) {
       s += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"12\" fill=\"{}\" "
           "fill-opacity=\"{}\"/>",
-          fmt_px(x), fmt_px(y - 6), e.col, e.shade ? "0.3" : "0.18");
+          fmt_px(x), fmt_px(y - 6), e.style.col, e.shade ? "0.3" : "0.18");
     }
     if (!e.shade) {
       s += fmt::format(
           "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
-          "stroke-width=\"2\"{}/>",
-          fmt_px(x), fmt_px(y), fmt_px(x + 24), fmt_px(y), e.col,
-          e.dashed ? " stroke-dasharray=\"6 4\"" : "");
+          "stroke-width=\"{}\"{}/>",
+          fmt_px(x), fmt_px(y), fmt_px(x + 24), fmt_px(y), e.style.col, e.style.width,
+          e.style.dash);
     }
     s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text></g>\n", fmt_px(x + 30), fmt_px(y + 4),
                      escape(e.label));

@@ -228,7 +228,7 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
       // The chance level: the same samples for every scheme, so the first scheme's rows.
       svg::Series floor;
       floor.label = "chance (uniform predictor)";
-      floor.dashed = true;
+      floor.reference = true;
       for (const auto& row : t->rows) {
         if (row[weights] != w || row[metric] != chance || row[variant] != f.series[0].label) {
           continue;
@@ -241,7 +241,7 @@ void metrics_section(Page& page, const fs::path& out, const nlohmann::json& e) {
       page.figure(f, fmt::format("{} with {} weights: {} per scheme, 95% band across seeds; "
                                  "shaded: training lengths{}.",
                                  m, w, seeds_phrase(most_seeds),
-                                 with_floor ? "; dashed: the uniform predictor (chance)" : ""));
+                                 with_floor ? "; grey dots: the uniform predictor (chance)" : ""));
     }
     page.end_figures();
   }

@@ -57,7 +57,7 @@ TEST(Report, HasAFigurePerMetricAndWeightsTheCurvesAndTheDepthProbe) {
   // line in the TVD figure, not a figure of its own.
   EXPECT_EQ(count(html, "aria-label=\"tvd_chance against length"), 0u);
   EXPECT_NE(html.find("chance (uniform predictor)"), npos);
-  EXPECT_NE(html.find("dashed: the uniform predictor (chance)"), npos);
+  EXPECT_NE(html.find("grey dots: the uniform predictor (chance)"), npos);
   // Metric figures: the training lengths 1..3 shaded, a band across the two seeds.
   EXPECT_GE(count(html, "<rect class=\"shade\""), 2u);
   EXPECT_NE(html.find("training lengths (1 .. 3)"), npos);

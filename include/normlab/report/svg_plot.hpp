@@ -31,6 +31,9 @@ struct Series {
   std::vector<double> lower, upper;  // a band around the line: empty, or as long as x
   bool dashed = false;               // dashed lines (fits, references) have no point markers
   int color = -1;                    // palette index; -1: the series' position in the figure
+  // A reference, not data (a law such as 1/s or N^-1/2, a chance level): thin grey dots, in
+  // the legend too, whatever `color` and `dashed` say.
+  bool reference = false;
 };
 
 struct Axis {
