@@ -402,7 +402,7 @@ TEST_F(CheckpointErrors, TensorNameWithANewline) {
 
 TEST_F(CheckpointErrors, MissingDirectory) {
   const std::filesystem::path d = dir_ / "does_not_exist";
-  expect_error(d, d.string(), {"no such directory"});
+  expect_error(d, d.string(), {"no such checkpoint", "a run directory"});
 }
 
 TEST_F(CheckpointErrors, DirectoryWithoutModelFile) {
