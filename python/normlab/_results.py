@@ -8,9 +8,11 @@ from typing import Dict
 
 def results(out) -> Dict[str, "pandas.DataFrame"]:
     """Every table of OUT/results.sqlite (experiments, runs, results, curves, probes; the schema
-    is in docs/store.md), each a DataFrame; curves also carry their run's variant and seed, and
-    runs and results every [sweep] key as a typed column ("lr" for train.lr) and
-    `base_variant`, the variant without its sweep point."""
+    is in docs/store.md), each a DataFrame. runs and results are the store's tidy views: each
+    carries its run's main settings (task, layers, width, heads, pos, steps, batch, lr,
+    train_max_len), every [sweep] key as a typed column ("warmup" for train.warmup) and
+    `base_variant`, the variant without its sweep point. curves also carry their run's variant
+    and seed."""
     import pandas as pd
 
     out = os.fspath(out)
@@ -20,54 +22,17 @@ def results(out) -> Dict[str, "pandas.DataFrame"]:
     frames = {}
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
         names = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")]
+        tidy = {"runs": "tidy_runs", "results": "tidy"}
         for name in names:
-            frames[name] = pd.read_sql_query(f'SELECT * FROM "{name}"', con)
-    if "runs" in frames and "values_json" in frames["runs"]:
-        _add_sweep_columns(frames)
+            if name in tidy.values():
+                continue
+            source = tidy[name] if tidy.get(name) in names else name
+            frames[name] = pd.read_sql_query(f'SELECT * FROM "{source}"', con)
     if "curves" in frames and "runs" in frames and "hash" in frames["runs"]:
         runs = frames["runs"][["hash", "variant", "seed"]].rename(columns={"hash": "run_hash"})
         frames["curves"] = frames["curves"].merge(runs, on="run_hash", how="left")
     return frames
-
-
-def _typed(text):
-    """A sweep value as the label writes it ("0.003", "true", "pre") as a number, bool or str."""
-    if not isinstance(text, str):
-        return text
-    if text in ("true", "false"):
-        return text == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _add_sweep_columns(frames):
-    """Every [sweep] key as a typed column of runs and results (named by its last part, "lr" for
-    train.lr, unless that name is taken), and `base_variant`, the variant without its sweep point
-    ("pre" for "pre lr=0.003")."""
-    runs = frames["runs"]
-    points = [json.loads(v) for v in runs["values_json"]]
-    keys = sorted({k for p in points for k in p if k not in ("variant", "seed")})
-    taken = set(runs.columns) | set(frames.get("results", runs).columns)
-    names = {}
-    for key in keys:
-        short = key.split(".")[-1]
-        names[key] = short if short not in taken and list(
-            k.split(".")[-1] for k in keys).count(short) == 1 else key
-    for key, name in names.items():
-        runs[name] = [_typed(p.get(key)) for p in points]
-    runs["base_variant"] = [
-        " ".join(v.split(" ")[: len(v.split(" ")) - sum(k in p for k in keys)])
-        for v, p in zip(runs["variant"], points)
-    ]
-    if "results" in frames and "run_hash" in frames["results"]:
-        extra = runs[["hash", "base_variant"] + list(names.values())].rename(
-            columns={"hash": "run_hash"})
-        frames["results"] = frames["results"].merge(extra, on="run_hash", how="left")
 
 
 def claims(out) -> "pandas.DataFrame":
@@ -91,8 +56,8 @@ def claims(out) -> "pandas.DataFrame":
     columns = ["id", "paper", "verdict", "informative", "effect", "low", "high", "n", "sentence",
                "study"]
     frame = pd.DataFrame(rows)
-    if "informativeness" in frame.columns:
-        frame["informative"] = pd.array([c.get("informative") if isinstance(c, dict) else None
-                                         for c in frame["informativeness"]], dtype="Int64")
+    checks = frame["informativeness"] if "informativeness" in frame.columns else [None] * len(frame)
+    frame["informative"] = pd.array([c.get("informative") if isinstance(c, dict) else None
+                                     for c in checks], dtype="Int64")
     return frame[[c for c in columns if c in frame.columns] +
                  [c for c in frame.columns if c not in columns]]

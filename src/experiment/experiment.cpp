@@ -100,6 +100,7 @@ Variant read_variant_table(TomlSection& s, const ModelConfig& base) {
     throw UsageError(s.where("scheme") + err.what());
   }
   v.label = label;
+  v.base_label = label;
   v.slug = slug_of(label);
   if (v.slug.empty()) {
     throw UsageError(s.where("label") + "a variant label needs a letter, digit or '_'");
@@ -112,6 +113,7 @@ Variant read_variant_table(TomlSection& s, const ModelConfig& base) {
 Variant parse_variant(const std::string& text, const ModelConfig& base) {
   Variant v;
   v.label = text;
+  v.base_label = text;
   v.slug = slug_of(text);
   v.model = base;
   std::string scheme = text, norm;

@@ -30,14 +30,20 @@ double number(const nlohmann::json& x) {
   return x.is_number() ? x.get<double>() : NAN;
 }
 
-}  // namespace
-
-std::string run_hash(const fs::path& run_dir) {
+// run.json without status and label: the run's settings, the same for the same run on any
+// machine. Object keys are sorted, so the dump is canonical.
+std::string run_settings_json(const fs::path& run_dir) {
   return read_json_file(run_dir / "run.json", [](nlohmann::json j) {
     j.erase("status");
     j.erase("label");
-    return fnv1a_hex(j.dump());  // object keys are sorted: the dump is canonical
+    return j.dump();
   });
+}
+
+}  // namespace
+
+std::string run_hash(const fs::path& run_dir) {
+  return fnv1a_hex(run_settings_json(run_dir));
 }
 
 std::map<int64_t, CurvePoint> read_run_curve(const fs::path& metrics_file) {
@@ -64,8 +70,10 @@ RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, co
   const fs::path dir = run_directory(out, v, seed);
   RunRows rows;
   RunRecord& r = rows.run;
-  r.hash = run_hash(dir);
+  r.config_json = run_settings_json(dir);
+  r.hash = fnv1a_hex(r.config_json);
   r.variant = v.label;
+  r.base_variant = v.base_label;
   r.scheme = scheme_label(v.model);
   r.norm = to_string(v.model.norm);
   r.seed = seed;
@@ -123,6 +131,8 @@ nlohmann::json run_rows_to_json(const RunRows& rows) {
               {"norm", r.norm},
               {"seed", r.seed},
               {"values_json", r.values_json},
+              {"base_variant", r.base_variant},
+              {"config_json", r.config_json},
               {"status", r.status},
               {"run_dir", r.run_dir},
               {"started_at", r.started_at},
@@ -152,6 +162,8 @@ RunRows run_rows_from_json(const nlohmann::json& j) {
   r.norm = run.at("norm").get<std::string>();
   r.seed = run.at("seed").get<uint64_t>();
   r.values_json = run.at("values_json").get<std::string>();
+  r.base_variant = run.at("base_variant").get<std::string>();
+  r.config_json = run.at("config_json").get<std::string>();
   r.status = run.at("status").get<std::string>();
   r.run_dir = run.at("run_dir").get<std::string>();
   r.started_at = run.at("started_at").get<std::string>();

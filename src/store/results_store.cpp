@@ -9,6 +9,7 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/io/crash_points.hpp"
 #include "sqlite_db.hpp"
+#include "tidy_view.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;
@@ -30,7 +31,8 @@ CREATE TABLE IF NOT EXISTS runs(
   variant TEXT NOT NULL, scheme TEXT NOT NULL, norm TEXT NOT NULL, seed INTEGER NOT NULL,
   values_json TEXT NOT NULL,
   status TEXT NOT NULL, run_dir TEXT NOT NULL,
-  started_at TEXT, finished_at TEXT, seconds REAL);
+  started_at TEXT, finished_at TEXT, seconds REAL,
+  base_variant TEXT NOT NULL, config_json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS results(
   run_hash TEXT NOT NULL REFERENCES runs(hash),
   experiment_id INTEGER NOT NULL REFERENCES experiments(id),
@@ -74,7 +76,9 @@ ResultsStore::ResultsStore(const fs::path& file) {
   db_->exec("PRAGMA journal_mode = WAL");
   db_->exec("PRAGMA foreign_keys = ON");
   db_->exec(std::string("BEGIN IMMEDIATE;") + kSchema +
-            fmt::format("PRAGMA user_version = {};COMMIT;", kSchemaVersion));
+            fmt::format("PRAGMA user_version = {};", kSchemaVersion));
+  refresh_tidy_views(*db_);
+  db_->exec("COMMIT");
 }
 
 ResultsStore::~ResultsStore() = default;
@@ -120,6 +124,7 @@ int64_t ResultsStore::keep_only_runs_of(int64_t experiment_id) {
     }
     SqliteStatement runs(*db_, "DELETE FROM runs WHERE experiment_id != ?");
     runs.integer(1, experiment_id).run();
+    refresh_tidy_views(*db_);
     db_->exec("COMMIT");
     return removed;
   } catch (...) {
@@ -151,10 +156,12 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
     superseded.text(1, r.run_dir).text(2, r.hash).run();
     SqliteStatement run(*db_,
                         "INSERT INTO runs(hash, experiment_id, variant, scheme, norm, seed, "
-                        "values_json, status, run_dir, started_at, finished_at, seconds) "
-                        "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(hash) DO UPDATE "
-                        "SET experiment_id = excluded.experiment_id, status = excluded.status, "
-                        "run_dir = excluded.run_dir, values_json = excluded.values_json, "
+                        "values_json, status, run_dir, started_at, finished_at, seconds, "
+                        "base_variant, config_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?) ON CONFLICT(hash) DO UPDATE SET experiment_id = "
+                        "excluded.experiment_id, status = excluded.status, run_dir = "
+                        "excluded.run_dir, values_json = excluded.values_json, variant = "
+                        "excluded.variant, base_variant = excluded.base_variant, "
                         "started_at = COALESCE(excluded.started_at, runs.started_at), "
                         "finished_at = COALESCE(excluded.finished_at, runs.finished_at), "
                         "seconds = COALESCE(excluded.seconds, runs.seconds)");
@@ -170,6 +177,8 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
         .optional_text(10, optional(r.started_at))
         .optional_text(11, optional(r.finished_at))
         .real(12, r.seconds)
+        .text(13, r.base_variant)
+        .text(14, r.config_json)
         .run();
     for (const char* table : {"results", "curves", "probes"}) {
       SqliteStatement clear(*db_, fmt::format("DELETE FROM {} WHERE run_hash = ?", table).c_str());
@@ -203,6 +212,7 @@ void ResultsStore::record_run(int64_t experiment_id, const RunRows& rows) {
     for (const ProbeRecord& p : rows.probes) {
       probe.text(1, r.hash).text(2, p.probe).text(3, p.format).text(4, p.content).run();
     }
+    refresh_tidy_views(*db_);
     db_->exec("COMMIT");
   } catch (...) {
     db_->rollback();

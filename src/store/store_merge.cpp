@@ -7,6 +7,7 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/store/results_store.hpp"
 #include "sqlite_db.hpp"
+#include "tidy_view.hpp"
 
 namespace normlab {
 namespace {
@@ -47,11 +48,13 @@ int64_t copy_shard(SqliteDb& here, const std::filesystem::path& file) {
 
   SqliteStatement runs(shard,
                        "SELECT hash, experiment_id, variant, scheme, norm, seed, values_json, "
-                       "status, run_dir, started_at, finished_at, seconds FROM runs");
+                       "status, run_dir, started_at, finished_at, seconds, base_variant, "
+                       "config_json FROM runs");
   SqliteStatement put_run(here,
                           "INSERT OR REPLACE INTO runs(hash, experiment_id, variant, scheme, "
                           "norm, seed, values_json, status, run_dir, started_at, finished_at, "
-                          "seconds) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                          "seconds, base_variant, config_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                          "?, ?, ?, ?, ?)");
   SqliteStatement clear_results(here, "DELETE FROM results WHERE run_hash = ?");
   SqliteStatement clear_curves(here, "DELETE FROM curves WHERE run_hash = ?");
   SqliteStatement clear_probes(here, "DELETE FROM probes WHERE run_hash = ?");
@@ -60,7 +63,7 @@ int64_t copy_shard(SqliteDb& here, const std::filesystem::path& file) {
     for (SqliteStatement* clear : {&clear_results, &clear_curves, &clear_probes}) {
       clear->value(1, runs, 0).run();
     }
-    for (int c = 0; c < 12; ++c) {
+    for (int c = 0; c < 14; ++c) {
       if (c == 1) {
         put_run.integer(2, experiment_here(runs.column_int(1)));
       } else {
@@ -119,6 +122,13 @@ void ResultsStore::check_shard(const std::filesystem::path& shard_file,
       throw InputError(fmt::format("{}: damaged store (quick_check: {})", file,
                                    check.rows.empty() ? "" : check.rows[0].at(0)));
     }
+    const QueryTable version = query_results_store(shard_file, "PRAGMA user_version");
+    if (version.rows.at(0).at(0) != std::to_string(kSchemaVersion)) {
+      throw InputError(fmt::format(
+          "{}: a store of layout version {}, this normlab writes version {}; run its array task "
+          "again with this normlab",
+          file, version.rows.at(0).at(0), kSchemaVersion));
+    }
     const QueryTable experiments =
         query_results_store(shard_file, "SELECT DISTINCT e.name, e.config_hash FROM experiments e");
     for (const std::vector<std::string>& row : experiments.rows) {
@@ -164,6 +174,7 @@ std::vector<int64_t> ResultsStore::merge_shards(const std::vector<std::filesyste
       }
       runs.push_back(copy_shard(*db_, file));
     }
+    refresh_tidy_views(*db_);
     db_->exec("COMMIT");
   } catch (...) {
     db_->rollback();

@@ -31,10 +31,11 @@ class Task;
 
 // One compared configuration: "scheme[(k)][/norm]", e.g. "post_attn/standardize", "mix(2)".
 struct Variant {
-  std::string label;  // as written in the file (with its sweep values, sweep.hpp)
-  std::string slug;   // file-system safe form of the label
-  ModelConfig model;  // the full model of this variant
-  TrainConfig train;  // how it is trained (the experiment's, or its sweep point's)
+  std::string label;       // as written in the file (with its sweep values, sweep.hpp)
+  std::string base_label;  // the label without its sweep values ("pre" for "pre lr=0.003")
+  std::string slug;        // file-system safe form of the label
+  ModelConfig model;       // the full model of this variant
+  TrainConfig train;       // how it is trained (the experiment's, or its sweep point's)
   // The sweep values of this variant, (dotted key, value as in the label); empty without
   // [sweep].
   std::vector<std::pair<std::string, std::string>> point;

@@ -5,11 +5,13 @@
 //   experiments(id PK, name, config_hash, config_json, version, git_commit, host,
 //               started_at, finished_at)                      UNIQUE(name, config_hash)
 //   runs(hash PK, experiment_id, variant, scheme, norm, seed, values_json, status, run_dir,
-//        started_at, finished_at, seconds)
+//        started_at, finished_at, seconds, base_variant, config_json)
 //   results(run_hash, experiment_id, variant, scheme, norm, seed, weights, length, seq_len,
 //           metric, value, ci_low, ci_high, count)            PK(run_hash, weights, metric, length)
 //   curves(run_hash, step, train_loss, val_loss)               PK(run_hash, step)
 //   probes(run_hash, probe, format, content)                   PK(run_hash, probe)
+//   views tidy_runs, tidy: runs and results with the run's main config fields and every swept
+//        key as typed columns (tidy_view.hpp)
 //
 // A run's rows are replaced in one transaction (record_run), so recording a run again, after
 // a resume or a kill at any moment, never duplicates or loses a row. A run folder holds one
@@ -36,7 +38,9 @@ struct RunRecord {
   std::string hash;  // run_hash() of the run's full config
   std::string variant, scheme, norm;
   uint64_t seed = 0;
-  std::string values_json;  // {"scheme": ..., "seed": ...}: what varies between the runs
+  std::string values_json;         // {"scheme": ..., "seed": ...}: what varies between the runs
+  std::string base_variant;        // the variant without its sweep point ("pre" for "pre lr=0.003")
+  std::string config_json = "{}";  // run.json without status and label: what the hash covers
   std::string status, run_dir;
   std::string started_at, finished_at;  // "" when not observed by this store's writer
   double seconds = NAN;                 // wall time of the training process, when observed
@@ -74,7 +78,7 @@ class ResultsStore {
   explicit ResultsStore(const std::filesystem::path& file);
   ~ResultsStore();
 
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // The experiment's id; a known (name, config_hash) keeps its first start time and gets the
   // new provenance.
