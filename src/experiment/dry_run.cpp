@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "normlab/bench/train_bench.hpp"
@@ -63,9 +64,16 @@ std::string resolved_values(const toml::table& doc, const std::string& file) {
   size_t width = 0;
   for (const auto& [text, where] : leaves) width = std::max(width, text.size());
   width = std::min<size_t>(width, 60);
+  // A key that [sweep] lists keeps its file's value here, but each run trains with its point's.
+  const auto name_of = [](const std::string& text) { return text.substr(0, text.find(" = ")); };
+  std::set<std::string> swept;
+  for (const auto& [text, where] : leaves) {
+    if (text.rfind("sweep.", 0) == 0) swept.insert(name_of(text).substr(6));
+  }
   std::string out;
   for (const auto& [text, where] : leaves) {
-    out += fmt::format("  {:<{}}  # {}\n", text, width, where);
+    out += fmt::format("  {:<{}}  # {}{}\n", text, width, where,
+                       swept.count(name_of(text)) > 0 ? " (each run: its [sweep] value)" : "");
   }
   return out;
 }

@@ -46,5 +46,23 @@ TEST(DryRun, SaysWhereEachValueComesFromAndWhatIsLeftToDo) {
   EXPECT_NE(r.out.find("nothing to train: every run has ended"), std::string::npos) << r.out;
 }
 
+// A swept key shows its file's value, marked as replaced by each run's point; the runs are
+// listed per point.
+TEST(DryRun, MarksSweptKeys) {
+  TempDir dir;
+  std::ofstream(dir / "swept.toml")
+      << std::string(testing::kTinyExperiment) + "\n[sweep]\ntrain.lr = [0.02, 0.03]\n";
+  const auto r = run_normlab(
+      {"run", (dir / "swept.toml").string(), "--out", (dir / "out").string(), "--dry-run"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const size_t line = r.out.find("  train.lr = 0.01 ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(line, r.out.find('\n', line) - line).find("(each run: its [sweep] value)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("runs/post__lr=0.03__seed2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8 runs (4 variants × 2 seeds)"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace normlab
