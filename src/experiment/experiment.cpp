@@ -14,6 +14,7 @@
 #include "normlab/model/model_fields.hpp"
 #include "normlab/model/scheme_table.hpp"
 #include "normlab/tasks/task.hpp"
+#include "normlab/train/run_folder.hpp"
 
 namespace normlab {
 namespace {
@@ -337,6 +338,7 @@ nlohmann::json to_json(const Experiment& e) {
     nlohmann::json j{{"label", v.label}, {"slug", v.slug}, {"model", to_json(v.model)}};
     if (!e.sweep_keys.empty()) {  // (without a sweep every variant trains as `train` says)
       j["train"] = to_json(v.train);
+      j["base_label"] = v.base_label;
       j["point"] = nlohmann::json::object();
       for (const auto& [key, value] : v.point) j["point"][key] = value;
     }
@@ -364,7 +366,7 @@ nlohmann::json to_json(const Experiment& e) {
 
 std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,
                                     uint64_t seed) {
-  return out / "runs" / fmt::format("{}__seed{}", v.slug, seed);
+  return out / "runs" / run_folder_name(v.slug, seed);
 }
 
 }  // namespace normlab

@@ -11,7 +11,7 @@
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/csv.hpp"
 #include "normlab/io/printable.hpp"
-#include "normlab/probes/line_fit.hpp"
+#include "normlab/probes/seed_interval.hpp"
 #include "normlab/store/provenance.hpp"
 #include "normlab/store/results_store.hpp"
 #include "normlab/tasks/metrics.hpp"
@@ -130,27 +130,13 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
             continue;
           }
           any = true;
-          const std::vector<double>& xs = it->second;
-          double mean = 0;
-          for (double x : xs) mean += x;
-          mean /= xs.size();
-          double half = NAN;
-          if (xs.size() > 1) {
-            double ss = 0;
-            for (double x : xs) ss += (x - mean) * (x - mean);
-            half = student_t_quantile(0.975, static_cast<double>(xs.size() - 1)) *
-                   std::sqrt(ss / (xs.size() - 1)) / std::sqrt(static_cast<double>(xs.size()));
-          }
-          // The interval, cut to the metric's bounds (with 2 seeds t(0.975, 1) = 12.7 makes
-          // it wide).
-          const MetricBounds bounds = metric_bounds(metric);
-          const double low = std::max(mean - half, bounds.low);
-          const double high = std::min(mean + half, bounds.high);
+          const SeedInterval c = interval_across_seeds(metric, it->second);
+          const double mean = c.mean, half = c.half, low = c.low, high = c.high;
           const std::string cell = interval_cell(mean, low, high);
           line += fmt::format(" {:>21}", cell);
           md_line += fmt::format(" {} |", cell);
           summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),
-                                  std::to_string(xs.size()), num(low), num(high)});
+                                  std::to_string(c.seeds), num(low), num(high)});
         }
         if (any) {
           table += line + "\n";

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
@@ -44,26 +43,6 @@ std::string run_settings_json(const fs::path& run_dir) {
 
 std::string run_hash(const fs::path& run_dir) {
   return fnv1a_hex(run_settings_json(run_dir));
-}
-
-std::map<int64_t, CurvePoint> read_run_curve(const fs::path& metrics_file) {
-  std::map<int64_t, CurvePoint> curve;
-  std::ifstream in(metrics_file);
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      break;
-    }
-    if (!j.contains("step")) continue;
-    const int64_t step = j.at("step").get<int64_t>();
-    CurvePoint& p = curve[step];
-    p.step = step;
-    if (j.contains("loss")) p.train_loss = number(j.at("loss"));
-    if (j.contains("val_loss")) p.val_loss = number(j.at("val_loss"));
-  }
-  return curve;
 }
 
 RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed, const fs::path& out) {

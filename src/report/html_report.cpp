@@ -116,12 +116,15 @@ std::string page_of(const fs::path& out, ResultsKind kind) {
       title = "normlab report: " + (e.contains("name") && e["name"].is_string()
                                         ? e["name"].get<std::string>()
                                         : folder_name(out));
+      const report::StudyTables study = report::read_study_tables(out, e);
+      const report::SchemeColours colours({&study});
+      report::running_note(page, study);
       report::experiment_section(page, out, e);
       report::provenance_section(page, out);
-      report::metrics_section(page, out, e);
-      report::summary_tables_section(page, out, e);
-      report::curves_section(page, out);
-      report::probe_sections(page, out);
+      report::metrics_section(page, {&study}, colours);
+      report::summary_tables_section(page, study, false);
+      report::curves_section(page, {&study}, colours);
+      report::probe_sections(page, out, {&study, &colours});
       report::claims_section(page, out);
       break;
     }
@@ -156,6 +159,45 @@ std::string html_report(const fs::path& out) {
     throw InputError(fmt::format("{}: a JSON file of this folder has unexpected content: {}",
                                  out.string(), e.what()));
   }
+}
+
+std::string html_comparison(const std::vector<fs::path>& outs) {
+  std::vector<report::StudyTables> studies;
+  for (const fs::path& out : outs) {
+    if (results_kind(out) != ResultsKind::train) {
+      throw UsageError(fmt::format(
+          "{}: not a folder of normlab run with kind = \"train\"; only those can be compared",
+          out.string()));
+    }
+    try {
+      studies.push_back(report::read_study_tables(out, train_experiment(out)));
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: a JSON file of this folder has unexpected content: {}",
+                                   out.string(), e.what()));
+    }
+  }
+  std::vector<const report::StudyTables*> all;
+  std::string names;
+  for (const report::StudyTables& s : studies) {
+    all.push_back(&s);
+    names += (names.empty() ? "" : ", ") + s.name;
+  }
+  const report::SchemeColours colours(all);
+  report::Page page;
+  for (const report::StudyTables& s : studies) report::running_note(page, s);
+  report::settings_comparison_section(page, all);
+  report::metrics_section(page, all, colours);
+  report::curves_section(page, all, colours);
+  for (const report::StudyTables& s : studies) report::summary_tables_section(page, s, true);
+  const std::string commit = build_git_commit();
+  std::string folders;
+  for (const fs::path& out : outs) folders += (folders.empty() ? "" : ", ") + out.string();
+  return page.document(
+      "normlab report: " + names,
+      fmt::format("Results folders {} side by side. This page: written {} by normlab {}{} "
+                  "(normlab report FOLDER... --to FILE writes it again; docs/report.md).",
+                  folders, utc_now(), normlab_version(),
+                  commit.empty() ? "" : " (commit " + commit + ")"));
 }
 
 fs::path write_html_report(const fs::path& out) {

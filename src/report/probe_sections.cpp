@@ -1,7 +1,8 @@
 // The probes' sections of a kind = "train" folder (report_sections.hpp): the variance probe
 // (features.csv, features_fit.csv), the depth probe (depth.csv, depth_layers.csv,
 // depth_blocks.csv), the dilution probe (dilution.csv, dilution_fit.csv) and the particle
-// bridge (bridge.csv). Every line is the mean over seeds with a 95% band across seeds.
+// bridge (bridge.csv). Every line is the mean over seeds with a 95% band across seeds (from 3
+// seeds where the figure follows the page's rules, variant_figures).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,18 +39,19 @@ LabelOf by_column(const CsvTable& t, const std::string& column) {
   return [c](const Row& row) { return row[c]; };
 }
 
-void averages_figure(Page& page, const SeedAverages& a, const std::string& title,
-                     const svg::Axis& x, const svg::Axis& y, const std::string& caption) {
+// `caption`: a sentence without its full stop; the seeds and bands follow it.
+void averages_figure(Page& page, const FigureRules& rules, const SeedAverages& a,
+                     const std::string& title, const svg::Axis& x, const svg::Axis& y,
+                     const std::string& caption) {
   if (a.empty()) return;
   svg::Figure f;
   f.title = fmt::format("{} ({})", title, seeds_phrase(a.max_seeds()));
   f.x = x;
   f.y = y;
-  f.series = a.series();
-  page.figure(f, caption);
+  variant_figures(page, rules, f, "", a.series(), a.max_seeds(), {caption, ""});
 }
 
-void features_section(Page& page, const fs::path& out) {
+void features_section(Page& page, const fs::path& out, const FigureRules& rules) {
   const std::optional<CsvTable> t = read_table_if(out / "features.csv");
   if (!t || t->rows.empty()) return;
   const std::optional<CsvTable> fit = read_table_if(out / "features_fit.csv");
@@ -80,7 +82,7 @@ void features_section(Page& page, const fs::path& out) {
     const size_t lines = f.series.size();
     for (size_t i = 0; i < lines; ++i) {
       svg::Series& line = f.series[i];
-      line.color = static_cast<int>(i);
+      line.color = rules.colours != nullptr ? rules.colours->of(line.label) : static_cast<int>(i);
       if (!fit) continue;
       std::vector<double> slopes;
       for (const Row& r : fit->rows) {
@@ -89,7 +91,7 @@ void features_section(Page& page, const fs::path& out) {
           slopes.push_back(to_number(r[fit->column("slope")]));
         }
       }
-      const MeanInterval slope = mean_interval(slopes);
+      const SeedInterval slope = interval_across_seeds("", slopes);
       double cx = 0, cy = 0, lo = INFINITY, hi = 0;
       size_t n = 0;
       for (size_t k = 0; k < line.x.size(); ++k) {
@@ -106,7 +108,7 @@ void features_section(Page& page, const fs::path& out) {
       svg::Series fitted;
       fitted.label = fmt::format("{} fit, slope {:.3f}", line.label, slope.mean);
       fitted.dashed = true;
-      fitted.color = static_cast<int>(i);
+      fitted.color = line.color;
       for (double x : {lo, hi}) {
         fitted.x.push_back(x);
         fitted.y.push_back(std::pow(10.0, cy + slope.mean * (std::log10(x) - cx)));
@@ -145,7 +147,7 @@ void features_section(Page& page, const fs::path& out) {
   }
 }
 
-void depth_section(Page& page, const fs::path& out) {
+void depth_section(Page& page, const fs::path& out, const FigureRules& rules) {
   const std::optional<CsvTable> pos = read_table_if(out / "depth.csv");
   const std::optional<CsvTable> layers = read_table_if(out / "depth_layers.csv");
   const std::optional<CsvTable> blocks = read_table_if(out / "depth_blocks.csv");
@@ -159,50 +161,48 @@ void depth_section(Page& page, const fs::path& out) {
   page.begin_figures();
   if (pos && !pos->rows.empty()) {
     const LabelOf v = by_column(*pos, "variant");
-    averages_figure(page, averages(*pos, v, "position", "hidden_rms"),
+    averages_figure(page, rules, averages(*pos, v, "position", "hidden_rms"),
                     "hidden-state RMS against depth", position,
                     {"RMS of the residual stream", true, false},
-                    "RMS of the residual stream after each sublayer (log scale).");
-    averages_figure(page, averages(*pos, v, "position", "cosine"),
+                    "RMS of the residual stream after each sublayer (log scale)");
+    averages_figure(page, rules, averages(*pos, v, "position", "cosine"),
                     "mean pairwise token cosine against depth", position,
                     {"mean cosine", false, false},
-                    "Mean pairwise cosine of the tokens' hidden states after each sublayer.");
-    averages_figure(page, averages(*pos, v, "position", "erank"), "effective rank against depth",
-                    position, {"effective rank", false, false},
-                    "Effective rank of the hidden states after each sublayer.");
+                    "Mean pairwise cosine of the tokens' hidden states after each sublayer");
+    averages_figure(page, rules, averages(*pos, v, "position", "erank"),
+                    "effective rank against depth", position, {"effective rank", false, false},
+                    "Effective rank of the hidden states after each sublayer");
   }
   if (layers && !layers->rows.empty()) {
-    averages_figure(page, averages(*layers, by_column(*layers, "variant"), "layer", "grad_norm"),
-                    "gradient norm per layer", {"layer", false, true},
-                    {"gradient norm", true, false},
-                    "Norm of the gradient over each layer's parameters (log scale).");
+    averages_figure(
+        page, rules, averages(*layers, by_column(*layers, "variant"), "layer", "grad_norm"),
+        "gradient norm per layer", {"layer", false, true}, {"gradient norm", true, false},
+        "Norm of the gradient over each layer's parameters (log scale)");
   }
   if (blocks && !blocks->rows.empty()) {
-    averages_figure(page, averages(*blocks, by_column(*blocks, "variant"), "block", "block_rms"),
-                    "RMS of each block's output", {"block", false, true},
-                    {"RMS of the block sum", true, false},
-                    "RMS of each block's output, the sum of its sublayers' outputs (log scale).");
+    averages_figure(
+        page, rules, averages(*blocks, by_column(*blocks, "variant"), "block", "block_rms"),
+        "RMS of each block's output", {"block", false, true}, {"RMS of the block sum", true, false},
+        "RMS of each block's output, the sum of its sublayers' outputs (log scale)");
   }
   page.end_figures();
 }
 
-void dilution_section(Page& page, const fs::path& out) {
+void dilution_section(Page& page, const fs::path& out, const FigureRules& rules) {
   const std::optional<CsvTable> t = read_table_if(out / "dilution.csv");
   if (!t || t->rows.empty()) return;
   const size_t variant = t->column("variant"), site = t->column("site");
-  std::vector<std::string> variants, sites;  // in the table's order
+  std::vector<std::string> sites;  // in the table's order
   for (const Row& r : t->rows) {
-    if (std::find(variants.begin(), variants.end(), r[variant]) == variants.end()) {
-      variants.push_back(r[variant]);
-    }
     if (std::find(sites.begin(), sites.end(), r[site]) == sites.end()) sites.push_back(r[site]);
   }
   page.heading(2, "Dilution probe");
   page.paragraph(
       "|mean logit gap| (absent − present) at the query against the input size s, log-log, one "
-      "figure per site and one line per scheme (its colour the same in every figure): the mean "
-      "over seeds with a 95% band across seeds; grey dots: 1/s through the first scheme's first "
-      "point, a reference. From dilution.csv.");
+      "figure per site and sweep point and one line per scheme (at most 8 to a figure, its "
+      "colour the same in every figure): the mean over seeds with a 95% band across seeds from 3 "
+      "seeds; grey dots: 1/s through the figure's first scheme's first point, a reference. From "
+      "dilution.csv.");
   page.begin_figures();
   for (const std::string& where : sites) {
     const SeedAverages a = averages(
@@ -213,23 +213,24 @@ void dilution_section(Page& page, const fs::path& out) {
     f.title = fmt::format("logit gap against s at {} ({})", where, seeds_phrase(a.max_seeds()));
     f.x = {"input size s", true, false};
     f.y = {"|mean logit gap|", true, false};
-    f.series = a.series();
-    for (svg::Series& line : f.series) {
-      line.color = static_cast<int>(std::find(variants.begin(), variants.end(), line.label) -
-                                    variants.begin());
-    }
-    if (!f.series[0].x.empty()) {
+    // 1/s through the panel's first line's first point.
+    const References one_over_s = [](const std::vector<svg::Series>& lines) {
+      std::vector<svg::Series> refs;
+      if (lines.empty() || lines[0].x.empty()) return refs;
       svg::Series ref;
       ref.label = "1/s reference";
       ref.reference = true;
-      for (double x : f.series[0].x) {
+      for (double x : lines[0].x) {
         ref.x.push_back(x);
-        ref.y.push_back(f.series[0].y[0] * f.series[0].x[0] / x);
+        ref.y.push_back(lines[0].y[0] * lines[0].x[0] / x);
       }
-      f.series.push_back(ref);
-    }
-    page.figure(
-        f, fmt::format("Logit gap against the input size s at {}, with a 1/s reference.", where));
+      refs.push_back(std::move(ref));
+      return refs;
+    };
+    variant_figures(
+        page, rules, f, "", a.series(), a.max_seeds(),
+        {fmt::format("Logit gap against the input size s at {}", where), ", with a 1/s reference"},
+        one_over_s);
   }
   page.end_figures();
   if (const std::optional<CsvTable> fit = read_table_if(out / "dilution_fit.csv")) {
@@ -244,7 +245,7 @@ void dilution_section(Page& page, const fs::path& out) {
   }
 }
 
-void bridge_section(Page& page, const fs::path& out) {
+void bridge_section(Page& page, const fs::path& out, const FigureRules& rules) {
   const std::optional<CsvTable> t = read_table_if(out / "bridge.csv");
   if (!t || t->rows.empty()) return;
   const LabelOf v = by_column(*t, "variant");
@@ -262,13 +263,13 @@ void bridge_section(Page& page, const fs::path& out) {
   f.y = {"mean pairwise cosine", false, false};
   std::vector<svg::Series> m = measured.series(), p = predicted.series();
   for (size_t i = 0; i < m.size(); ++i) {
-    m[i].color = static_cast<int>(i);
+    m[i].color = rules.colours != nullptr ? rules.colours->of(m[i].label) : static_cast<int>(i);
     f.series.push_back(m[i]);
     for (svg::Series& s : p) {
       if (s.label != m[i].label) continue;
       s.label += " ODE";
       s.dashed = true;
-      s.color = static_cast<int>(i);
+      s.color = m[i].color;
       f.series.push_back(s);
     }
   }
@@ -277,11 +278,11 @@ void bridge_section(Page& page, const fs::path& out) {
 
 }  // namespace
 
-void probe_sections(Page& page, const fs::path& out) {
-  features_section(page, out);
-  depth_section(page, out);
-  dilution_section(page, out);
-  bridge_section(page, out);
+void probe_sections(Page& page, const fs::path& out, const FigureRules& rules) {
+  features_section(page, out, rules);
+  depth_section(page, out, rules);
+  dilution_section(page, out, rules);
+  bridge_section(page, out, rules);
 }
 
 }  // namespace normlab::report

@@ -8,7 +8,6 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/io/atomic_file.hpp"
-#include "normlab/probes/line_fit.hpp"
 
 namespace normlab::report {
 namespace fs = std::filesystem;
@@ -27,28 +26,6 @@ double to_number(const std::string& cell) {
 
 std::string cell_text(double v) {
   return std::isfinite(v) ? fmt::format("{:.4g}", v) : "";
-}
-
-MeanInterval mean_interval(const std::vector<double>& values) {
-  MeanInterval m;
-  m.n = values.size();
-  m.lower = m.upper = NAN;
-  if (values.empty()) {
-    m.mean = NAN;
-    return m;
-  }
-  double sum = 0;
-  for (double v : values) sum += v;
-  m.mean = sum / static_cast<double>(m.n);
-  if (m.n < 2) return m;
-  double ss = 0;
-  for (double v : values) ss += (v - m.mean) * (v - m.mean);
-  const double df = static_cast<double>(m.n - 1);
-  const double half =
-      student_t_quantile(0.975, df) * std::sqrt(ss / df) / std::sqrt(static_cast<double>(m.n));
-  m.lower = m.mean - half;
-  m.upper = m.mean + half;
-  return m;
 }
 
 void SeedAverages::add(const std::string& label, double x, double value) {
@@ -79,13 +56,29 @@ std::vector<svg::Series> SeedAverages::series() const {
     s.label = label;
     for (const auto& [x, vs] : values_.at(label)) {
       if (vs.size() < n) continue;
-      const MeanInterval m = mean_interval(vs);
+      const SeedInterval m = interval_across_seeds("", vs);  // unbounded: no cut
       s.x.push_back(x);
       s.y.push_back(m.mean);
-      s.lower.push_back(m.lower);
-      s.upper.push_back(m.upper);
+      s.lower.push_back(m.mean - m.half);
+      s.upper.push_back(m.mean + m.half);
     }
     out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::pair<double, double> training_lengths(const nlohmann::json& experiment) {
+  const nlohmann::json train = experiment.value("train", nlohmann::json::object());
+  const auto get = [&](const char* key) {
+    return train.contains(key) && train[key].is_number() ? train[key].get<double>() : NAN;
+  };
+  return {get("min_len"), get("max_len")};
+}
+
+std::vector<std::string> distinct(const CsvTable& t, size_t column) {
+  std::vector<std::string> out;
+  for (const auto& row : t.rows) {
+    if (std::find(out.begin(), out.end(), row[column]) == out.end()) out.push_back(row[column]);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "normlab/io/csv.hpp"
+#include "normlab/probes/seed_interval.hpp"
 #include "normlab/report/svg_plot.hpp"
 
 namespace normlab::report {
@@ -24,14 +25,6 @@ double to_number(const std::string& cell);
 
 // A number for a table cell: 4 significant digits, "" when not finite.
 std::string cell_text(double v);
-
-// The mean of a sample and its 95% Student-t interval (t_{0.975, n−1} · s/√n either side;
-// NaN bounds with fewer than two values).
-struct MeanInterval {
-  double mean = 0, lower = 0, upper = 0;
-  size_t n = 0;
-};
-MeanInterval mean_interval(const std::vector<double>& values);
 
 // Values of several seeds per (label, x), averaged into figure series.
 class SeedAverages {
@@ -52,6 +45,12 @@ class SeedAverages {
   std::vector<std::string> order_;
   std::map<std::string, std::map<double, std::vector<double>>> values_;
 };
+
+// Training lengths [min_len, max_len] from experiment.json's train table; NaN when absent.
+std::pair<double, double> training_lengths(const nlohmann::json& experiment);
+
+// Distinct values of a column in order of first appearance.
+std::vector<std::string> distinct(const CsvTable& t, size_t column);
 
 // "mean over 3 seeds", "1 seed".
 std::string seeds_phrase(size_t seeds);

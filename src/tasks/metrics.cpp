@@ -95,6 +95,16 @@ MetricBounds metric_bounds(const std::string& name) {
   return {-kInf, kInf};
 }
 
+std::string better_direction(const std::string& name) {
+  for (const char* up : {"accuracy", "roc_auc", "all_legal"}) {
+    if (name == up) return "higher is better";
+  }
+  for (const char* down : {"tvd", "tvd_chance", "loss", "bpc"}) {
+    if (name == down) return "lower is better";
+  }
+  return "";
+}
+
 std::vector<MetricResult> MetricAccumulator::results() const {
   std::vector<MetricResult> out;
   for (const std::string& name : order_) {

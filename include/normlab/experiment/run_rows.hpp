@@ -9,6 +9,7 @@
 
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/store/results_store.hpp"
+#include "normlab/train/run_folder.hpp"
 
 namespace normlab {
 
@@ -16,10 +17,6 @@ namespace normlab {
 // do not change what is computed (status, label). The same config gives the same hash on any
 // machine; any change of model, task, training or evaluation gives another.
 std::string run_hash(const std::filesystem::path& run_dir);
-
-// step → (training loss, validation loss) of a run's metrics.jsonl; a torn last line (a
-// killed run) ends the reading.
-std::map<int64_t, CurvePoint> read_run_curve(const std::filesystem::path& metrics_file);
 
 // The run's rows; timings are left empty (the runner fills what it observed).
 RunRows gather_run_rows(const Experiment& e, const Variant& v, uint64_t seed,

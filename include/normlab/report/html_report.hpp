@@ -10,12 +10,14 @@
 //                    1 − mean cosine against t per run, the summary table, the run configs
 //   kind "claims"    (OUT/claims.json or claims.md, from `normlab claims run`): the ledger
 //
-// Any folder with claims.json/claims.md gets the ledger section too. Every string from a
+// Any folder with claims.json/claims.md gets the ledger section too. A train folder whose study
+// has not finished shows the runs that ended and the loss curves so far. Every string from a
 // file is HTML-escaped.
 #pragma once
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace normlab {
 
@@ -27,6 +29,12 @@ ResultsKind results_kind(const std::filesystem::path& out);
 
 // The page for `out` (InputError naming a file that cannot be read).
 std::string html_report(const std::filesystem::path& out);
+
+// One page with several kind = "train" folders side by side (normlab report OUT1 OUT2 ...):
+// their settings in one table, every metric's figures of each study with one colour per
+// scheme and one y range per metric, the loss curves and each study's summary tables.
+// UsageError for a folder of another kind.
+std::string html_comparison(const std::vector<std::filesystem::path>& outs);
 
 // Writes OUT/report.html atomically and returns its path.
 std::filesystem::path write_html_report(const std::filesystem::path& out);

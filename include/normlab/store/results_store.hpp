@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "normlab/train/run_folder.hpp"
+
 namespace normlab {
 
 class SqliteDb;
@@ -50,11 +52,6 @@ struct ResultRecord {
   std::string weights, metric;
   int64_t length = 0, seq_len = 0, count = 0;
   double value = NAN, ci_low = NAN, ci_high = NAN;
-};
-
-struct CurvePoint {
-  int64_t step = 0;
-  double train_loss = NAN, val_loss = NAN;
 };
 
 // One probe output file of a run folder, whole: probe is the file name without its extension

@@ -33,6 +33,10 @@ struct MetricBounds {
 };
 MetricBounds metric_bounds(const std::string& name);
 
+// Which way a metric improves, for axis labels: "higher is better" (accuracy, ROC AUC,
+// all_legal), "lower is better" (TVD, losses, bits per character), "" when it has no better side.
+std::string better_direction(const std::string& name);
+
 // A summary table's cell for a mean across seeds and its 95% interval cut to the metric's
 // bounds: "0.999 [0.996, 1.000]", the same form in every cell of a column; "0.999" alone
 // without an interval (one seed).
