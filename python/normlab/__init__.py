@@ -11,7 +11,7 @@ Errors carry the program's one-line messages: a bad input raises ValueError.
 from ._model import Model, init, load
 from ._runs import run, train
 from ._results import claims, results
-from ._torch import to_torch
+from ._torch import from_torch, to_torch
 from . import probes, tasks
 from ._particles import particles
 from ._normlab import set_threads as _set_threads
@@ -25,5 +25,5 @@ def set_threads(n: int) -> None:
     _set_threads(n)
 
 
-__all__ = ["Model", "init", "load", "run", "train", "results", "claims", "to_torch", "tasks",
-           "probes", "particles", "set_threads", "machine"]
+__all__ = ["Model", "init", "load", "run", "train", "results", "claims", "to_torch", "from_torch",
+           "tasks", "probes", "particles", "set_threads", "machine"]

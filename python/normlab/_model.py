@@ -30,23 +30,78 @@ class Model:
     def num_params(self) -> int:
         return self._core.num_params
 
-    def forward(self, tokens) -> np.ndarray:
+    def forward(self, tokens, mask=None) -> np.ndarray:
         """Logits (B, T, V) of integer tokens (B, T), or (T, V) for tokens (T,); the same
-        values as `normlab forward`."""
-        return self._core.forward(np.asarray(tokens))
+        values as `normlab forward`. Rows of different lengths: a list of sequences, or padded
+        tokens with `mask` (B, T), true at each real token (padding after the tokens): each
+        row's logits are those of the row run alone, bit for bit, zero at the padding."""
+        batch = _ragged(tokens, mask)
+        if batch is None:
+            return self._core.forward(np.asarray(tokens))
+        out = None
+        for rows, length in batch.groups():
+            logits = self._core.forward(batch.tokens[rows, :length])
+            if out is None:
+                out = np.zeros(batch.tokens.shape[:2] + logits.shape[2:], np.float32)
+            out[rows, :length] = logits
+        return out
 
-    def run_with_cache(self, tokens) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+    def run_with_cache(self, tokens, mask=None) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
         """Logits and a dict of named activations (TransformerLens-style hook names, listed in
         docs/python.md): residual streams, sublayer inputs after their norm, attention
-        patterns, heads, branch outputs before and after their output norm."""
-        return self._core.run_with_cache(np.asarray(tokens))
+        patterns, heads, branch outputs before and after their output norm. Ragged rows as in
+        `forward`: every activation padded with zeros along its position axes."""
+        batch = _ragged(tokens, mask)
+        if batch is None:
+            return self._core.run_with_cache(np.asarray(tokens))
+        B, T = batch.tokens.shape[:2]
+        logits, cache = None, {}
+        for rows, length in batch.groups():
+            part_logits, part = self._core.run_with_cache(batch.tokens[rows, :length])
+            if logits is None:
+                logits = np.zeros((B, T) + part_logits.shape[2:], np.float32)
+            logits[rows, :length] = part_logits
+            for name, value in part.items():
+                # Position axes: the pattern's query and key (2, 3), else the one after B.
+                axes = (2, 3) if name.endswith("hook_pattern") else (1,)
+                if name not in cache:
+                    shape = [B] + list(value.shape[1:])
+                    for a in axes:
+                        shape[a] = T
+                    cache[name] = np.zeros(shape, np.float32)
+                index = [rows] + [slice(None)] * (value.ndim - 1)
+                for a in axes:
+                    index[a] = slice(0, length)
+                cache[name][tuple(index)] = value
+        return logits, cache
 
-    def grads(self, tokens, targets, weight=None) -> Tuple[float, Dict[str, np.ndarray]]:
+    def grads(self, tokens, targets, weight=None, mask=None) -> Tuple[float, Dict[str, np.ndarray]]:
         """Loss and parameter gradients of the weighted soft-target cross-entropy, the loss of
         training. targets: int token ids shaped like tokens (-1 = unscored) or float
-        distributions (B, T, V); weight: (B, T), default 1 at every scored position."""
-        w = None if weight is None else np.asarray(weight, dtype=np.float32)
-        return self._core.grads(np.asarray(tokens), np.asarray(targets), w)
+        distributions (B, T, V); weight: (B, T), default 1 at every scored position. Ragged
+        rows as in `forward` (targets and weight padded alike): each set of rows of one length
+        runs alone and their losses and gradients are combined with the weights of the
+        definition, loss = sum(w * ce) / sum(w)."""
+        batch = _ragged(tokens, mask)
+        if batch is None:
+            w = None if weight is None else np.asarray(weight, dtype=np.float32)
+            return self._core.grads(np.asarray(tokens), np.asarray(targets), w)
+        targets = np.asarray(targets)
+        soft = targets.dtype.kind == "f"
+        scored = targets.sum(-1) > 0 if soft else targets >= 0
+        w = scored.astype(np.float64) if weight is None else np.asarray(weight, np.float64)
+        w = np.where(batch.mask & scored, w, 0.0)
+        total = w.sum()
+        loss, grads = 0.0, {}
+        for rows, length in batch.groups():
+            share = w[rows, :length].sum() / total if total > 0 else 0.0
+            part_loss, part = self._core.grads(batch.tokens[rows, :length],
+                                               targets[rows, :length],
+                                               w[rows, :length].astype(np.float32))
+            loss += share * part_loss
+            for name, g in part.items():
+                grads[name] = grads.get(name, 0.0) + share * g.astype(np.float64)
+        return loss, {name: g.astype(np.float32) for name, g in grads.items()}
 
     def parameters(self) -> Dict[str, np.ndarray]:
         """Writable float32 views of the parameters by checkpoint name; writing to a view
@@ -61,6 +116,49 @@ class Model:
         c = self.config
         return (f"normlab.Model({self.label}, norm={c['norm']}, V={c['vocab']}, D={c['width']}, "
                 f"L={c['layers']}, {self.num_params} parameters)")
+
+
+class _Ragged:
+    """Rows of different lengths: tokens padded to (B, T) and mask (B, T), real tokens first."""
+
+    def __init__(self, tokens: np.ndarray, mask: np.ndarray):
+        self.tokens, self.mask = tokens, mask
+        self.lengths = mask.sum(1)
+
+    def groups(self):
+        """(rows, length) for each length, in increasing order."""
+        for length in sorted(set(int(n) for n in self.lengths)):
+            if length > 0:
+                yield np.flatnonzero(self.lengths == length), length
+
+
+def _ragged(tokens, mask) -> Optional[_Ragged]:
+    """None for a plain batch; else the rows padded, with their mask checked."""
+    if mask is None:
+        if not isinstance(tokens, (list, tuple)) or not tokens:
+            return None
+        rows = [np.asarray(t) for t in tokens]
+        if all(r.ndim == 0 for r in rows) or len({r.shape for r in rows}) == 1:
+            return None  # one sequence, or rows of one length: a plain batch
+        if any(r.ndim != 1 or r.dtype.kind not in "iu" for r in rows):
+            raise ValueError("tokens: a list of integer sequences of different lengths; "
+                             "allowed: 1-D integer arrays or lists")
+        T = max(len(r) for r in rows)
+        padded = np.zeros((len(rows), T), np.int64)
+        mask = np.zeros((len(rows), T), bool)
+        for i, r in enumerate(rows):
+            padded[i, :len(r)] = r
+            mask[i, :len(r)] = True
+        return _Ragged(padded, mask)
+    tokens = np.asarray(tokens)
+    mask = np.asarray(mask).astype(bool)
+    if tokens.ndim < 2 or mask.shape != tokens.shape[:2]:
+        raise ValueError(f"mask: shape {list(mask.shape)}; allowed: the tokens' (B, T) = "
+                         f"{list(tokens.shape[:2])}")
+    lengths = mask.sum(1)
+    if not (mask == (np.arange(mask.shape[1]) < lengths[:, None])).all():
+        raise ValueError("mask: padding must come after each row's tokens (true, then false)")
+    return _Ragged(tokens, mask)
 
 
 def init(scheme: str = "pre", norm: Optional[str] = None, seed: int = 0, **model_options) -> Model:

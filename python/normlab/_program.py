@@ -13,15 +13,21 @@ def call(args: List[str], quiet: bool) -> str:
     """Runs `normlab ARGS`; returns its output (also printed line by line unless quiet)."""
     proc = subprocess.Popen([_paths.NORMLAB_BINARY] + args, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, bufsize=1)
-    last_error, lines = "", []
+    last_error, lines, held = "", [], []
     for line in proc.stdout:
         lines.append(line)
         if line.startswith("normlab: "):
+            # An error is raised, not printed (it would show twice); a message of a run that
+            # ends well is printed at its end.
             last_error = line[len("normlab: "):].strip()
-        if not quiet:
+            held.append(line)
+        elif not quiet:
             sys.stdout.write(line)
             sys.stdout.flush()
     code = proc.wait()
+    if code == 0 and not quiet:
+        sys.stdout.write("".join(held))
+        sys.stdout.flush()
     if code == 2:
         raise ValueError(last_error or f"normlab {args[0]}: invalid usage")
     if code != 0:

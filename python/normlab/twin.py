@@ -1010,6 +1010,7 @@ class Twin(torch.nn.Module):
         the embedding is the sum of the fields' rows; -1 is an empty field (normlab's
         multi-field batches)."""
         c = self.cfg
+        tokens = torch.as_tensor(tokens).long()  # int32 from normlab.tasks.generate, numpy
         B, T = tokens.shape[:2]
         self._v1: Optional[torch.Tensor] = None  # the first attention's values (value residual)
         if c["pos"] == "learned" and T > c["max_len"]:

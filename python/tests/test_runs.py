@@ -42,6 +42,18 @@ def test_run_errors_carry_the_program_message(tmp_path):
         normlab.run(dict(TINY, train=dict(TINY["train"], lr=float("inf"))), out=tmp_path / "x")
 
 
+def test_dict_errors_name_the_key_once(tmp_path, capfd):
+    bad = dict(TINY, train=dict(TINY["train"], schedule="linear", decay_fraction=0.2))
+    with pytest.raises(ValueError) as e:
+        normlab.run(bad, out=tmp_path / "bad")
+    assert str(e.value).startswith("experiment['train']['decay_fraction']: "), str(e.value)
+    assert "wsd" in str(e.value) and "normlab-" not in str(e.value)
+    assert "decay_fraction" not in capfd.readouterr().out  # raised, not also printed
+    with pytest.raises(ValueError) as e:
+        normlab.run(dict(TINY, seeds=[1, 1]), out=tmp_path / "bad", quiet=True)
+    assert str(e.value).startswith("experiment['seeds']: "), str(e.value)
+
+
 def test_results_and_claims_refuse_other_folders(tmp_path):
     with pytest.raises(ValueError, match="results.sqlite"):
         normlab.results(tmp_path)

@@ -101,6 +101,31 @@ def test_state_dict_names_are_the_checkpoint_names(checkpoint):
         np.testing.assert_array_equal(state[name].numpy(), value)
 
 
+def test_from_torch_round_trip_is_bit_exact_and_takes_torch_training():
+    model = normlab.init(scheme="peri", vocab=11, width=16, heads=2, layers=2, seed=4)
+    tokens, _, _ = normlab.tasks.generate("set_complement", n=6, batch=3, seed=1, v=10)
+    assert tokens.dtype == np.int32
+    module = normlab.to_torch(model)
+    with torch.no_grad():
+        module(torch.from_numpy(tokens))  # int32, as generate returns them
+        module(tokens)  # a numpy array
+    back = normlab.from_torch(module)
+    ours, theirs = model.parameters(), back.parameters()
+    assert set(ours) == set(theirs)
+    for name in ours:
+        assert ours[name].tobytes() == theirs[name].tobytes(), name
+    assert model.forward(tokens).tobytes() == back.forward(tokens).tobytes()
+    # A PyTorch step changes the weights; from_torch carries them over exactly.
+    with torch.no_grad():
+        for p in module.parameters():
+            p.mul_(1.5)
+    moved = normlab.from_torch(module)
+    for name, t in module.state_dict().items():
+        assert moved.parameters()[name].tobytes() == t.numpy().tobytes(), name
+    with pytest.raises(ValueError, match="to_torch"):
+        normlab.from_torch(torch.nn.Linear(2, 2))
+
+
 def test_double_precision_and_gradients():
     model = normlab.init(scheme="post", vocab=7, width=8, layers=1, seed=3)
     module = normlab.to_torch(model, dtype=torch.float64)
