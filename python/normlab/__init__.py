@@ -12,6 +12,7 @@ from ._model import Model, init, load
 from ._runs import run, train
 from ._results import claims, results
 from ._torch import from_torch, to_torch
+from ._trainer import StepInfo, Trainer
 from . import probes, tasks
 from ._particles import particles
 from ._normlab import set_threads as _set_threads
@@ -26,4 +27,4 @@ def set_threads(n: int) -> None:
 
 
 __all__ = ["Model", "init", "load", "run", "train", "results", "claims", "to_torch", "from_torch",
-           "tasks", "probes", "particles", "set_threads", "machine"]
+           "Trainer", "StepInfo", "tasks", "probes", "particles", "set_threads", "machine"]

@@ -7,5 +7,6 @@ namespace normlab::python {
 
 void add_model_bindings(pybind11::module_& m);
 void add_task_bindings(pybind11::module_& m);
+void add_train_bindings(pybind11::module_& m);
 
 }  // namespace normlab::python

@@ -41,4 +41,5 @@ PYBIND11_MODULE(_normlab, m) {
       "The CPU and the kernels normlab uses on it (as `normlab --version` prints them).");
   normlab::python::add_model_bindings(m);
   normlab::python::add_task_bindings(m);
+  normlab::python::add_train_bindings(m);
 }

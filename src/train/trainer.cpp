@@ -364,9 +364,15 @@ fs::path weights_file(const fs::path& final_dir, const std::string& weights) {
 RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hooks) {
   const RunSpec spec = read_run_spec(run_dir);
   // One trainer per run directory: a second one (say, a rerun while an orphaned child still
-  // trains) would interleave checkpoints. The lock is released when the process ends.
-  const int lock = ::open((run_dir / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  // trains) would interleave checkpoints. The lock is released when training returns or the
+  // process ends (so one process, normlab.Trainer, may train the run again after a stop).
+  struct RunLock {
+    int fd;
+    ~RunLock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } lock{::open((run_dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
+  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
     throw InputError(fmt::format("{}: another process is training this run", run_dir.string()));
   }
   const TrainConfig& tc = spec.train;
@@ -483,7 +489,13 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       std::raise(SIGKILL);
     }
     if (hooks.interrupt_at_step > 0 && st.step == hooks.interrupt_at_step) std::raise(SIGINT);
-    if (hooks.stop_on_interrupt && interrupt_signal() != 0 && st.step < tc.steps) {
+    bool stop = false;
+    if (hooks.on_step && hooks.on_step_every > 0 &&
+        (st.step % hooks.on_step_every == 0 || st.step == tc.steps)) {
+      const StepReport report{st.step, tc.steps, r.loss, lr, r.grad_norm, n, last_val};
+      stop = !hooks.on_step(report, model);
+    }
+    if ((stop || (hooks.stop_on_interrupt && interrupt_signal() != 0)) && st.step < tc.steps) {
       const uint64_t* s = rng.state();
       std::copy(s, s + 4, st.rng);
       save_state(run_dir, model, adam, avg, st);

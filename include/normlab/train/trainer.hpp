@@ -12,6 +12,7 @@
 // A NaN or Inf loss stops the run with status "diverged"; the last good checkpoint stays.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -19,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normlab/model/model.hpp"
 #include "normlab/model/model_config.hpp"
 #include "normlab/train/train_config.hpp"
 
@@ -49,7 +51,23 @@ void prepare_run(const std::filesystem::path& run_dir, const RunSpec& spec);
 RunSpec read_run_spec(const std::filesystem::path& run_dir);
 RunStatus read_run_status(const std::filesystem::path& run_dir);
 
+// What a training step reports to TrainHooks::on_step.
+struct StepReport {
+  int64_t step = 0;       // optimizer steps completed
+  int64_t steps = 0;      // the run's total
+  double loss = 0;        // this step's training loss (before its update)
+  double lr = 0;          // its learning rate
+  double grad_norm = 0;   // its gradient norm before clipping
+  int64_t length = 0;     // its task length
+  double val_loss = NAN;  // the latest validation loss (eval_every), NaN without one
+};
+
 struct TrainHooks {
+  // Called after every `on_step_every`-th step and after the last, with the model as it is
+  // then; returning false stops the run there as an interrupt does (state saved, status
+  // interrupted, resumable with the same bits). Reading the model changes nothing.
+  std::function<bool(const StepReport&, const Model<float>&)> on_step;
+  int64_t on_step_every = 0;
   // Progress line on a terminal: called at most a few times per second.
   bool progress = false;
   // Testing aid: the process sends itself SIGKILL after this step (0: never).

@@ -1,0 +1,131 @@
+// normlab.Trainer's compiled half: a run folder prepared from Python values, and the C++ trainer
+// of `normlab train` run in this process with a Python callback every N steps
+// (normlab/train/trainer.hpp, docs/python.md "Training from Python").
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <nlohmann/json.hpp>
+
+#include "bindings.hpp"
+#include "normlab/base/errors.hpp"
+#include "normlab/model/model_config.hpp"
+#include "normlab/tasks/task.hpp"
+#include "normlab/train/trainer.hpp"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+
+namespace normlab::python {
+namespace {
+
+nlohmann::json parse(const std::string& text, const char* what) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(fmt::format("{}: not valid JSON", what));
+  }
+}
+
+// Every key of `given` must be one of `known`'s, at every depth: "train.averaging.evry".
+void check_keys(const nlohmann::json& given, const nlohmann::json& known, const std::string& at) {
+  for (const auto& [key, value] : given.items()) {
+    if (!known.contains(key)) {
+      std::vector<std::string> allowed;
+      for (const auto& [k, v] : known.items()) allowed.push_back(k);
+      throw InputError(
+          fmt::format("{}{}: unknown key; allowed: {}", at, key, fmt::join(allowed, ", ")));
+    }
+    if (value.is_object() && known[key].is_object()) check_keys(value, known[key], at + key + ".");
+  }
+}
+
+// RUN/run.json from a model config, a task {"name", params}, the training settings that differ
+// from the defaults, and optional evaluation settings; the model's vocab must be the task's.
+void prepare(const std::string& run_dir, const std::string& label, const std::string& model_json,
+             const std::string& task_json, const std::string& train_json,
+             const std::string& eval_json) {
+  RunSpec spec;
+  spec.label = label;
+  spec.model = model_config_from_json(parse(model_json, "model config"));
+  spec.task = parse(task_json, "task");
+  const std::unique_ptr<Task> task = make_task_from_json(spec.task);
+  if (task->vocab() != spec.model.vocab) {
+    throw InputError(fmt::format("model: vocab {}, the task's is {}; build the model with vocab={}",
+                                 spec.model.vocab, task->vocab(), task->vocab()));
+  }
+  nlohmann::json train = to_json(TrainConfig{});
+  const nlohmann::json given = parse(train_json, "train");
+  check_keys(given, train, "train.");
+  train.merge_patch(given);
+  spec.train = train_config_from_json(train);
+  if (!eval_json.empty()) spec.eval = parse(eval_json, "eval");
+  prepare_run(run_dir, spec);
+}
+
+// Trains RUN like `normlab train [--resume]`, calling `callback(info, params)` after every
+// `every`-th step and the last: info a dict of the StepReport, params a float32 copy of the
+// flat parameter vector. A false return stops the run there (interrupted, resumable); an
+// exception in the callback does too, and is raised again once the state is saved.
+py::dict train(const std::string& run_dir, bool resume, int64_t every, py::object callback) {
+  TrainHooks hooks;
+  hooks.on_step_every = every;
+  std::unique_ptr<py::error_already_set> raised;
+  if (!callback.is_none()) {
+    hooks.on_step = [&](const StepReport& r, const Model<float>& model) {
+      py::gil_scoped_acquire gil;
+      try {
+        py::dict info;
+        info["step"] = r.step;
+        info["steps"] = r.steps;
+        info["loss"] = r.loss;
+        info["lr"] = r.lr;
+        info["grad_norm"] = r.grad_norm;
+        info["length"] = r.length;
+        info["val_loss"] = r.val_loss;
+        const std::vector<float>& p = model.params();
+        py::array_t<float> params(static_cast<py::ssize_t>(p.size()));
+        std::copy(p.begin(), p.end(), params.mutable_data());
+        const py::object keep = callback(info, params);
+        return keep.is_none() || keep.cast<bool>();
+      } catch (py::error_already_set& e) {
+        raised = std::make_unique<py::error_already_set>(std::move(e));
+        return false;
+      }
+    };
+  }
+  RunOutcome out;
+  {
+    py::gil_scoped_release release;
+    out = train_run(run_dir, resume, hooks);
+  }
+  if (raised) throw std::move(*raised);
+  py::dict result;
+  result["status"] = to_string(out.status);
+  result["steps"] = out.steps;
+  result["last_loss"] = out.last_loss;
+  result["seconds"] = out.seconds;
+  result["message"] = out.message;
+  return result;
+}
+
+}  // namespace
+
+void add_train_bindings(py::module_& m) {
+  m.def("prepare_run", &prepare, py::arg("run_dir"), py::arg("label"), py::arg("model_json"),
+        py::arg("task_json"), py::arg("train_json"), py::arg("eval_json"));
+  m.def("train_run", &train, py::arg("run_dir"), py::arg("resume"), py::arg("every"),
+        py::arg("callback"));
+  m.def(
+      "run_status", [](const std::string& run_dir) { return to_string(read_run_status(run_dir)); },
+      py::arg("run_dir"));
+  m.def(
+      "checkpoint_step", [](const std::string& run_dir) { return checkpoint_step(run_dir); },
+      py::arg("run_dir"));
+}
+
+}  // namespace normlab::python
