@@ -89,10 +89,18 @@ void list_claims(const fs::path& claims_dir, const std::string& paper,
     width = std::max(width, without_controls(c.id).size());
     verdict_width = std::max(verdict_width, verdict_of(c).size());
   }
-  for (const claims::Claim& c : selected) {
-    std::printf("%-*s  %-10s  %-*s  %s\n", static_cast<int>(width), without_controls(c.id).c_str(),
-                without_controls(c.paper).c_str(), static_cast<int>(verdict_width),
-                verdict_of(c).c_str(), without_controls(c.sentence).c_str());
+  // The claims, then the findings (expect = "measure") under a line of their own.
+  for (const bool findings : {false, true}) {
+    bool first = true;
+    for (const claims::Claim& c : selected) {
+      if (c.finding() != findings) continue;
+      if (findings && first) std::printf("\nfindings (measured, no side expected):\n");
+      first = false;
+      std::printf("%-*s  %-10s  %-*s  %s\n", static_cast<int>(width),
+                  without_controls(c.id).c_str(), without_controls(c.paper).c_str(),
+                  static_cast<int>(verdict_width), verdict_of(c).c_str(),
+                  without_controls(c.sentence).c_str());
+    }
   }
 }
 

@@ -37,11 +37,12 @@ def results(out) -> Dict[str, "pandas.DataFrame"]:
 
 def claims(out) -> "pandas.DataFrame":
     """The claims ledger OUT/claims.json (written by `normlab claims run`): one row per claim
-    with its paper, verdict, effect and 95% interval (low, high). A verdict is reproduced,
-    contradicted, inconclusive, "untestable (ceiling)" or "untestable (floor)" (design rule D1,
-    docs/claims.md); `informative` is the number of informative lengths beyond training (<NA>
-    where D1 does not govern the claim) and `informativeness` D1's check as claims.json gives
-    it, with m(n), f and c per length."""
+    with its paper, kind ("claim", "finding" or "negative control"), verdict, effect and 95%
+    interval (low, high). A verdict is reproduced, contradicted, inconclusive, "untestable
+    (ceiling)" or "untestable (floor)" (design rule D1, docs/claims.md); a finding's (a quantity
+    measured with no side expected) is measured, inconclusive or untestable. `informative` is
+    the number of informative lengths beyond training (<NA> where D1 does not govern the claim)
+    and `informativeness` D1's check as claims.json gives it, with m(n), f and c per length."""
     import pandas as pd
 
     out = os.fspath(out)
@@ -53,9 +54,13 @@ def claims(out) -> "pandas.DataFrame":
     rows = ledger.get("claims") if isinstance(ledger, dict) else None
     if not isinstance(rows, list):
         raise ValueError(f"{path}: not a claims ledger (no 'claims' list)")
-    columns = ["id", "paper", "verdict", "informative", "effect", "low", "high", "n", "sentence",
-               "study"]
+    columns = ["id", "paper", "kind", "verdict", "informative", "effect", "low", "high", "n",
+               "sentence", "study"]
     frame = pd.DataFrame(rows)
+    if "kind" not in frame.columns:  # a ledger written before findings
+        frame["kind"] = ["finding" if c.get("expect") == "measure" else
+                         "negative control" if c.get("negative_control") else "claim"
+                         for c in rows]
     checks = frame["informativeness"] if "informativeness" in frame.columns else [None] * len(frame)
     frame["informative"] = pd.array([c.get("informative") if isinstance(c, dict) else None
                                      for c in checks], dtype="Int64")

@@ -81,6 +81,19 @@ def test_claims_reads_a_ledger(tmp_path):
     assert list(frame["verdict"]) == ["reproduced", "untestable (ceiling)"]
     assert pd.isna(frame["informative"][0]) and frame["informative"][1] == 0
     assert frame["informativeness"][1]["lengths"][0]["place"] == "ceiling"
+    # Findings (expect "measure") have their kind; a ledger before `kind` gets it derived.
+    assert list(frame["kind"]) == ["claim", "claim"]
+    ledger["claims"].append(dict(ledger["claims"][0], id="a.d", verdict="measured",
+                                 expect="measure"))
+    ledger["claims"].append(dict(ledger["claims"][0], id="a.e", negative_control=True))
+    (tmp_path / "claims.json").write_text(json.dumps(ledger))
+    assert list(normlab.claims(tmp_path)["kind"]) == ["claim", "claim", "finding",
+                                                       "negative control"]
+    for c, kind in zip(ledger["claims"], ["claim", "claim", "finding", "negative control"]):
+        c["kind"] = kind
+    ledger["claims"][0]["kind"] = "finding"  # as written wins
+    (tmp_path / "claims.json").write_text(json.dumps(ledger))
+    assert normlab.claims(tmp_path)["kind"][0] == "finding"
     (tmp_path / "claims.json").write_text("[]")
     with pytest.raises(ValueError, match="not a claims ledger"):
         normlab.claims(tmp_path)

@@ -178,13 +178,18 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
 
 Expectation read_expect(const fs::path& file, const toml::node& node, const std::string& what) {
   const std::string allowed =
-      "allowed: \"negative\", \"positive\" or { band = [lo, hi] } with finite lo < hi";
+      "allowed: \"negative\", \"positive\", \"measure\" (a finding) or { band = [lo, hi] } "
+      "with finite lo < hi";
   Expectation e;
   if (node.is_string()) {
     const std::string s = *node.value<std::string>();
     if (s == "negative") return e;
     if (s == "positive") {
       e.kind = Expectation::Kind::positive;
+      return e;
+    }
+    if (s == "measure") {
+      e.kind = Expectation::Kind::measure;
       return e;
     }
   } else if (const toml::table* t = node.as_table(); t != nullptr && t->size() == 1) {
@@ -302,6 +307,8 @@ std::string to_string(const Expectation& e) {
       return "positive";
     case Expectation::Kind::band:
       return fmt::format("band [{:g}, {:g}]", e.low, e.high);
+    case Expectation::Kind::measure:
+      return "measure";
   }
   return "?";
 }
@@ -353,6 +360,11 @@ std::vector<Paper> read_ledger(const fs::path& claims_dir) {
     }
   }
   return papers;
+}
+
+std::string Claim::kind() const {
+  if (finding()) return "finding";
+  return negative_control ? "negative control" : "claim";
 }
 
 }  // namespace normlab::claims

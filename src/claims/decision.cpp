@@ -21,15 +21,17 @@ std::string to_string(Verdict v) {
       return "untestable (ceiling)";
     case Verdict::untestable_floor:
       return "untestable (floor)";
+    case Verdict::measured:
+      return "measured";
   }
   return "?";
 }
 
 const std::vector<std::string>& decided_verdicts() {
   static const std::vector<std::string> names = {
-      to_string(Verdict::reproduced), to_string(Verdict::contradicted),
-      to_string(Verdict::inconclusive), to_string(Verdict::untestable_ceiling),
-      to_string(Verdict::untestable_floor)};
+      to_string(Verdict::reproduced),       to_string(Verdict::contradicted),
+      to_string(Verdict::inconclusive),     to_string(Verdict::untestable_ceiling),
+      to_string(Verdict::untestable_floor), to_string(Verdict::measured)};
   return names;
 }
 
@@ -86,6 +88,9 @@ Decision decide(const Expectation& expect, const PairStatistic& s, int min_pairs
       return {Verdict::inconclusive,
               fmt::format("the interval {} overlaps {} without lying inside it", interval, band)};
     }
+    case Expectation::Kind::measure:
+      return {Verdict::measured,
+              fmt::format("measured over {} pairs: {:.4g} {}", s.n, s.effect, interval)};
   }
   return {};
 }

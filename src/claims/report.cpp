@@ -88,6 +88,7 @@ std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
   std::vector<std::string> ceiling, floor, open, other, controls_hold, controls_fail;
   for (const ClaimOutcome* c : claims) {
     const std::string& v = c->verdict;
+    if (c->claim.finding()) continue;  // their own table, below
     if (c->claim.negative_control && (v == "reproduced" || v == "contradicted")) {
       (v == "reproduced" ? controls_hold : controls_fail).push_back(c->claim.id);
     } else if (v == "reproduced") {
@@ -143,12 +144,35 @@ std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
         controls_fail.empty() ? "" : fmt::format("; not so: {}", fmt::join(controls_fail, ", "))));
   }
   if (!other.empty()) parts.push_back(fmt::format("**Not decided**: {}.", fmt::join(other, ", ")));
-  std::string md = fmt::format(
-      "{}\n\n| claim | verdict | effect [95% interval] | n |\n| --- | --- | --- | --- |\n",
-      fmt::join(parts, " "));
+  std::string md;
+  const bool any_claim = std::any_of(claims.begin(), claims.end(),
+                                     [](const ClaimOutcome* c) { return !c->claim.finding(); });
+  if (any_claim) {
+    md = fmt::format(
+        "{}\n\n| claim | verdict | effect [95% interval] | n |\n| --- | --- | --- | --- |\n",
+        fmt::join(parts, " "));
+    for (const ClaimOutcome* c : claims) {
+      if (c->claim.finding()) continue;
+      md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(c->claim.id), c->verdict,
+                        effect_cell(*c), c->evaluation.statistic.n);
+    }
+  }
+  // Findings: quantities the paper leaves open, measured with their interval (no side
+  // expected), or untestable where design rule D1 says so.
+  std::string findings;
   for (const ClaimOutcome* c : claims) {
-    md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(c->claim.id), c->verdict,
-                      effect_cell(*c), c->evaluation.statistic.n);
+    if (!c->claim.finding()) continue;
+    findings += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_cell(c->claim.id),
+                            markdown_cell(clause(c->claim.sentence)), c->verdict, effect_cell(*c),
+                            c->evaluation.statistic.n);
+  }
+  if (!findings.empty()) {
+    md += fmt::format(
+        "{}**Findings**: quantities the paper leaves open, measured here with their 95% interval "
+        "(no side expected; docs/claims.md, \"Findings\").\n\n"
+        "| finding | what is measured | result | effect [95% interval] | n |\n"
+        "| --- | --- | --- | --- | --- |\n{}",
+        md.empty() ? "" : "\n", findings);
   }
   return md;
 }
@@ -204,6 +228,7 @@ nlohmann::json to_json(const LedgerResult& r) {
                       {"sentence", c.claim.sentence},
                       {"verdict", c.verdict},
                       {"negative_control", c.claim.negative_control},
+                      {"kind", c.claim.kind()},
                       {"reason", c.reason},
                       {"expect", to_string(c.claim.expect)},
                       {"effect", have ? nlohmann::json(st.effect) : nlohmann::json()},
@@ -246,7 +271,8 @@ std::string to_markdown(const LedgerResult& r) {
       "reduce(rows); interval: 95% Student t over the pairs (the range of the values for a "
       "deterministic claim). A claim is *reproduced* when the interval lies on the side the "
       "paper claims (or inside its band), *contradicted* when it lies on the other side (or "
-      "outside the band), *inconclusive* otherwise. A claim about lengths beyond training is "
+      "outside the band), *inconclusive* otherwise; a finding (no side expected) is *measured*. A "
+      "claim about lengths beyond training is "
       "*untestable (ceiling)* or *untestable (floor)* when fewer than 2 of those lengths are "
       "informative, its baseline arm (the terms with negative weight) within 5% of the "
       "floor-to-ceiling span of the metric's perfect score or of its chance level at the "

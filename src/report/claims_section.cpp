@@ -39,15 +39,25 @@ void claims_section(Page& page, const fs::path& out) {
                       (out / "claims.json").string()));
     }
     std::map<std::string, int> verdicts;
-    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<std::string>> rows, findings;
     for (const auto& c : ledger["claims"]) {
-      ++verdicts[text(c, "verdict")];
       const double effect = number(c, "effect"), low = number(c, "low"), high = number(c, "high");
-      rows.push_back({text(c, "id"), text(c, "paper"), text(c, "verdict"),
-                      std::isfinite(effect) ? fmt::format("{} [{}, {}]", cell_text(effect),
-                                                          cell_text(low), cell_text(high))
-                                            : "",
-                      text(c, "n"), text(c, "sentence")});
+      std::vector<std::string> row = {
+          text(c, "id"),
+          text(c, "paper"),
+          text(c, "verdict"),
+          std::isfinite(effect)
+              ? fmt::format("{} [{}, {}]", cell_text(effect), cell_text(low), cell_text(high))
+              : "",
+          text(c, "n"),
+          text(c, "sentence")};
+      // A finding (kind "finding", expect "measure") has no side: its own table.
+      if (text(c, "kind") == "finding") {
+        findings.push_back(std::move(row));
+      } else {
+        ++verdicts[text(c, "verdict")];
+        rows.push_back(std::move(row));
+      }
     }
     std::string counts;
     for (const auto& [verdict, count] : verdicts) {
@@ -59,6 +69,15 @@ void claims_section(Page& page, const fs::path& out) {
         text(ledger, "tier"), rows.size(), rows.size() == 1 ? "" : "s", counts));
     page.table({"claim", "paper", "verdict", "effect [95% interval]", "n", "sentence"}, rows,
                false);
+    if (!findings.empty()) {
+      page.heading(3, "Findings");
+      page.paragraph(
+          "Quantities the papers leave open, measured with their 95% interval over the pairs; "
+          "no side is expected, so the result is measured, inconclusive (too few pairs) or "
+          "untestable (design rule D1).");
+      page.table({"finding", "paper", "result", "effect [95% interval]", "n", "what is measured"},
+                 findings, false);
+    }
     // Design rule D1: where each governed claim's baseline sits at each length beyond training.
     std::vector<std::vector<std::string>> places;
     for (const auto& c : ledger["claims"]) {

@@ -76,7 +76,19 @@ TEST(Decide, VerdictNames) {
   EXPECT_EQ(to_string(Verdict::untestable_floor), "untestable (floor)");
   EXPECT_EQ(decided_verdicts(),
             (std::vector<std::string>{"reproduced", "contradicted", "inconclusive",
-                                      "untestable (ceiling)", "untestable (floor)"}));
+                                      "untestable (ceiling)", "untestable (floor)", "measured"}));
+}
+
+// A finding: measured whatever the side, once it has its pairs and a finite interval.
+TEST(Decide, MeasureHasNoSide) {
+  const Expectation measure{Expectation::Kind::measure};
+  for (const PairStatistic s : {PairStatistic{3, -1.0, -1.5, -0.5}, PairStatistic{3, 0.1, -1, 1},
+                                PairStatistic{3, 2.0, 1.0, 3.0}}) {
+    const Decision d = decide(measure, s, 2);
+    EXPECT_EQ(d.verdict, Verdict::measured) << d.reason;
+  }
+  EXPECT_EQ(decide(measure, PairStatistic{1, 1.0, NAN, NAN}, 2).verdict, Verdict::inconclusive);
+  EXPECT_EQ(to_string(measure), "measure");
 }
 
 TEST(Decide, TooFewPairsIsInconclusiveWhateverTheInterval) {

@@ -76,6 +76,25 @@ TEST(Evaluate, MixedSignsAreInconclusive) {
   EXPECT_NE(e.decision.reason.find("contains 0"), std::string::npos) << e.decision.reason;
 }
 
+// A finding (expect = "measure") has no side: mixed signs are measured, with their mean and
+// interval; too few pairs stay inconclusive.
+TEST(Evaluate, FindingIsMeasuredWithItsInterval) {
+  TempDir tmp;
+  write_study(tmp, pre_post_rows({2.0, 1.0, 1.5}, {1.0, 2.0, 1.0}));
+  const Claim finding = read_claim(tmp, std::string(kDifference) + "expect = \"measure\"\n");
+  EXPECT_TRUE(finding.finding());
+  EXPECT_EQ(finding.kind(), "finding");
+  const ClaimEvaluation e = evaluate_claim(finding, tmp / "study");
+  EXPECT_EQ(e.decision.verdict, Verdict::measured) << e.decision.reason;
+  EXPECT_EQ(to_string(e.decision.verdict), "measured");
+  EXPECT_NEAR(e.statistic.effect, (-1.0 + 1.0 - 0.5) / 3, 1e-12);
+  EXPECT_LT(e.statistic.low, e.statistic.effect);
+  EXPECT_NE(e.decision.reason.find("measured over 3 pairs"), std::string::npos)
+      << e.decision.reason;
+  write_study(tmp, pre_post_rows({2.0}, {1.0}));
+  EXPECT_EQ(evaluate_claim(finding, tmp / "study").decision.verdict, Verdict::inconclusive);
+}
+
 TEST(Evaluate, TooFewPairs) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));

@@ -103,6 +103,19 @@ TEST(MetricScale, FloorAndCeilingOfEveryTaskMetric) {
 
 // pre at 0.99 everywhere beyond training (≥ 1 − ε): untestable (ceiling), although post's gain
 // alone would reproduce the claim. The length within training is not checked.
+// A finding is checked by D1 like a claim: a baseline at the ceiling makes it untestable, not
+// measured.
+TEST(Informativeness, FindingWithItsBaselineAtTheCeilingIsUntestable) {
+  TempDir tmp;
+  write_experiment(tmp, kMaxRetrieval);
+  write_bytes(tmp / "study" / "results.csv",
+              rows("accuracy", {{4, 0.5}, {12, 0.99}, {16, 0.99}, {20, 0.99}}, 0.005));
+  const ClaimEvaluation e =
+      evaluate_claim(read_claim(tmp, claim_on("accuracy", "measure")), tmp / "study");
+  ASSERT_TRUE(e.informativeness.applies);
+  EXPECT_EQ(e.decision.verdict, Verdict::untestable_ceiling) << e.decision.reason;
+}
+
 TEST(Informativeness, BaselineAtTheCeilingIsUntestableCeiling) {
   TempDir tmp;
   const ClaimEvaluation e =

@@ -296,6 +296,60 @@ TEST(ClaimsRun, UnknownPaperIsAUsageError) {
 }
 
 // The shipped ledger reads without error and its ids are unique.
+// A finding beside a claim of the same paper: measured (or untestable), in a section of its own
+// in claims.md, with kind "finding" in claims.json, under its own line in `claims list`, and in
+// the report's Findings table.
+TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
+  TempDir tmp;
+  const std::string terms = R"(terms = [
+  { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
+  { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
+]
+)";
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00005\"\ntitle = \"A tiny paper\"\n[[claim]]\nid = "
+                       "\"tiny.claim\"\nsentence = \"Post-norm lowers TVD.\"\nstudy = \"" +
+                           kStudy.string() + "\"\n" + terms +
+                           "expect = \"negative\"\n[[claim]]\nid = \"tiny.finding\"\nsentence = "
+                           "\"How much post-norm changes TVD beyond training.\"\nstudy = \"" +
+                           kStudy.string() + "\"\n" + terms + "expect = \"measure\"\n");
+  const fs::path out = tmp / "out";
+  const auto r = run_normlab({"claims", "run", "--tier", "quick", "--claims",
+                              (tmp / "claims").string(), "--out", out.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
+  ASSERT_EQ(ledger["claims"].size(), 2u);
+  EXPECT_EQ(ledger["claims"][0]["kind"], "claim");
+  const auto& finding = ledger["claims"][1];
+  EXPECT_EQ(finding["kind"], "finding");
+  EXPECT_EQ(finding["expect"], "measure");
+  const std::string verdict = finding["verdict"];
+  EXPECT_TRUE(verdict == "measured" || verdict.rfind("untestable", 0) == 0) << finding.dump(2);
+  EXPECT_EQ(finding["n"], 2);
+  // Both read the same rows: the same effect.
+  EXPECT_EQ(finding["effect"], ledger["claims"][0]["effect"]);
+
+  const std::string md = testing::slurp(out / "claims.md");
+  const size_t findings = md.find("**Findings**");
+  ASSERT_NE(findings, std::string::npos) << md;
+  const size_t row = md.find("| tiny.finding | How much post-norm changes TVD beyond training | ");
+  EXPECT_GT(row, findings) << md;
+  EXPECT_LT(md.find("| tiny.claim | "), findings) << md;
+
+  const auto list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(),
+                                 "--ledger", (out / "claims.json").string()});
+  ASSERT_EQ(list.exit_code, 0) << list.describe();
+  const size_t heading = list.out.find("findings (measured, no side expected):\n");
+  ASSERT_NE(heading, std::string::npos) << list.out;
+  EXPECT_GT(list.out.find("tiny.finding"), heading) << list.out;
+  EXPECT_LT(list.out.find("tiny.claim"), heading) << list.out;
+  EXPECT_NE(list.out.find(verdict), std::string::npos) << list.out;
+
+  ASSERT_EQ(run_normlab({"report", out.string()}).exit_code, 0);
+  const std::string html = testing::slurp(out / "report.html");
+  EXPECT_NE(html.find(">Findings</h3>"), std::string::npos);
+}
+
 TEST(ClaimsList, ShippedLedgerReads) {
   const auto r =
       run_normlab({"claims", "list", "--claims", (fs::path(NORMLAB_SOURCE_DIR) / "claims").string(),

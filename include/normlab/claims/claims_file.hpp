@@ -4,6 +4,7 @@
 //
 //   per pair (a value of `pair_by`, e.g. a seed):  v = Σ_terms weight · reduce(matching rows)
 //   over the pairs: mean ± t_{0.975, n−1} · s / √n   → reproduced, contradicted or inconclusive
+//                                                       (a finding: measured)
 #pragma once
 
 #include <filesystem>
@@ -44,8 +45,10 @@ struct Term {
   std::string description;      // the term as written, for messages
 };
 
+// What a claim expects of its effect; `measure` makes it a finding: a quantity measured with
+// its interval, no side expected (docs/claims.md, "Findings").
 struct Expectation {
-  enum class Kind { negative, positive, band };
+  enum class Kind { negative, positive, band, measure };
   Kind kind = Kind::negative;
   double low = 0, high = 0;  // Kind::band
 };
@@ -71,7 +74,11 @@ struct Claim {
   // checked by the same machinery; the answer lists it apart from the papers' claims.
   bool negative_control = false;
   std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
-  std::string where;   // "FILE:LINE" of the claim, for messages
+  bool finding() const { return expect.kind == Expectation::Kind::measure; }
+  // "claim", "finding" or "negative control": the kind claims.json and the Python DataFrame
+  // give, and the section claims.md lists it in.
+  std::string kind() const;
+  std::string where;  // "FILE:LINE" of the claim, for messages
 };
 
 struct Paper {

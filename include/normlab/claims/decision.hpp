@@ -7,6 +7,7 @@
 //   expect positive: mirrored
 //   expect band [lo, hi]: interval ⊂ band → reproduced; disjoint → contradicted; else
 //                         inconclusive
+//   expect measure (a finding): measured, with the effect and its interval
 //   fewer than min_pairs pairs → inconclusive, whatever the interval
 //
 // Before any of this, design rule D1 (claims/informativeness.hpp) may find the claim
@@ -21,9 +22,17 @@
 
 namespace normlab::claims {
 
-enum class Verdict { reproduced, contradicted, inconclusive, untestable_ceiling, untestable_floor };
+enum class Verdict {
+  reproduced,
+  contradicted,
+  inconclusive,
+  untestable_ceiling,
+  untestable_floor,
+  measured  // a finding's (expect = "measure"): its effect and interval, no side expected
+};
 
-// "reproduced", "contradicted", "inconclusive", "untestable (ceiling)", "untestable (floor)":
+// "reproduced", "contradicted", "inconclusive", "untestable (ceiling)", "untestable (floor)",
+// "measured":
 // the words of claims.json, claims.md and `claims list`.
 std::string to_string(Verdict v);
 // Every verdict a decided claim can have, in that order.
