@@ -272,8 +272,8 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
             "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
-            ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\" or "
-            "{ band = [lo, hi] } with finite lo < hi");
+            ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\", "
+            "\"measure\" (a finding) or { band = [lo, hi] } with finite lo < hi");
   EXPECT_EQ(read_error(head + terms + "expect = { band = [0.6, 0.4] }\n").substr(0, 3), ":7:");
   // Numbers a double cannot hold exactly, bands that decide nothing, weights that weigh
   // nothing, and counts beyond int are refused, not rounded or truncated.
