@@ -14,6 +14,7 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
 #include "normlab/io/csv.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/model/scheme.hpp"
@@ -554,13 +555,12 @@ TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
 }
 
 // Every training experiment shipped in experiments/ reads without error.
-// A shipped file read as `normlab run FILE --tier TIER` reads it ("" : a file without tiers).
+// A shipped file read as `normlab run FILE --tier TIER` reads it ("" : a file without tiers),
+// [sweep] grids included.
 Experiment read_shipped(const std::string& name, const std::string& tier) {
   const auto path = std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (name + ".toml");
-  auto table = parse_toml_file(path);
-  apply_tier(*table, path.string(), tier);
-  TomlSection top(table.get(), path.string(), "top level");
-  return read_experiment(top, path.string());
+  return read_swept_experiment([&] { return load_experiment_document(path, tier, {}); },
+                               path.string());
 }
 
 // Every training study, at every tier it has.
@@ -591,7 +591,9 @@ TEST(ExperimentFile, ShippedFilesAreValid) {
 TEST(ExperimentFile, TiersKeepTheDesign) {
   for (const char* name : {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval",
                            "resharpen_dyck", "resharpen_tomita", "vanishing_variance_argmax",
-                           "vanishing_variance_dict", "depth_charlm_L16"}) {
+                           "vanishing_variance_dict", "depth_charlm_L16", "open_resharpen_depth",
+                           "open_variance_pos", "open_attnres_norms", "open_charlm_length",
+                           "open_variance_depth", "open_width_max_retrieval", "open_width_dyck"}) {
     SCOPED_TRACE(name);
     const Experiment quick = read_shipped(name, "quick"), full = read_shipped(name, "full");
     ASSERT_EQ(quick.variants.size(), full.variants.size());
