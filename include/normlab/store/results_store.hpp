@@ -40,12 +40,12 @@ struct RunRecord {
   std::string hash;  // run_hash() of the run's full config
   std::string variant, scheme, norm;
   uint64_t seed = 0;
-  std::string values_json;         // {"scheme": ..., "seed": ...}: what varies between the runs
-  std::string base_variant;        // the variant without its sweep point ("pre" for "pre lr=0.003")
-  std::string config_json = "{}";  // run.json without status and label: what the hash covers
+  std::string values_json;  // {"scheme": ..., "seed": ...}: what varies between the runs
   std::string status, run_dir;
   std::string started_at, finished_at;  // "" when not observed by this store's writer
   double seconds = NAN;                 // wall time of the training process, when observed
+  std::string base_variant;        // the variant without its sweep point ("pre" for "pre lr=0.003")
+  std::string config_json = "{}";  // run.json without status and label: what the hash covers
 };
 
 struct ResultRecord {
