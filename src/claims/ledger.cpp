@@ -19,7 +19,10 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/claims/design_rules.hpp"
 #include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/run_rows.hpp"
+#include "normlab/experiment/sweep.hpp"
 #include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/store/provenance.hpp"
 
@@ -83,6 +86,38 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
       write_file_atomic(dest / e.path().filename(), read_file(e.path()));
     }
   }
+}
+
+// With --tables: a training study that finished in an earlier ledger run, perhaps on another
+// machine, has its tables kept in `tables` and no runs there any more. When its folder here has
+// no record of its own and the kept experiment.json is the experiment the study would run now
+// (the same config hash), the kept tables are copied into the folder and used instead of
+// training the study again. False (and nothing copied) otherwise.
+bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
+  if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
+      fs::exists(tables / "runs") || !fs::exists(tables / kStudyRecord) ||
+      !fs::exists(tables / "experiment.json")) {
+    return false;
+  }
+  try {
+    const nlohmann::json record = parse_json_file(tables / kStudyRecord);
+    if (!record.value("ok", false)) return false;
+    Experiment e = read_swept_experiment(
+        [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
+    e.tier = s.tier;
+    e.sets = s.sets;
+    if (experiment_config_hash(to_json(e)) !=
+        experiment_config_hash(parse_json_file(tables / "experiment.json"))) {
+      return false;
+    }
+  } catch (const std::exception&) {
+    return false;  // unreadable kept tables: the study runs
+  }
+  fs::create_directories(s.folder);
+  for (const fs::directory_entry& e : fs::directory_iterator(tables)) {
+    if (e.is_regular_file()) write_file_atomic(s.folder / e.path().filename(), read_file(e.path()));
+  }
+  return true;
 }
 
 // The invocations an earlier record of the study lists; none without a readable one.
@@ -335,6 +370,15 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     // With --tables, each study keeps its runs in its tables' folder until it has finished.
     const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
     const fs::path kept = tables.empty() || !s.trains ? fs::path() : tables / "runs";
+    if (reuse_kept_tables(s, tables)) {
+      std::printf(
+          "study %s: finished in an earlier ledger run; its kept tables %s are the same "
+          "experiment and are used, not run again\n",
+          s.folder.filename().string().c_str(), tables.string().c_str());
+      std::fflush(stdout);
+      read_study_record(s);
+      continue;
+    }
     if (decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {

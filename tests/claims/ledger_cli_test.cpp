@@ -250,6 +250,48 @@ TEST(ClaimsRun, KeptRunsOutliveTheResultsFolder) {
   EXPECT_EQ(record["command"].get<std::string>().find("--keep"), std::string::npos) << record;
 }
 
+// A study that finished in an earlier ledger run keeps only its tables; a ledger with an empty
+// OUT (another machine) uses them instead of training the study again, and decides the same.
+// A changed study (another seed list) is run.
+TEST(ClaimsRun, FinishedStudyIsReusedFromItsKeptTables) {
+  TempDir tmp;
+  const fs::path study = tmp / "claims_tiny_study.toml";
+  const std::string text = testing::slurp(kStudy);
+  testing::write_bytes(study, text);
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00006\"\n" + minimal_claim("tiny.reused", study.string()));
+  const fs::path tables = tmp / "tables";
+  const auto ledger = [&](const std::string& out) {
+    return run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                        "--out", (tmp / out).string(), "--tables", tables.string()});
+  };
+  auto r = ledger("first");
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  const auto first = nlohmann::json::parse(testing::slurp(tmp / "first" / "claims.json"));
+  EXPECT_FALSE(fs::exists(tables / "claims_tiny-quick" / "runs"));
+
+  r = ledger("second");
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: finished in an earlier ledger run; its kept "
+                       "tables "),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err.find("runs ("), std::string::npos) << r.err;  // nothing trained
+  EXPECT_FALSE(fs::exists(tmp / "second" / "claims_tiny-quick" / "runs"));
+  const auto second = nlohmann::json::parse(testing::slurp(tmp / "second" / "claims.json"));
+  EXPECT_EQ(second["claims"][0]["verdict"], first["claims"][0]["verdict"]);
+  EXPECT_EQ(second["claims"][0]["effect"], first["claims"][0]["effect"]);
+
+  // The study file changed (another learning rate): its kept tables are not that experiment.
+  const size_t lr = text.find("lr = 0.01");
+  ASSERT_NE(lr, std::string::npos);
+  testing::write_bytes(study, text.substr(0, lr) + "lr = 0.02" + text.substr(lr + 9));
+  r = ledger("third");
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_EQ(r.out.find("finished in an earlier ledger run"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("runs ("), std::string::npos) << r.err;
+}
+
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;
