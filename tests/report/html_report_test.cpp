@@ -12,6 +12,7 @@ namespace normlab {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::occurrences;
 using testing::run_normlab;
 using testing::RunResult;
 using testing::slurp;
@@ -19,12 +20,6 @@ using testing::TempDir;
 using testing::tiny_study;
 
 constexpr auto npos = std::string::npos;
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 std::string tiny_report() {
   const testing::TinyStudy& s = tiny_study();
@@ -50,19 +45,19 @@ TEST(Report, HasAFigurePerMetricAndWeightsTheCurvesAndTheDepthProbe) {
         "effective rank against depth (mean over 2 seeds)",
         "gradient norm per layer (mean over 2 seeds)",
         "RMS of each block&#39;s output (mean over 2 seeds)"}) {
-    EXPECT_EQ(count(html, "aria-label=\"" + title + "\""), 1u) << title;
+    EXPECT_EQ(occurrences(html, "aria-label=\"" + title + "\""), 1u) << title;
   }
-  EXPECT_EQ(count(html, "<svg class=\"figure\""), 9u);
+  EXPECT_EQ(occurrences(html, "<svg class=\"figure\""), 9u);
   // The evaluator's chance row (the uniform predictor's TVD, design rule D1's floor) is a dashed
   // line in the TVD figure, not a figure of its own.
-  EXPECT_EQ(count(html, "aria-label=\"tvd_chance against length"), 0u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tvd_chance against length"), 0u);
   EXPECT_NE(html.find("chance (uniform predictor)"), npos);
   EXPECT_NE(html.find("grey dots: the uniform predictor (chance)"), npos);
   // Metric figures: the training lengths 1..3 shaded; two seeds draw no band (t = 12.7).
-  EXPECT_GE(count(html, "<rect class=\"shade\""), 2u);
+  EXPECT_GE(occurrences(html, "<rect class=\"shade\""), 2u);
   EXPECT_NE(html.find("training lengths (1 .. 3)"), npos);
   EXPECT_NE(html.find("no band below 3 seeds"), npos);
-  EXPECT_EQ(count(html, "<polygon class=\"band\""), 0u);
+  EXPECT_EQ(occurrences(html, "<polygon class=\"band\""), 0u);
   // The summary table marks lengths beyond training.
   EXPECT_NE(html.find("<th>N=5*</th>"), npos);
   EXPECT_NE(html.find("<th>N=2</th>"), npos);
@@ -82,7 +77,7 @@ TEST(Report, ShowsTheStoresProvenance) {
   EXPECT_NE(html.find("<td>" + e.rows[0][1] + "</td>"), npos);
   EXPECT_NE(html.find("<td>" + e.rows[0][2] + "</td>"), npos);
   // One row per run, each finished.
-  EXPECT_EQ(count(html, "<td>finished</td>"), 4u);
+  EXPECT_EQ(occurrences(html, "<td>finished</td>"), 4u);
 }
 
 TEST(Report, IsSelfContainedAndShowsFileTextAsText) {
@@ -118,7 +113,7 @@ TEST(ReportCommand, WritesTheReportAgain) {
   const RunResult r = run_normlab({"report", copy.string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_EQ(r.out, "wrote " + (copy / "report.html").string() + "\n");
-  EXPECT_EQ(count(slurp(copy / "report.html"), "<svg class=\"figure\""), 9u);
+  EXPECT_EQ(occurrences(slurp(copy / "report.html"), "<svg class=\"figure\""), 9u);
 }
 
 TEST(ReportCommand, RefusesWhatIsNotAResultsFolder) {

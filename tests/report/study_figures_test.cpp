@@ -17,17 +17,12 @@ namespace normlab {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::occurrences;
 using testing::run_normlab;
 using testing::slurp;
 using testing::TempDir;
 
 constexpr auto npos = std::string::npos;
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // The legend colours of the entries labelled `label` over the whole page.
 std::set<std::string> legend_colours(const std::string& html, const std::string& label) {
@@ -85,12 +80,14 @@ TEST(StudyFigures, TenSchemesMakeTwoPanelsOfAtMostEight) {
   std::vector<std::string> schemes;
   for (int i = 1; i <= 10; ++i) schemes.push_back(fmt::format("s{}", i));
   const std::string html = report_of(hand_made_study(tmp / "ten", schemes, {""}, 5));
-  EXPECT_EQ(count(html, "aria-label=\"tvd against length (raw weights, schemes 1–8 of 10)\""), 1u);
-  EXPECT_EQ(count(html, "aria-label=\"tvd against length (raw weights, schemes 9–10 of 10)\""), 1u);
-  EXPECT_EQ(count(html, "<svg class=\"figure\""), 2u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tvd against length (raw weights, schemes 1–8 of 10)\""),
+            1u);
+  EXPECT_EQ(
+      occurrences(html, "aria-label=\"tvd against length (raw weights, schemes 9–10 of 10)\""), 1u);
+  EXPECT_EQ(occurrences(html, "<svg class=\"figure\""), 2u);
   // The y axis says which way TVD is better; five seeds give bands.
   EXPECT_NE(html.find("tvd (lower is better)"), npos);
-  EXPECT_GE(count(html, "<polygon class=\"band\""), 10u);
+  EXPECT_GE(occurrences(html, "<polygon class=\"band\""), 10u);
   // Ten schemes, ten colours (the palette's ten).
   std::set<std::string> all;
   for (const std::string& s : schemes) {
@@ -105,17 +102,17 @@ TEST(StudyFigures, ASweepIsFacetedByPointWithOneColourPerScheme) {
   TempDir tmp;
   const std::string html =
       report_of(hand_made_study(tmp / "swept", {"pre", "post"}, {"lr=0.1", "lr=0.2"}, 2));
-  EXPECT_EQ(count(html, "aria-label=\"tvd against length (raw weights, lr=0.1)\""), 1u);
-  EXPECT_EQ(count(html, "aria-label=\"tvd against length (raw weights, lr=0.2)\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tvd against length (raw weights, lr=0.1)\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tvd against length (raw weights, lr=0.2)\""), 1u);
   // Lines are named by scheme (the figure names the point), each scheme one colour in both.
   const std::set<std::string> pre = legend_colours(html, "pre"),
                               post = legend_colours(html, "post");
   ASSERT_EQ(pre.size(), 1u);
   ASSERT_EQ(post.size(), 1u);
   EXPECT_NE(*pre.begin(), *post.begin());
-  EXPECT_EQ(count(html, ">pre lr=0.1</text>"), 0u);
+  EXPECT_EQ(occurrences(html, ">pre lr=0.1</text>"), 0u);
   // Two seeds: no bands (t = 12.7), and the caption says so.
-  EXPECT_EQ(count(html, "<polygon class=\"band\""), 0u);
+  EXPECT_EQ(occurrences(html, "<polygon class=\"band\""), 0u);
   EXPECT_NE(html.find("no band below 3 seeds"), npos);
 }
 
@@ -153,9 +150,9 @@ TEST(StudyFigures, AStudyThatHasNotFinishedShowsItsEndedRunsAndCurvesSoFar) {
   EXPECT_NE(html.find("has not finished (it is running, or was stopped): 2 of 4 runs have ended"),
             npos)
       << html.substr(0, 3000);
-  EXPECT_EQ(count(html, "aria-label=\"tvd against length (raw weights)\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tvd against length (raw weights)\""), 1u);
   EXPECT_NE(html.find("Summary tables (runs ended so far)"), npos);
-  EXPECT_EQ(count(html, "aria-label=\"training loss against step\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"training loss against step\""), 1u);
   // The summary table holds the seed-1 runs: one seed per cell, so no interval.
   EXPECT_EQ(html.find("[0."), npos);
 }
@@ -171,8 +168,8 @@ TEST(StudyFigures, SeveralFoldersSideBySide) {
   const std::string html = slurp(page);
   EXPECT_NE(html.find(">Studies</h2>"), npos) << html.substr(0, 2000);
   EXPECT_NE(html.find("not finished: 2 of 4 runs ended"), npos);
-  EXPECT_EQ(count(html, "aria-label=\"tiny: tvd against length (raw weights)\""), 1u);
-  EXPECT_EQ(count(html, "aria-label=\"stopped: tvd against length (raw weights)\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"tiny: tvd against length (raw weights)\""), 1u);
+  EXPECT_EQ(occurrences(html, "aria-label=\"stopped: tvd against length (raw weights)\""), 1u);
   EXPECT_NE(html.find("Summary tables: tiny"), npos);
   EXPECT_NE(html.find("Summary tables: stopped (runs ended so far)"), npos);
   // Each scheme one colour in both studies' figures.

@@ -37,6 +37,13 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// How many times `what` occurs in `text` (overlapping occurrences count too).
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream ss;
