@@ -3,11 +3,11 @@
 import json
 import math
 import os
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import _normlab
+from . import _hooks, _normlab
 
 
 class Model:
@@ -46,24 +46,64 @@ class Model:
             out[rows, :length] = logits
         return out
 
-    def run_with_cache(self, tokens, mask=None) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
-        """Logits and a dict of named activations (TransformerLens-style hook names, listed in
-        docs/python.md): residual streams, sublayer inputs after their norm, attention
-        patterns, heads, branch outputs before and after their output norm. Ragged rows as in
-        `forward`: every activation padded with zeros along its position axes."""
+    def run_with_hooks(self, tokens, fwd_hooks=(), mask=None) -> np.ndarray:
+        """Logits of a forward in which each hook function sees its named activation and may
+        change it (docs/python.md, "Hooks"). fwd_hooks: [(name, fn)], name a hook name
+        (`hook_names()`) or a predicate on names; fn(activation, hook) receives a float32
+        copy and changes it in place or returns the replacement; the forward continues from
+        it. Ragged rows as in `forward`: each set of rows of one length runs alone, and its
+        hooks see that set."""
         batch = _ragged(tokens, mask)
         if batch is None:
-            return self._core.run_with_cache(np.asarray(tokens))
+            tokens = np.asarray(tokens)
+            dispatch = _hooks.Dispatch(fwd_hooks, batch_axis=tokens.ndim != 1)
+            logits = self._core.run_with_hooks(tokens, dispatch)
+            dispatch.check_names()
+            return logits
+        out = None
+        for rows, length in batch.groups():
+            dispatch = _hooks.Dispatch(fwd_hooks)
+            logits = self._core.run_with_hooks(batch.tokens[rows, :length], dispatch)
+            dispatch.check_names()
+            if out is None:
+                out = np.zeros(batch.tokens.shape[:2] + logits.shape[2:], np.float32)
+            out[rows, :length] = logits
+        return out
+
+    def hook_names(self) -> List[str]:
+        """Every hook name of this model, in the order the forward reaches them."""
+        dispatch = _hooks.Dispatch([])
+        self._core.run_with_hooks(np.zeros((1, 2), np.int64), dispatch)
+        return list(dict.fromkeys(dispatch.offered))
+
+    def run_with_cache(self, tokens, mask=None, names_filter=None
+                       ) -> Tuple[np.ndarray, Dict[str, np.ndarray]]:
+        """Logits and a dict of every hook point's activation (docs/python.md, "Hooks"), or of
+        those whose name passes names_filter (a predicate, a name or a list of names). Ragged
+        rows as in `forward`: every activation padded with zeros along its position axes."""
+        if names_filter is None:
+            wanted = lambda name: True
+        elif callable(names_filter):
+            wanted = names_filter
+        else:
+            names = {names_filter} if isinstance(names_filter, str) else set(names_filter)
+            wanted = lambda name: name in names
+        batch = _ragged(tokens, mask)
+        if batch is None:
+            cache = {}
+            logits = self.run_with_hooks(tokens, [(wanted, _recorder(cache))])
+            return logits, cache
         B, T = batch.tokens.shape[:2]
         logits, cache = None, {}
         for rows, length in batch.groups():
-            part_logits, part = self._core.run_with_cache(batch.tokens[rows, :length])
+            part = {}
+            part_logits = self.run_with_hooks(batch.tokens[rows, :length],
+                                              [(wanted, _recorder(part))])
             if logits is None:
                 logits = np.zeros((B, T) + part_logits.shape[2:], np.float32)
             logits[rows, :length] = part_logits
             for name, value in part.items():
-                # Position axes: the pattern's query and key (2, 3), else the one after B.
-                axes = (2, 3) if name.endswith("hook_pattern") else (1,)
+                axes = _position_axes(name)
                 if name not in cache:
                     shape = [B] + list(value.shape[1:])
                     for a in axes:
@@ -116,6 +156,19 @@ class Model:
         c = self.config
         return (f"normlab.Model({self.label}, norm={c['norm']}, V={c['vocab']}, D={c['width']}, "
                 f"L={c['layers']}, {self.num_params} parameters)")
+
+
+def _recorder(cache: Dict[str, np.ndarray]):
+    """A hook function that keeps each activation in cache under its name."""
+    def record(value, hook):
+        cache[hook.name] = value.copy()
+    return record
+
+
+def _position_axes(name: str) -> Tuple[int, ...]:
+    """The position axes of a hook's activation: query and key of (B, H, T, T), else T of
+    (B, T, ...)."""
+    return (2, 3) if name.endswith(("hook_pattern", "hook_attn_scores")) else (1,)
 
 
 class _Ragged:

@@ -693,6 +693,9 @@ def block_attnres_input(model: "Twin", i: int, embedding: torch.Tensor,
     v = torch.stack(sources)  # (K, B, T, D)
     keys = normalize("rmsnorm", v, gain, None, c["norm_eps"])
     alpha = torch.softmax((keys * query).sum(-1), dim=0)  # (K, B, T)
+    name = "final_res" if i == len(model.rs.sublayers) else \
+        model.hook_block(prefix) + prefix.split(".")[2]
+    alpha = model.hook(name + ".hook_res_weights", alpha.permute(1, 2, 0)).permute(2, 0, 1)
     return (alpha.unsqueeze(-1) * v).sum(0)
 
 
@@ -840,6 +843,10 @@ class Twin(torch.nn.Module):
             self.p[spec.name] = param
         self.per_layer = 2 if cfg["mlp"] else 1
         self._tables: Dict[Tuple[str, int], Tuple[torch.Tensor, ...]] = {}
+        # Forward hooks at normlab's hook names (docs/python.md, "Hooks"): (matches(name),
+        # fn(activation, name) -> replacement or None); offered lists the names reached.
+        self.hooks: List[Tuple[Callable[[str], bool], Callable]] = []
+        self.offered: List[str] = []
 
     # ---- parameters
 
@@ -896,6 +903,41 @@ class Twin(torch.nn.Module):
         return groups
 
     # ---- pieces
+
+    def hook(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """x through every hook at `name`; x itself without one."""
+        if not self.hooks:
+            return x
+        self.offered.append(name)
+        for match, fn in self.hooks:
+            if match(name):
+                out = fn(x, name)
+                x = x if out is None else out
+        return x
+
+    def _norm_hooked(self, prefix: str, hook_prefix: str, x: torch.Tensor,
+                     kind: str = "") -> torch.Tensor:
+        """The norm at `prefix` with its hook_scale (B, T, 1), the divisor sqrt(var + eps),
+        and hook_normalized at `hook_prefix`."""
+        kind = kind or self.cfg["norm"]
+        if self.hooks and kind not in ("dyt", "derf", "none"):
+            xc = x - x.mean(-1, keepdim=True) if kind in ("layernorm", "standardize") else x
+            sq = xc.pow(2).sum(-1, keepdim=True) if kind in ("l2", "scalenorm") else \
+                xc.pow(2).mean(-1, keepdim=True)
+            y = xc / self.hook(hook_prefix + ".hook_scale", torch.sqrt(sq + self.cfg["norm_eps"]))
+            for name in (".weight", ".scale"):
+                if prefix + name in self.p:
+                    y = y * self.p[prefix + name]
+            if prefix + ".bias" in self.p:
+                y = y + self.p[prefix + ".bias"]
+        else:
+            y = self._norm(prefix, x, kind)
+        return self.hook(hook_prefix + ".hook_normalized", y)
+
+    @staticmethod
+    def hook_block(prefix: str) -> str:
+        """"blocks.l." of a sublayer's checkpoint prefix "layers.l.attn"."""
+        return "blocks." + prefix.split(".")[1] + "."
 
     def _norm(self, prefix: str, x: torch.Tensor, kind: str = "") -> torch.Tensor:
         return normalize(kind or self.cfg["norm"], x, self.p.get(prefix + ".weight"),
@@ -958,11 +1000,16 @@ class Twin(torch.nn.Module):
             q = s_qk * normalize("l2", q, None, None, c["norm_eps"])
             k = s_qk * normalize("l2", k, None, None, c["norm_eps"])
             scale = c["beta"] * math.sqrt(dh)
+        at = self.hook_block(prefix) + "attn."
+        q, k, v = (self.hook(at + name, t.transpose(1, 2)).transpose(1, 2)  # hooks: (B, T, H, dh)
+                   for name, t in (("hook_q", q), ("hook_k", k), ("hook_v", v)))
         scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
         if c["causal"]:
             scores = scores.masked_fill(self._table("mask", T)[0], float("-inf"))
-        o = torch.softmax(scores, dim=-1) @ v  # (B, H, T, dh)
-        o = o.transpose(1, 2).reshape(B, T, D)
+        scores = self.hook(at + "hook_attn_scores", scores)
+        pattern = self.hook(at + "hook_pattern", torch.softmax(scores, dim=-1))
+        o = pattern @ v  # (B, H, T, dh)
+        o = self.hook(at + "hook_z", o.transpose(1, 2)).reshape(B, T, D)
         return o @ self.p[prefix + ".o.weight"].t()
 
     def mlp(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
@@ -970,7 +1017,10 @@ class Twin(torch.nn.Module):
         h = u @ self.p[prefix + ".up.weight"].t()  # (B, T, M)
         if self.rs.ngpt:  # nGPT: the pre-activation times s_uv
             h = h * (self.p[prefix + ".s_uv"] * ngpt_scales(self.cfg)["s_uv"][1])
+        block = self.hook_block(prefix)
+        h = self.hook(block + "mlp.hook_pre", h)
         h = F.gelu(h) if self.cfg["activation"] == "gelu" else F.relu(h)
+        h = self.hook(block + "mlp.hook_post", h)
         return h @ self.p[prefix + ".down.weight"].t()
 
     def _factor(self, name: str, spec: Tuple[str, float]):
@@ -990,11 +1040,17 @@ class Twin(torch.nn.Module):
         slots = self.rs.sublayers[i]
         attention = i % self.per_layer == 0
         prefix = f"layers.{i // self.per_layer}.{'attn' if attention else 'mlp'}"
-        u = self._norm(prefix + ".norm_in", x, slots.kind_in) if slots.norm_in else x
+        block, kind = self.hook_block(prefix), "attn" if attention else "mlp"
+        ln = block + ("ln1" if attention else "ln2")  # TransformerLens's names
+        u = self._norm_hooked(prefix + ".norm_in", ln, x, slots.kind_in) if slots.norm_in else x
         if slots.input_scale != 1.0:
             u = slots.input_scale * u  # layernorm_scaling: N(x) / sqrt(l + 1)
+        u = self.hook(block + kind + ".hook_in", u)
         y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
-        z = self._norm(prefix + ".norm_out", y, slots.kind_out) if slots.norm_out else y
+        y = self.hook(block + f"hook_{kind}_out", y)
+        z = self._norm_hooked(prefix + ".norm_out", ln + "_post", y, slots.kind_out) \
+            if slots.norm_out else y
+        z = self.hook(block + f"hook_{kind}_out_normed", z)
         if slots.interpolate:  # nGPT: N_x(x) + |alpha| (z - N_x(x))
             xh = self._norm(prefix + ".x_norm", x, slots.kind_post)
             alpha = self.p[prefix + ".alpha"].abs() * ngpt_scales(self.cfg)["alpha"][1]
@@ -1002,8 +1058,27 @@ class Twin(torch.nn.Module):
         else:
             r = self._factor(prefix + ".residual_scale", slots.residual) * x + \
                 self._factor(prefix + ".branch_scale", slots.branch) * z
-        out = self._norm(prefix + ".norm_post", r, slots.kind_post) if slots.norm_post else r
+        out = self._norm_hooked(prefix + ".norm_post", ln + "_resid", r, slots.kind_post) \
+            if slots.norm_post else r
         return out, z
+
+    def run_with_hooks(self, tokens, fwd_hooks=()) -> torch.Tensor:
+        """Logits with forward hooks, as normlab.Model.run_with_hooks (docs/python.md,
+        "Hooks"): fwd_hooks [(name or predicate on names, fn(activation, hook))], the
+        activations torch tensors of normlab's shapes; fn changes one in place or returns its
+        replacement."""
+        from normlab import _hooks  # the package's, when the twin is normlab.to_torch's
+
+        hooks = _hooks.parse(fwd_hooks)
+        self.hooks = [(match, lambda x, name, call=call: call(x, _hooks.HookPoint(name)))
+                      for match, call, _ in hooks]
+        self.offered = []
+        try:
+            logits = self.forward(tokens)
+        finally:
+            self.hooks = []
+        _hooks.check_names(hooks, set(self.offered))
+        return logits
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (B, T) or (B, T, F) int64 -> logits (B, T, V). With F fields per position
@@ -1025,7 +1100,8 @@ class Twin(torch.nn.Module):
         elif c["pos"] == "sinusoidal":
             h = h + self._table("sinusoid", T)[0]
         if self.rs.embed_norm:
-            h = self._norm("embed_norm", h)
+            h = self._norm_hooked("embed_norm", "ln_embed", h)
+        h = self.hook("hook_embed", h)
         if self.rs.two_stream:
             h = TWO_STREAMS[self.rs.two_stream](self, h)
         elif self.rs.hyper:
@@ -1034,14 +1110,21 @@ class Twin(torch.nn.Module):
             make_input = RESIDUAL_MODES[self.rs.residual_mode]
             outputs: List[torch.Tensor] = []
             branches: List[torch.Tensor] = []
-            for i in range(len(self.rs.sublayers)):
+            S = len(self.rs.sublayers)
+            for i in range(S):
                 x = make_input(self, i, h, outputs, branches)
+                block = f"blocks.{i // self.per_layer}."
+                if i > 0 and i % self.per_layer == 0:
+                    x = self.hook(f"blocks.{i // self.per_layer - 1}.hook_resid_post", x)
+                x = self.hook(block + ("hook_resid_pre" if i % self.per_layer == 0 else
+                                       "hook_resid_mid"), x)
                 out, z = self.sublayer(i, x)
                 outputs.append(out)
                 branches.append(z)
-            h = make_input(self, len(self.rs.sublayers), h, outputs, branches)
+            h = make_input(self, S, h, outputs, branches)
+            h = self.hook(f"blocks.{(S - 1) // self.per_layer}.hook_resid_post", h)
         if self.rs.final_norm:
-            h = self._norm("final_norm", h)
+            h = self._norm_hooked("final_norm", "ln_final", h)
         unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]
         logits = h @ unembed.t()  # (B, T, V)
         if self.rs.logit_scale:  # nGPT's s_z

@@ -1,5 +1,5 @@
 // normlab.Model's compiled half: a float32 model built from a config or a checkpoint, with
-// forward, activations by TransformerLens-style hook names, gradients, and parameter views.
+// forward, forward hooks by TransformerLens-style names, gradients, and parameter views.
 // Letters: B batch, T length, F fields, D width, H heads, V vocab.
 #include <algorithm>
 #include <chrono>
@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
+#include "forward_hooks.hpp"
 #include "normlab/base/batch.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/model/checkpoint.hpp"
@@ -66,51 +67,24 @@ struct PyModel {
     return copy_array(logits, rows_shape(b, config().vocab));
   }
 
-  // Logits and every named activation of one forward (docs/python.md, "Activations").
-  py::tuple run_with_cache(const py::array& tokens) {
+  // Logits of a training forward whose named activations go through `dispatch`, a
+  // normlab._hooks.Dispatch (forward_hooks.hpp, docs/python.md "Hooks").
+  FloatArray run_with_hooks(const py::array& tokens, py::object dispatch) {
     const TokenBatch b = tokens_of(tokens);
+    PythonHooks hooks(std::move(dispatch));
     const float* logits;
     {
       py::gil_scoped_release release;
-      logits = model->forward(b.ids.data(), b.batch, b.len, b.fields);
-    }
-    const ModelConfig& c = config();
-    const int64_t D = c.width, H = c.heads, T = b.len;
-    py::dict cache;
-    auto put = [&](const std::string& name, const float* p) {
-      cache[py::str(name)] = copy_array(p, rows_shape(b, D));
-    };
-    const int per_layer = c.sublayers_per_layer();
-    put("hook_embed", model->stream(0));
-    for (int i = 0; i < model->num_sublayers(); ++i) {
-      const int l = i / per_layer;
-      const bool attention = model->sublayer_params()[i].is_attention;
-      const std::string block = fmt::format("blocks.{}.", l);
-      const std::string kind = attention ? "attn" : "mlp";
-      put(block + (attention ? "hook_resid_pre" : "hook_resid_mid"), model->stream(i));
-      put(block + kind + ".hook_in", model->branch_input(i));
-      put(block + "hook_" + kind + "_out", model->branch_output(i));
-      put(block + "hook_" + kind + "_out_normed", model->branch_output_normed(i));
-      if (attention) {
-        // Probabilities are stored (B, H, T, Tp) with Tp = T rounded up to 16: drop the padding.
-        const int64_t Tp = (T + 15) / 16 * 16;
-        FloatArray pattern({b.batch, H, T, T});
-        const float* src = model->attention_probs(i);
-        for (int64_t r = 0; r < b.batch * H * T; ++r) {
-          std::copy(src + r * Tp, src + r * Tp + T, pattern.mutable_data() + r * T);
-        }
-        cache[py::str(block + "attn.hook_pattern")] =
-            b.had_batch_axis ? py::array(pattern) : py::array(pattern[py::int_(0)]);
-        std::vector<py::ssize_t> z_shape = {b.batch, T, H, D / H};
-        if (!b.had_batch_axis) z_shape.erase(z_shape.begin());
-        cache[py::str(block + "attn.hook_z")] = copy_array(model->attention_heads(i), z_shape);
+      model->set_forward_hooks(&hooks);
+      try {
+        logits = model->forward(b.ids.data(), b.batch, b.len, b.fields);
+      } catch (...) {
+        model->set_forward_hooks(nullptr);
+        throw;
       }
-      if (i + 1 == model->num_sublayers() || (i + 1) % per_layer == 0) {
-        put(block + "hook_resid_post", model->stream(i + 1));
-      }
+      model->set_forward_hooks(nullptr);
     }
-    if (const float* f = model->final_normed()) put("ln_final.hook_normalized", f);
-    return py::make_tuple(copy_array(logits, rows_shape(b, c.vocab)), cache);
+    return copy_array(logits, rows_shape(b, config().vocab));
   }
 
   // Loss and gradients of the weighted soft-target cross-entropy (the `normlab grads` loss).
@@ -275,7 +249,7 @@ void add_model_bindings(py::module_& m) {
       .def_property_readonly("num_params",
                              [](const PyModel& self) { return self.model->params().size(); })
       .def("forward", &PyModel::forward, py::arg("tokens"))
-      .def("run_with_cache", &PyModel::run_with_cache, py::arg("tokens"))
+      .def("run_with_hooks", &PyModel::run_with_hooks, py::arg("tokens"), py::arg("dispatch"))
       .def("grads", &PyModel::grads, py::arg("tokens"), py::arg("targets"),
            py::arg("weight") = py::none())
       .def("parameters", &parameter_views)

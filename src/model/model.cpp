@@ -52,6 +52,7 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   for (auto& s : w.stream) a.declare(s, N * D);
   w.subs.resize(S);
   w.inputs.assign(S, nullptr);
+  hooked_inputs_.assign(S, {});
   for (int i = 0; i < S; ++i) {
     const SublayerShape shape{.i = i,
                               .attention = sublayers_[i].is_attention,
@@ -187,17 +188,31 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   if (scheme_.embed_norm) {
     norm_forward(norm_weights(params_, embed_norm_), e, embedded,
                  {w.embed_mean.data(), w.embed_rstd.data()}, {N, D}, c.norm_eps);
+    if (hooks_ != nullptr) {
+      offer_norm("ln_embed", embed_norm_, e, embedded, w.embed_mean.data(), w.embed_rstd.data(), N);
+    }
   }
+  if (hooks_ != nullptr) offer("hook_embed", embedded, N, {D});
   rs.begin(N);
+  // The stream hooks see stream(i): under two streams the stream x, which input(i) reads;
+  // under the other modes what input(i) writes.
+  const bool x_stream = scheme_.residual_mode == ResidualMode::two_stream;
   for (int i = 0; i < num_sublayers(); ++i) {
+    if (hooks_ != nullptr && x_stream) offer_stream(i, w.stream[i].data());
     w.inputs[i] = rs.input(i, N);
+    if (hooks_ != nullptr && !x_stream) offer_stream(i, w.stream[i].data());
     const T* z = branch_forward(i, batch, len, w.inputs[i], N, w.subs[i],
                                 AttentionStrategy<T>::full(w.subs[i].probs));
     rs.update(i, z, N);
   }
 
   // Only the listed rows continue to the final norm and the unembedding.
+  const std::string last_post = hooks_ != nullptr ? hook_block(num_sublayers() - 1) : "";
+  if (hooks_ != nullptr && x_stream)
+    offer(last_post + "hook_resid_post", w.stream.back().data(), N, {D});
   const T* h = rs.end(N);
+  if (hooks_ != nullptr && !x_stream)
+    offer(last_post + "hook_resid_post", w.stream.back().data(), N, {D});
   w.stream_end = h;
   w.rows_listed = rows != nullptr;
   w.R = rows != nullptr ? static_cast<int64_t>(rows->size()) : N;
@@ -216,6 +231,10 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   if (scheme_.final_norm) {
     norm_forward(norm_weights(params_, final_norm_), h, w.final_h.data(),
                  {w.final_mean.data(), w.final_rstd.data()}, {R, D}, c.norm_eps);
+    if (hooks_ != nullptr) {
+      offer_norm("ln_final", final_norm_, h, w.final_h.data(), w.final_mean.data(),
+                 w.final_rstd.data(), R);
+    }
     h = w.final_h.data();
   }
   const int64_t V = c.vocab;

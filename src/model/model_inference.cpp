@@ -24,6 +24,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
                                 const std::vector<int64_t>& rows,
                                 const SublayerObserver<T>& observer) {
   const ModelConfig& c = config_;
+  if (hooks_ != nullptr) throw std::logic_error("forward_rows: forward hooks are set");
   check_tokens(tokens, batch, len, fields);
   const int64_t N = batch * len;
   const int64_t R = static_cast<int64_t>(rows.size());

@@ -35,15 +35,28 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
   const int D = c.width;
   const int64_t M = c.mlp_hidden();
 
+  // Hook names: "blocks.l." and the sublayer's kind, its norms TransformerLens's ln1 / ln2
+  // (input), ln1_post / ln2_post (output) and normlab's ln1_resid / ln2_resid (after the add).
+  const std::string block = hooks_ != nullptr ? hook_block(i) : std::string();
+  const std::string kind = hooks_ != nullptr ? hook_kind(i) : std::string();
+  const char* ln = p.is_attention ? "ln1" : "ln2";
   const T* u = x;
   if (slots.norm_in) {
     norm_forward(norm_weights(params_, p.norm_in), x, b.u, {b.in_mean, b.in_rstd}, {rows, D},
                  c.norm_eps);
+    if (hooks_ != nullptr) offer_norm(block + ln, p.norm_in, x, b.u, b.in_mean, b.in_rstd, rows);
     u = b.u;
   }
   if (slots.input_scale != 1.0) {
     scale_rows(u, T(slots.input_scale), b.u, rows * D);
     u = b.u;
+  }
+  if (hooks_ != nullptr && hooks_->wants(block + kind + ".hook_in")) {
+    if (u == x) {  // f reads the stream itself: the hook changes a copy
+      hooked_inputs_.at(i).assign(x, x + rows * D);
+      u = hooked_inputs_[i].data();
+    }
+    offer(block + kind + ".hook_in", const_cast<T*>(u), rows, {D});
   }
 
   int64_t out_rows = rows;
@@ -69,12 +82,14 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
       rope_apply(b.qkv, {batch, len, D, c.heads}, *b.rope, Rotation::forward);
     }
     b.qkv_hook->forward(i, b.qkv, rows);
+    if (hooks_ != nullptr) offer_qkv(i, b.qkv);
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     if (attention.streams) {
       out_rows = attention.query_count;
       attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o);
     } else {
       attention_forward(shape, b.qkv, b.attn_o, attention.probs);
+      if (hooks_ != nullptr) offer_attention(i, b.qkv, attention.probs, b.attn_o);
     }
     linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});
   } else {
@@ -86,14 +101,24 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     } else {
       linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
     }
+    if (hooks_ != nullptr) offer(block + "mlp.hook_pre", b.hidden_pre, rows, {M});
     activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
+    if (hooks_ != nullptr) offer(block + "mlp.hook_post", b.hidden, rows, {M});
     linear_forward(b.hidden, params_.data() + p.w_out, b.y, {.rows = rows, .in = M, .out = D});
   }
+  if (hooks_ != nullptr) offer(block + "hook_" + kind + "_out", b.y, out_rows, {D});
 
-  if (!slots.norm_out) return b.y;
-  norm_forward(norm_weights(params_, p.norm_out), b.y, b.z, {b.out_mean, b.out_rstd}, {out_rows, D},
-               c.norm_eps);
-  return b.z;
+  T* z = b.y;
+  if (slots.norm_out) {
+    norm_forward(norm_weights(params_, p.norm_out), b.y, b.z, {b.out_mean, b.out_rstd},
+                 {out_rows, D}, c.norm_eps);
+    if (hooks_ != nullptr) {
+      offer_norm(block + ln + "_post", p.norm_out, b.y, b.z, b.out_mean, b.out_rstd, out_rows);
+    }
+    z = b.z;
+  }
+  if (hooks_ != nullptr) offer(block + "hook_" + kind + "_out_normed", z, out_rows, {D});
+  return z;
 }
 
 template <typename T>
@@ -115,6 +140,10 @@ void Model<T>::add_forward(int i, const T* x, const T* z, const SublayerBuffers<
   if (slots.norm_post) {
     norm_forward(norm_weights(params_, p.norm_post), static_cast<const T*>(r), out,
                  {b.post_mean, b.post_rstd}, {rows, D}, config_.norm_eps);
+    if (hooks_ != nullptr) {
+      offer_norm(hook_block(i) + (p.is_attention ? "ln1_resid" : "ln2_resid"), p.norm_post, r, out,
+                 b.post_mean, b.post_rstd, rows);
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "normlab/model/forward_hooks.hpp"
 #include "normlab/model/model_config.hpp"
 #include "normlab/model/param_layout.hpp"
 #include "normlab/model/scheme.hpp"
@@ -170,6 +171,10 @@ class Model {
   const T* forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
                         const std::vector<int64_t>& rows, const SublayerObserver<T>& observer = {});
 
+  // The hooks the training forward offers its named activations to (forward_hooks.hpp), or
+  // null (the default): none. forward_rows refuses to run while hooks are set.
+  void set_forward_hooks(ForwardHooks<T>* hooks) { hooks_ = hooks; }
+
   // Accumulates dL/dparams into grads() given dL/dlogits of the last forward: (B, T, V), or
   // (R, V) when it listed rows.
   void backward(const T* dlogits);
@@ -282,6 +287,27 @@ class Model {
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
   int hyper_streams() const { return config_.streams; }  // hyper-connections: n
 
+  // The forward hooks' sites (src/model/hook_sites.cpp), each a no-op without hooks_. Names:
+  // hook_block(i) is "blocks.l." of sublayer i, hook_kind(i) "attn" or "mlp". offer: values
+  // (rows, width) in place, shaped (B, T, width...) when rows = B·T; true when a hook changed
+  // them.
+  std::string hook_block(int i) const;
+  std::string hook_kind(int i) const;
+  bool offer(const std::string& name, T* values, int64_t rows,
+             const std::vector<int64_t>& width) const;
+  // A norm's hook_scale (rows, 1), the TransformerLens scale 1/rstd, and hook_normalized
+  // (rows, D) at `prefix`; a changed scale renormalizes its rows of y from x.
+  void offer_norm(const std::string& prefix, const NormParams& p, const T* x, T* y, T* mean,
+                  T* rstd, int64_t rows) const;
+  // Attention sublayer i: hook_q, hook_k, hook_v (B, T, H, dh) of qkv (N, 3D) in place; then
+  // hook_attn_scores and hook_pattern (B, H, T, T) and hook_z (B, T, H, dh) after attention
+  // wrote probs (B, H, T, Tp) and o (N, D).
+  void offer_qkv(int i, T* qkv) const;
+  void offer_attention(int i, const T* qkv, T* probs, T* o) const;
+  // The stream entering sublayer i (its hook_resid_pre or hook_resid_mid, after the previous
+  // block's hook_resid_post), x (N, D) in place.
+  void offer_stream(int i, T* x) const;
+
   ModelConfig config_;
   ResolvedScheme scheme_;
   ParamLayout layout_;
@@ -305,6 +331,10 @@ class Model {
   std::unique_ptr<ResidualStream<T>> residual_;    // the training pass's, by the scheme's mode
   std::unique_ptr<InferenceStream<T>> inference_;  // the inference pass's (with eval_)
   std::unique_ptr<QkvHook<T>> train_qkv_hook_, eval_qkv_hook_;  // each pass's
+  ForwardHooks<T>* hooks_ = nullptr;                            // set_forward_hooks
+  // A hooked copy of sublayer i's input when the sublayer reads the stream itself (no input
+  // norm): changing its hook_in changes what f reads, not the stream.
+  mutable std::vector<std::vector<T>> hooked_inputs_;
 
   friend class AdditiveStream<T>;
   friend class AttnResStream<T>;

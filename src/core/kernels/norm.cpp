@@ -113,6 +113,25 @@ void norm_forward(const NormWeights<T>& weights, const T* x, T* y, RowStats<T> s
 }
 
 template <typename T>
+void norm_apply(const NormWeights<T>& weights, const T* x, T* y, RowStats<const T> stats,
+                RowShape shape) {
+  const NormKind kind = weights.kind;
+  require_contract(!pointwise(kind), "norm_apply", "a kind with row statistics");
+  check_scalars(kind, weights.scalars, "norm_apply");
+  const int64_t N = shape.rows;
+  const int D = shape.width;
+  const T scale = kind == NormKind::scalenorm ? weights.scalars[0] : T(1);
+  for (int64_t n = 0; n < N; ++n) {
+    for (int d = 0; d < D; ++d) {
+      T v = (x[n * D + d] - stats.mean[n]) * stats.rstd[n];
+      if (norm_has_gain(kind)) v *= weights.gain[d];
+      if (norm_has_bias(kind)) v += weights.bias[d];
+      y[n * D + d] = v * scale;
+    }
+  }
+}
+
+template <typename T>
 void norm_backward(const NormWeights<T>& weights, const T* x, RowStats<const T> stats, const T* dy,
                    T* dx, const NormGrads<T>& grads, RowShape shape) {
   const NormKind kind = weights.kind;
@@ -204,6 +223,10 @@ template void norm_forward<float>(const NormWeights<float>&, const float*, float
                                   RowShape, double);
 template void norm_forward<double>(const NormWeights<double>&, const double*, double*,
                                    RowStats<double>, RowShape, double);
+template void norm_apply<float>(const NormWeights<float>&, const float*, float*,
+                                RowStats<const float>, RowShape);
+template void norm_apply<double>(const NormWeights<double>&, const double*, double*,
+                                 RowStats<const double>, RowShape);
 template void norm_backward<float>(const NormWeights<float>&, const float*, RowStats<const float>,
                                    const float*, float*, const NormGrads<float>&, RowShape);
 template void norm_backward<double>(const NormWeights<double>&, const double*,

@@ -200,6 +200,27 @@ class AttnResStream final : public ResidualStream<T> {
     for (int k = 0; k < K; ++k) w.mix_src[k] = w.sources[ids[k]];
     res_mix_from_logits(w.mix_src.data(), K, w.mix_logits[l].data(), w.stream[l].data(),
                         w.mix_alpha[l].data(), rows, m_.config_.width);
+    if (m_.hooks_ != nullptr) offer_weights(l, K, rows);
+  }
+
+  // A forward hook at point l's weights (B, T, K); changed weights mix the sources again:
+  // x = Σ_k α_k source_k (docs/attnres.md).
+  void offer_weights(int l, int K, int64_t rows) {
+    auto& w = ws();
+    const std::string name = l == m_.num_sublayers()
+                                 ? std::string("final_res.hook_res_weights")
+                                 : m_.hook_block(l) + m_.hook_kind(l) + ".hook_res_weights";
+    if (!m_.offer(name, w.mix_alpha[l].data(), rows, {K})) return;
+    const int D = width();
+    const T* alpha = w.mix_alpha[l].data();
+    T* x = w.stream[l].data();
+    for (int64_t n = 0; n < rows; ++n) {
+      for (int d = 0; d < D; ++d) {
+        T sum = 0;
+        for (int k = 0; k < K; ++k) sum += alpha[n * K + k] * w.mix_src[k][n * D + d];
+        x[n * D + d] = sum;
+      }
+    }
   }
 
   void backward_point(int l, const T* dx, int64_t rows) {

@@ -208,6 +208,10 @@ class HyperStreams final : public ResidualStream<T> {
     const HyperBuffers<T> b = buffers(i);
     const T* H = ws().hyper_H[i].data();
     compute_weights(m_, i, H, b, N);
+    if (m_.hooks_ != nullptr) {  // changed weights are the ones mixed and updated with
+      const int64_t n = m_.hyper_streams();
+      m_.offer(m_.hook_block(i) + m_.hook_kind(i) + ".hook_hc_weights", b.mix, N, {n * (n + 2)});
+    }
     mix_into_input(m_, H, b.mix, ws().stream[i].data(), N);
     return ws().stream[i].data();
   }
