@@ -126,12 +126,7 @@ class Model:
         if batch is None:
             w = None if weight is None else np.asarray(weight, dtype=np.float32)
             return self._core.grads(np.asarray(tokens), np.asarray(targets), w)
-        targets = np.asarray(targets)
-        soft = targets.dtype.kind == "f"
-        scored = targets.sum(-1) > 0 if soft else targets >= 0
-        w = scored.astype(np.float64) if weight is None else np.asarray(weight, np.float64)
-        w = np.where(batch.mask & scored, w, 0.0)
-        total = w.sum()
+        targets, w, total = _weights(batch, targets, weight)
         loss, grads = 0.0, {}
         for rows, length in batch.groups():
             share = w[rows, :length].sum() / total if total > 0 else 0.0
@@ -142,6 +137,38 @@ class Model:
             for name, g in part.items():
                 grads[name] = grads.get(name, 0.0) + share * g.astype(np.float64)
         return loss, {name: g.astype(np.float32) for name, g in grads.items()}
+
+    def backward_with_cache(self, tokens, targets, weight=None, mask=None
+                            ) -> Tuple[float, Dict[str, np.ndarray]]:
+        """Loss and its gradient with respect to every hook point's activation (docs/python.md,
+        "Gradients"): {name: dL/d(activation)}, each shaped as the activation `run_with_cache`
+        gives, for the loss of `grads` (same targets, weight and ragged rows). The final
+        norm's gradients are zero at unscored positions, which do not reach it."""
+        batch = _ragged(tokens, mask)
+        if batch is None:
+            w = None if weight is None else np.asarray(weight, dtype=np.float32)
+            return self._core.backward_with_cache(np.asarray(tokens), np.asarray(targets), w)
+        targets, w, total = _weights(batch, targets, weight)
+        B, T = batch.tokens.shape[:2]
+        loss, cache = 0.0, {}
+        for rows, length in batch.groups():
+            share = w[rows, :length].sum() / total if total > 0 else 0.0
+            part_loss, part = self._core.backward_with_cache(
+                batch.tokens[rows, :length], targets[rows, :length],
+                w[rows, :length].astype(np.float32))
+            loss += share * part_loss
+            for name, g in part.items():
+                axes = _position_axes(name)
+                if name not in cache:
+                    shape = [B] + list(g.shape[1:])
+                    for a in axes:
+                        shape[a] = T
+                    cache[name] = np.zeros(shape, np.float32)
+                index = [rows] + [slice(None)] * (g.ndim - 1)
+                for a in axes:
+                    index[a] = slice(0, length)
+                cache[name][tuple(index)] = share * g
+        return loss, cache
 
     def parameters(self) -> Dict[str, np.ndarray]:
         """Writable float32 views of the parameters by checkpoint name; writing to a view
@@ -156,6 +183,17 @@ class Model:
         c = self.config
         return (f"normlab.Model({self.label}, norm={c['norm']}, V={c['vocab']}, D={c['width']}, "
                 f"L={c['layers']}, {self.num_params} parameters)")
+
+
+def _weights(batch: "_Ragged", targets, weight):
+    """Ragged rows' targets, their weights (B, T) (zero at padding and unscored positions) and
+    the weights' sum, the loss's denominator."""
+    targets = np.asarray(targets)
+    soft = targets.dtype.kind == "f"
+    scored = targets.sum(-1) > 0 if soft else targets >= 0
+    w = scored.astype(np.float64) if weight is None else np.asarray(weight, np.float64)
+    w = np.where(batch.mask & scored, w, 0.0)
+    return targets, w, w.sum()
 
 
 def _recorder(cache: Dict[str, np.ndarray]):

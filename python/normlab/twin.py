@@ -1045,6 +1045,8 @@ class Twin(torch.nn.Module):
         u = self._norm_hooked(prefix + ".norm_in", ln, x, slots.kind_in) if slots.norm_in else x
         if slots.input_scale != 1.0:
             u = slots.input_scale * u  # layernorm_scaling: N(x) / sqrt(l + 1)
+        if u is x and self.hooks:  # f reads the stream itself: its hook sees a copy
+            u = x.clone()
         u = self.hook(block + kind + ".hook_in", u)
         y = self.attention(prefix, u) if attention else self.mlp(prefix, u)
         y = self.hook(block + f"hook_{kind}_out", y)

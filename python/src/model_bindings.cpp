@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -16,13 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
-#include "forward_hooks.hpp"
 #include "normlab/base/batch.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/model/checkpoint.hpp"
 #include "normlab/model/model.hpp"
 #include "normlab/model/model_fields.hpp"
 #include "normlab/train/train_step.hpp"
+#include "python_hooks.hpp"
 #include "token_arrays.hpp"
 
 namespace py = pybind11;
@@ -46,6 +47,22 @@ std::vector<py::ssize_t> rows_shape(const TokenBatch& b, int64_t last) {
   return {b.len, last};
 }
 
+// Every gradient hook's values, by name (activation_hooks.hpp).
+struct GradientRecorder : ActivationHooks<float> {
+  struct Gradient {
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+  };
+  std::map<std::string, Gradient> grads;
+  bool wants(const std::string&) override { return true; }
+  bool visit(const std::string& name, float* values, const std::vector<int64_t>& shape) override {
+    int64_t count = 1;
+    for (int64_t s : shape) count *= s;
+    grads[name] = {shape, std::vector<float>(values, values + count)};
+    return false;
+  }
+};
+
 struct PyModel {
   std::unique_ptr<Model<float>> model;
 
@@ -68,7 +85,7 @@ struct PyModel {
   }
 
   // Logits of a training forward whose named activations go through `dispatch`, a
-  // normlab._hooks.Dispatch (forward_hooks.hpp, docs/python.md "Hooks").
+  // normlab._hooks.Dispatch (activation_hooks.hpp, docs/python.md "Hooks").
   FloatArray run_with_hooks(const py::array& tokens, py::object dispatch) {
     const TokenBatch b = tokens_of(tokens);
     PythonHooks hooks(std::move(dispatch));
@@ -87,12 +104,11 @@ struct PyModel {
     return copy_array(logits, rows_shape(b, config().vocab));
   }
 
-  // Loss and gradients of the weighted soft-target cross-entropy (the `normlab grads` loss).
+  // The batch of the weighted soft-target cross-entropy (the `normlab grads` loss).
   // targets: int (B, T) token ids, -1 = unscored, or float (B, T, V) distributions;
   // weight: (B, T), default 1 at every scored position.
-  py::tuple grads(const py::array& tokens, const py::array& targets,
-                  const std::optional<py::array>& weight) {
-    const TokenBatch tb = tokens_of(tokens);
+  Batch batch_of(const TokenBatch& tb, const py::array& targets,
+                 const std::optional<py::array>& weight) const {
     const int V = config().vocab;
     Batch b;
     b.resize(tb.batch, tb.len, V, tb.fields);
@@ -142,6 +158,13 @@ struct PyModel {
       const std::vector<float> w = c_order_values<float>(*weight);
       for (int64_t n = 0; n < N; ++n) b.weight[n] = b.target_slot[n] >= 0 ? w[n] : 0.0f;
     }
+    return b;
+  }
+
+  // Loss and gradients of the loss of batch_of.
+  py::tuple grads(const py::array& tokens, const py::array& targets,
+                  const std::optional<py::array>& weight) {
+    const Batch b = batch_of(tokens_of(tokens), targets, weight);
     std::vector<float> dlogits;
     double loss;
     {
@@ -154,6 +177,51 @@ struct PyModel {
                                       std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
     }
     return py::make_tuple(loss, g);
+  }
+
+  // Loss and dL/d(every hooked activation) (docs/python.md, "Gradients"), each shaped as the
+  // activation; the final norm's, which only the scored rows reach, at those rows (zero
+  // elsewhere).
+  py::tuple backward_with_cache(const py::array& tokens, const py::array& targets,
+                                const std::optional<py::array>& weight) {
+    const TokenBatch tb = tokens_of(tokens);
+    const Batch b = batch_of(tb, targets, weight);
+    GradientRecorder recorder;
+    std::vector<float> dlogits;
+    double loss;
+    {
+      py::gil_scoped_release release;
+      model->set_gradient_hooks(&recorder);
+      try {
+        loss = loss_and_grads(*model, b, dlogits);
+      } catch (...) {
+        model->set_gradient_hooks(nullptr);
+        throw;
+      }
+      model->set_gradient_hooks(nullptr);
+    }
+    std::vector<int64_t> scored;  // the rows loss_and_grads lists (train_step.cpp)
+    for (int64_t n = 0; n < tb.batch * tb.len; ++n) {
+      if (b.target_slot[n] >= 0 && b.weight[n] != 0.0f) scored.push_back(n);
+    }
+    py::dict cache;
+    for (const auto& [name, grad] : recorder.grads) {
+      std::vector<py::ssize_t> shape(grad.shape.begin(), grad.shape.end());
+      const bool listed = name.rfind("ln_final.", 0) == 0 && shape.size() >= 1 &&
+                          static_cast<int64_t>(scored.size()) != tb.batch * tb.len;
+      if (!listed) {
+        if (!tb.had_batch_axis) shape.erase(shape.begin());
+        cache[py::str(name)] = copy_array(grad.values.data(), shape);
+        continue;
+      }
+      const int64_t width = shape.back();  // (R, width) rows back to (B, T, width)
+      std::vector<float> full(tb.batch * tb.len * width, 0.0f);
+      for (size_t k = 0; k < scored.size(); ++k) {
+        std::copy_n(grad.values.data() + k * width, width, full.data() + scored[k] * width);
+      }
+      cache[py::str(name)] = copy_array(full.data(), rows_shape(tb, width));
+    }
+    return py::make_tuple(loss, cache);
   }
 };
 
@@ -252,6 +320,8 @@ void add_model_bindings(py::module_& m) {
       .def("run_with_hooks", &PyModel::run_with_hooks, py::arg("tokens"), py::arg("dispatch"))
       .def("grads", &PyModel::grads, py::arg("tokens"), py::arg("targets"),
            py::arg("weight") = py::none())
+      .def("backward_with_cache", &PyModel::backward_with_cache, py::arg("tokens"),
+           py::arg("targets"), py::arg("weight") = py::none())
       .def("parameters", &parameter_views)
       // Benchmark aid (bench/python_overhead.py): seconds per forward of `tokens`, the best of
       // `repeats` timed loops of `calls` forwards each, measured inside C++.

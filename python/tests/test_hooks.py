@@ -303,3 +303,74 @@ def test_names_filter_and_layer():
 
     model.run_with_hooks([[1, 2]], [(lambda n: n.endswith("hook_z"), note_layer)])
     assert layers == [0, 1]
+
+
+# Gradients at the hook points (docs/python.md, "Gradients").
+
+GRADIENT_SCHEMES = [s for s in SCHEMES if s["scheme"] not in
+                    ("resi_dual", "siamesenorm", "hyper_connections")]  # the twin's hooks
+
+
+def twin_activation_grads(model, tokens, targets, dtype):
+    """The twin's loss and dL/d(activation) at every hook name, by autograd."""
+    module = normlab.to_torch(model, dtype)
+    kept = {}
+
+    def keep(x, hook):
+        x.retain_grad()
+        kept[hook.name] = x
+
+    logits = module.run_with_hooks(torch.from_numpy(tokens), [(lambda name: True, keep)])
+    V = logits.shape[-1]
+    scored = torch.from_numpy(targets >= 0)
+    target = torch.nn.functional.one_hot(torch.from_numpy(targets).clamp(min=0), V).to(dtype)
+    loss = twin.soft_cross_entropy(logits, target * scored[..., None], scored.to(dtype))
+    loss.backward()
+    return loss.item(), {n: (t.grad.numpy() if t.grad is not None else np.zeros(t.shape))
+                         for n, t in kept.items()}
+
+
+@pytest.mark.parametrize("options", GRADIENT_SCHEMES, ids=scheme_id)
+def test_activation_gradients_match_torch_autograd(options):
+    """Each gradient of normlab's float32 backward against the twin's in float64, within the
+    twin's bound: sqrt(K) times the float32 twin's error plus eps32 of the gradient's size, K
+    the backward's roundings (twin.reduction_length). The AttnRes weights have no gradient."""
+    model = small(options, init_std=0.3)
+    rng = np.random.default_rng(7)
+    tokens = rng.integers(0, 13, size=(2, 9))
+    targets = rng.integers(0, 13, size=(2, 9))
+    targets[0, :3] = -1  # unscored positions
+    loss, grads = model.backward_with_cache(tokens, targets)
+    ref_loss, ref = twin_activation_grads(model, tokens, targets, torch.float64)
+    _, twin32 = twin_activation_grads(model, tokens, targets, torch.float32)
+    assert loss == pytest.approx(ref_loss, rel=1e-5)
+    assert set(grads) == {n for n in model.hook_names() if not n.endswith("hook_res_weights")}
+    cfg = twin.parse_config({"normlab_config": json.dumps(model.config)}, "model")
+    for name, g in grads.items():
+        assert g.shape == ref[name].shape, name
+        K = twin.reduction_length(cfg, 2, 9, g.size, backward=True)
+        bound = math.sqrt(K) * (np.abs(twin32[name] - ref[name]).max()
+                                + twin.EPS32 * np.abs(ref[name]).max())
+        assert np.abs(g - ref[name]).max() <= bound, name
+
+
+def test_activation_gradients_of_ragged_rows_and_their_final_norm():
+    model = small(dict(scheme="pre"), init_std=0.3)
+    tokens = np.array([[1, 2, 3, 0, 0], [4, 5, 6, 7, 8]])
+    targets = np.array([[2, 3, -1, 0, 0], [5, 6, 7, 8, 9]])
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    loss, grads = model.backward_with_cache(tokens, targets, mask=mask)
+    # Scored positions: 2 in row 0, 5 in row 1; the loss is their mean, so each row's
+    # gradients are its own loss's times its share of the scored positions.
+    loss0, g0 = model.backward_with_cache(tokens[:1, :3], targets[:1, :3])
+    loss1, g1 = model.backward_with_cache(tokens[1:], targets[1:])
+    assert loss == pytest.approx((2 * loss0 + 5 * loss1) / 7, rel=1e-6)
+    for name in ("blocks.1.hook_resid_mid", "ln_final.hook_scale"):
+        np.testing.assert_allclose(grads[name][0, :3], 2 / 7 * g0[name][0], rtol=1e-5, atol=1e-9)
+        assert np.all(grads[name][0, 3:] == 0)
+        np.testing.assert_allclose(grads[name][1], 5 / 7 * g1[name][0], rtol=1e-5, atol=1e-9)
+    pattern = "blocks.0.attn.hook_pattern"  # (B, H, T, T): queries and keys padded
+    np.testing.assert_allclose(grads[pattern][0, :, :3, :3], 2 / 7 * g0[pattern][0], rtol=1e-5,
+                               atol=1e-9)
+    # The unscored position reaches no final norm: its gradient there is 0.
+    assert np.all(g0["ln_final.hook_normalized"][0, 2] == 0)

@@ -1,4 +1,4 @@
-// The forward hooks' sites in the training forward (include/normlab/model/forward_hooks.hpp):
+// The forward hooks' sites in the training forward (include/normlab/model/activation_hooks.hpp):
 // each offers one named activation and, when a hook changed it, makes the rest of the forward
 // continue from the change. Sites that are a buffer of the forward offer it in place; the
 // others (q, k, v inside the packed buffer, the scores, a norm's scale) are gathered first and

@@ -60,6 +60,10 @@ void Model<T>::backward(const T* dlogits) {
                   {.rows = R, .in = D, .out = V});
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
+    if (grad_hooks_ != nullptr) {
+      offer_norm_grad("ln_final", final_norm_, h_in, w.final_mean.data(), w.final_rstd.data(),
+                      w.d_final.data(), R);
+    }
     std::fill_n(w.d_final_in.data(), R * D, T(0));
     norm_backward(norm_weights(params_, final_norm_), h_in,
                   {w.final_mean.data(), w.final_rstd.data()}, w.d_final.data(), w.d_final_in.data(),
@@ -78,17 +82,38 @@ void Model<T>::backward(const T* dlogits) {
       std::copy(d_h + k * D, d_h + (k + 1) * D, d_end + w.out_rows[k] * D);
     }
   }
+  // The stream hooks' gradients: dL/d(stream(i)) is what sublayer i's branch and add leave
+  // in g.d_v, except under two streams, whose stream hooks see the stream x (no gradient
+  // hooks there).
+  const bool stream_grads =
+      grad_hooks_ != nullptr && scheme_.residual_mode != ResidualMode::two_stream;
+  const int per_layer = c.sublayers_per_layer();
+  if (stream_grads) offer_grad(hook_block(num_sublayers() - 1) + "hook_resid_post", d_end, N, {D});
   rs.end_backward();
   for (int i = num_sublayers() - 1; i >= 0; --i) {
     const BranchGradient<T> g = rs.update_backward(i);
+    if (grad_hooks_ != nullptr) {
+      offer_grad(hook_block(i) + "hook_" + hook_kind(i) + "_out_normed", g.dz, N, {D});
+    }
     branch_backward(i, w.batch, w.len, g.v, g.dz, g.d_v);
+    if (stream_grads) {
+      offer_grad(hook_block(i) + (i % per_layer == 0 ? "hook_resid_pre" : "hook_resid_mid"), g.d_v,
+                 N, {D});
+      if (i > 0 && i % per_layer == 0)
+        offer_grad(hook_block(i - 1) + "hook_resid_post", g.d_v, N, {D});
+    }
     rs.input_backward(i);
   }
 
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
   // same token may repeat, and the order of the sums must not depend on threads.
   const T* de = rs.begin_backward();
+  if (grad_hooks_ != nullptr) offer_grad("hook_embed", de, N, {D});
   if (scheme_.embed_norm) {
+    if (grad_hooks_ != nullptr) {
+      offer_norm_grad("ln_embed", embed_norm_, w.embed_raw.data(), w.embed_mean.data(),
+                      w.embed_rstd.data(), de, N);
+    }
     T* d_raw_e = w.d_u.data();  // the branches' scratch, free now
     parallel_zero(d_raw_e, N * D);
     norm_backward(norm_weights(params_, embed_norm_), w.embed_raw.data(),
@@ -126,6 +151,10 @@ T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool resid
   // out = N_post(r)
   const T* dr = d_out;
   if (slots.norm_post) {
+    if (grad_hooks_ != nullptr) {
+      offer_norm_grad(hook_block(i) + (p.is_attention ? "ln1_resid" : "ln2_resid"), p.norm_post,
+                      sub.r, sub.post_mean, sub.post_rstd, d_out, N);
+    }
     parallel_zero(w.d_r.data(), N * D);
     norm_backward(norm_weights(params_, p.norm_post), sub.r, {sub.post_mean, sub.post_rstd}, d_out,
                   w.d_r.data(), norm_grads(grads_, p.norm_post), {N, D});
@@ -193,14 +222,23 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
   const int D = c.width;
   const int64_t M = c.mlp_hidden();
 
+  // Gradient hook names (hook_sites.cpp): "blocks.l." and the kind, ln1 / ln2 the norms'.
+  const std::string block = grad_hooks_ != nullptr ? hook_block(i) : std::string();
+  const std::string kind = grad_hooks_ != nullptr ? hook_kind(i) : std::string();
+  const char* ln = p.is_attention ? "ln1" : "ln2";
+
   // z = N_out(y)
   const T* dy = dz;
   if (slots.norm_out) {
+    if (grad_hooks_ != nullptr) {
+      offer_norm_grad(block + ln + "_post", p.norm_out, sub.y, sub.out_mean, sub.out_rstd, dz, N);
+    }
     parallel_zero(w.d_y.data(), N * D);
     norm_backward(norm_weights(params_, p.norm_out), sub.y, {sub.out_mean, sub.out_rstd}, dz,
                   w.d_y.data(), norm_grads(grads_, p.norm_out), {N, D});
     dy = w.d_y.data();
   }
+  if (grad_hooks_ != nullptr) offer_grad(block + "hook_" + kind + "_out", dy, N, {D});
 
   // y = f(u)
   const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u : v;
@@ -210,8 +248,10 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
     parallel_zero(w.d_attn_o.data(), N * D);
     linear_backward(sub.attn_o, params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
+    if (grad_hooks_ != nullptr) offer_attention_grads(i, sub.qkv, sub.probs, w.d_attn_o.data());
     const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
     attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
+    if (grad_hooks_ != nullptr) offer_qkv_grads(i, w.d_qkv.data());
     train_qkv_hook_->backward(i, w.d_qkv.data(), N);
     if (scheme_.sphere_qk) {  // nGPT: q, k = s_qk f ⊙ q/|q| after RoPE
       sphere_qk_backward(sub.qkv_raw, params_.data() + p.s_qk, T(ngpt_scales(c).s_qk.factor),
@@ -230,8 +270,10 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
     parallel_zero(w.d_hidden.data(), N * M);
     linear_backward(sub.hidden, params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
+    if (grad_hooks_ != nullptr) offer_grad(block + "mlp.hook_post", w.d_hidden.data(), N, {M});
     activation_backward(c.activation, sub.hidden_pre, w.d_hidden.data(), w.d_hidden_pre.data(),
                         N * M);
+    if (grad_hooks_ != nullptr) offer_grad(block + "mlp.hook_pre", w.d_hidden_pre.data(), N, {M});
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
       column_scale_backward(sub.hidden_raw, params_.data() + p.s_uv, T(ngpt_scales(c).s_uv.factor),
                             w.d_hidden_pre.data(), grads_.data() + p.s_uv, N, M);
@@ -241,8 +283,12 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
   }
 
   // u = s · N_in(v); the gradient adds into d_v.
+  if (grad_hooks_ != nullptr) offer_grad(block + kind + ".hook_in", du, N, {D});
   if (slots.input_scale != 1.0) scale_rows(du, T(slots.input_scale), du, N * D);
   if (slots.norm_in) {
+    if (grad_hooks_ != nullptr) {
+      offer_norm_grad(block + ln, p.norm_in, v, sub.in_mean, sub.in_rstd, du, N);
+    }
     norm_backward(norm_weights(params_, p.norm_in), v, {sub.in_mean, sub.in_rstd}, du, d_v,
                   norm_grads(grads_, p.norm_in), {N, D});
   } else {

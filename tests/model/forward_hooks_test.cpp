@@ -1,4 +1,4 @@
-// Forward hooks (include/normlab/model/forward_hooks.hpp): the training forward offers its
+// Forward hooks (include/normlab/model/activation_hooks.hpp): the training forward offers its
 // activations by name, an identity hook leaves every logit bit for bit, a changed activation is
 // what the rest of the forward reads, and the inference pass refuses to run while hooks are set.
 // Python's tests (python/tests/test_hooks.py) check every scheme's names and interventions
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "normlab/model/forward_hooks.hpp"
+#include "normlab/model/activation_hooks.hpp"
 #include "normlab/model/model.hpp"
 
 namespace normlab {
@@ -21,7 +21,7 @@ namespace {
 
 // Hooks at every name: each visit is recorded with its shape, and `change`, if set, may change
 // the values of the names it returns true for.
-struct Recorder : ForwardHooks<double> {
+struct Recorder : ActivationHooks<double> {
   std::vector<std::string> names;
   std::map<std::string, std::vector<int64_t>> shapes;
   std::function<bool(const std::string&, double*, int64_t)> change;

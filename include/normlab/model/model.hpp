@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "normlab/model/forward_hooks.hpp"
+#include "normlab/model/activation_hooks.hpp"
 #include "normlab/model/model_config.hpp"
 #include "normlab/model/param_layout.hpp"
 #include "normlab/model/scheme.hpp"
@@ -171,9 +171,11 @@ class Model {
   const T* forward_rows(const int32_t* tokens, int64_t batch, int64_t len, int fields,
                         const std::vector<int64_t>& rows, const SublayerObserver<T>& observer = {});
 
-  // The hooks the training forward offers its named activations to (forward_hooks.hpp), or
-  // null (the default): none. forward_rows refuses to run while hooks are set.
-  void set_forward_hooks(ForwardHooks<T>* hooks) { hooks_ = hooks; }
+  // The hooks the training forward offers its named activations to, and those backward offers
+  // their gradients to (activation_hooks.hpp); null (the default): none. forward_rows refuses
+  // to run while forward hooks are set.
+  void set_forward_hooks(ActivationHooks<T>* hooks) { hooks_ = hooks; }
+  void set_gradient_hooks(ActivationHooks<T>* hooks) { grad_hooks_ = hooks; }
 
   // Accumulates dL/dparams into grads() given dL/dlogits of the last forward: (B, T, V), or
   // (R, V) when it listed rows.
@@ -307,6 +309,19 @@ class Model {
   // The stream entering sublayer i (its hook_resid_pre or hook_resid_mid, after the previous
   // block's hook_resid_post), x (N, D) in place.
   void offer_stream(int i, T* x) const;
+  // The gradient hooks' sites (src/model/gradient_sites.cpp), each a no-op without grad_hooks_:
+  // d (rows, width) = dL/d(the activation at name), shaped as offer's.
+  void offer_grad(const std::string& name, const T* d, int64_t rows,
+                  const std::vector<int64_t>& width) const;
+  // A norm's hook_normalized gradient dy (rows, D) and its hook_scale gradient, from its input x
+  // and statistics: dL/ds = −r Σ_d dy_d (y_d − b_d) for y = (x − μ) r g + b, s = 1/r.
+  void offer_norm_grad(const std::string& prefix, const NormParams& p, const T* x, const T* mean,
+                       const T* rstd, const T* dy, int64_t rows) const;
+  // Attention sublayer i: hook_z's gradient d_o (N, D), hook_pattern's dP = d_o · vᵀ and
+  // hook_attn_scores' dS = P ⊙ (dP − Σ_k P dP) (B, H, T, T) per head (attention.hpp).
+  void offer_attention_grads(int i, const T* qkv, const T* probs, const T* d_o) const;
+  // hook_q, hook_k, hook_v's gradients in d_qkv (N, 3D).
+  void offer_qkv_grads(int i, const T* d_qkv) const;
 
   ModelConfig config_;
   ResolvedScheme scheme_;
@@ -331,7 +346,8 @@ class Model {
   std::unique_ptr<ResidualStream<T>> residual_;    // the training pass's, by the scheme's mode
   std::unique_ptr<InferenceStream<T>> inference_;  // the inference pass's (with eval_)
   std::unique_ptr<QkvHook<T>> train_qkv_hook_, eval_qkv_hook_;  // each pass's
-  ForwardHooks<T>* hooks_ = nullptr;                            // set_forward_hooks
+  ActivationHooks<T>* hooks_ = nullptr;                         // set_forward_hooks
+  ActivationHooks<T>* grad_hooks_ = nullptr;                    // set_gradient_hooks
   // A hooked copy of sublayer i's input when the sublayer reads the stream itself (no input
   // norm): changing its hook_in changes what f reads, not the stream.
   mutable std::vector<std::vector<T>> hooked_inputs_;

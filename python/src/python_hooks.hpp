@@ -1,4 +1,4 @@
-// Python functions as the model's forward hooks (include/normlab/model/forward_hooks.hpp):
+// Python functions as the model's forward hooks (include/normlab/model/activation_hooks.hpp):
 // `dispatch`, a normlab._hooks.Dispatch, says which names it wants and is called with each
 // offered activation as a float32 array (a copy); what it returns (None: the array, changed in
 // place or not) is what the forward continues from, when it differs bitwise.
@@ -10,11 +10,11 @@
 
 #include <pybind11/pybind11.h>
 
-#include "normlab/model/forward_hooks.hpp"
+#include "normlab/model/activation_hooks.hpp"
 
 namespace normlab::python {
 
-class PythonHooks : public ForwardHooks<float> {
+class PythonHooks : public ActivationHooks<float> {
  public:
   explicit PythonHooks(pybind11::object dispatch) : dispatch_(std::move(dispatch)) {}
   // The GIL is taken for each call: the forward runs with it released.

@@ -1,5 +1,5 @@
-// Python functions as forward hooks (forward_hooks.hpp).
-#include "forward_hooks.hpp"
+// Python functions as forward hooks (activation_hooks.hpp).
+#include "python_hooks.hpp"
 
 #include <algorithm>
 #include <cstring>
