@@ -83,19 +83,34 @@ class Trainer:
         return _normlab.run_status(self.run_dir)
 
     def run(self, callback: Optional[Callable[[StepInfo], Optional[bool]]] = None,
-            every: int = 100, resume: bool = True) -> dict:
+            every: int = 100, resume: bool = True, data=None, loss=None) -> dict:
         """Trains to the run's last step, resuming from its checkpoint (resume=False starts
         over). callback(info) is called after every `every`-th step and the last; returning
         False stops the run there, saved and marked interrupted, so that run() again continues
         with the same bits. An exception in the callback stops the run the same way and is
-        raised. Returns the outcome: status, steps, last_loss, seconds, message."""
+        raised. Returns the outcome: status, steps, last_loss, seconds, message.
+
+        data: the batches instead of the run's task, a function of the step (from 1) or an
+        iterable, giving (tokens, targets) or (tokens, targets, weight) in the arrays of
+        Model.grads; None (or the iterable's end) stops the run, resumable. A function of
+        the step resumes with the same data; an iterable continues where it is. The task
+        still sets the vocabulary, validates and evaluates.
+        loss: loss(logits, batch) -> (loss, dL/dlogits) in numpy in place of the
+        cross-entropy, with logits (B, T, V) float32 and batch a dict of tokens, targets
+        (B, T, V) and weight (B, T)."""
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every: {every!r}; allowed: a whole number of steps >= 1")
         wrapped = None
         if callback is not None:
             def wrapped(info, params):
                 return callback(StepInfo(info, params, self._config))
-        return _normlab.train_run(self.run_dir, resume, every, wrapped)
+        if data is not None and not callable(data):
+            batches = iter(data)
+            data = lambda step: next(batches, None)  # noqa: E731
+        if loss is not None and not callable(loss):
+            raise ValueError(f"loss: a {type(loss).__name__}; allowed: loss(logits, batch) -> "
+                             "(loss, dL/dlogits)")
+        return _normlab.train_run(self.run_dir, resume, every, wrapped, data, loss)
 
     def model(self, weights: str = "raw") -> Model:
         """The final weights of a finished run: raw, ema or bema."""

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bindings.hpp"
+#include "loss_batch.hpp"
 #include "normlab/base/batch.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/model/checkpoint.hpp"
@@ -104,67 +105,10 @@ struct PyModel {
     return copy_array(logits, rows_shape(b, config().vocab));
   }
 
-  // The batch of the weighted soft-target cross-entropy (the `normlab grads` loss).
-  // targets: int (B, T) token ids, -1 = unscored, or float (B, T, V) distributions;
-  // weight: (B, T), default 1 at every scored position.
-  Batch batch_of(const TokenBatch& tb, const py::array& targets,
-                 const std::optional<py::array>& weight) const {
-    const int V = config().vocab;
-    Batch b;
-    b.resize(tb.batch, tb.len, V, tb.fields);
-    b.tokens = tb.ids;
-    const int64_t N = tb.batch * tb.len;
-    std::fill(b.weight.begin(), b.weight.end(), 0.0f);
-    const bool soft = targets.dtype().kind() == 'f';
-    const int64_t expected = soft ? N * V : N;
-    if (targets.size() != expected) {
-      throw InputError(fmt::format(
-          "targets: {} values; allowed: int token ids shaped like the tokens' (B, T), -1 = "
-          "unscored, or float distributions (B, T, V) with V = {}",
-          targets.size(), V));
-    }
-    if (soft) {
-      // Each (V) row becomes a sparse target: its nonzero entries.
-      const std::vector<float> t = c_order_values<float>(targets);
-      std::vector<int32_t> tokens;
-      std::vector<float> probs;
-      for (int64_t n = 0; n < N; ++n) {
-        tokens.clear();
-        probs.clear();
-        for (int v = 0; v < V; ++v) {
-          if (const float p = t[n * V + v]; p != 0.0f) {
-            tokens.push_back(v);
-            probs.push_back(p);
-          }
-        }
-        b.set_target(n, tokens.data(), probs.data(), static_cast<int64_t>(tokens.size()));
-        b.weight[n] = 1.0f;
-      }
-    } else {
-      const TokenBatch ids = token_batch(targets, 1);
-      for (int64_t n = 0; n < N; ++n) {
-        if (ids.ids[n] == kNoToken) continue;
-        if (ids.ids[n] < 0 || ids.ids[n] >= V) {
-          throw InputError(fmt::format("targets: token {} is outside [0, {})", ids.ids[n], V));
-        }
-        b.set_one_hot(n, ids.ids[n]);
-      }
-    }
-    if (weight) {
-      if (weight->size() != N) {
-        throw InputError(
-            fmt::format("weight: {} values, the tokens have B·T = {}", weight->size(), N));
-      }
-      const std::vector<float> w = c_order_values<float>(*weight);
-      for (int64_t n = 0; n < N; ++n) b.weight[n] = b.target_slot[n] >= 0 ? w[n] : 0.0f;
-    }
-    return b;
-  }
-
-  // Loss and gradients of the loss of batch_of.
+  // Loss and gradients of the loss of loss_batch (loss_batch.hpp).
   py::tuple grads(const py::array& tokens, const py::array& targets,
                   const std::optional<py::array>& weight) {
-    const Batch b = batch_of(tokens_of(tokens), targets, weight);
+    const Batch b = loss_batch(tokens_of(tokens), targets, weight, config().vocab);
     std::vector<float> dlogits;
     double loss;
     {
@@ -185,7 +129,7 @@ struct PyModel {
   py::tuple backward_with_cache(const py::array& tokens, const py::array& targets,
                                 const std::optional<py::array>& weight) {
     const TokenBatch tb = tokens_of(tokens);
-    const Batch b = batch_of(tb, targets, weight);
+    const Batch b = loss_batch(tb, targets, weight, config().vocab);
     GradientRecorder recorder;
     std::vector<float> dlogits;
     double loss;

@@ -62,9 +62,23 @@ double loss_and_grads(Model<double>& model, const Batch& batch, std::vector<doub
 }
 
 StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch, double lr,
-                      std::vector<float>& dlogits) {
+                      std::vector<float>& dlogits, const CustomLoss& loss) {
   StepResult r;
-  r.loss = loss_and_grads(model, batch, dlogits);
+  if (loss) {
+    const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields);
+    dlogits.assign(batch.batch * batch.len * batch.vocab, 0.0f);
+    const std::optional<double> value = loss(logits, batch, dlogits.data());
+    if (!value) {
+      r.stopped = true;
+      return r;
+    }
+    r.loss = *value;
+    if (!std::isfinite(r.loss)) return r;
+    model.zero_grads();
+    model.backward(dlogits.data());
+  } else {
+    r.loss = loss_and_grads(model, batch, dlogits);
+  }
   if (!std::isfinite(r.loss)) return r;
   r.grad_norm = optimizer.step(model.params(), model.grads(), lr);
   if (!std::isfinite(r.grad_norm)) {

@@ -435,12 +435,32 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // Stops before the next step: the state saved, the run interrupted (resumable).
+  auto interrupt = [&] {
+    const uint64_t* s = rng.state();
+    std::copy(s, s + 4, st.rng);
+    save_state(run_dir, model, adam, avg, st);
+    out.status = RunStatus::interrupted;
+  };
   while (st.step < tc.steps) {
-    const int64_t n = first + static_cast<int64_t>(rng.below(choices)) * range.step;
-    const Batch batch = task->make_batch(n, tc.batch, rng);
+    int64_t n = first + static_cast<int64_t>(rng.below(choices)) * range.step;
+    std::optional<Batch> given;
+    if (hooks.next_batch) {
+      given = hooks.next_batch(st.step + 1);
+      if (!given) {
+        interrupt();
+        break;
+      }
+      n = given->len;
+    }
+    const Batch batch = given ? std::move(*given) : task->make_batch(n, tc.batch, rng);
     const double lr = learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay,
                                     tc.min_lr_ratio, tc.decay_fraction);
-    const StepResult r = train_step(model, adam, batch, lr, dlogits);
+    const StepResult r = train_step(model, adam, batch, lr, dlogits, hooks.loss);
+    if (r.stopped) {
+      interrupt();
+      break;
+    }
     // The loss of this step is computed before its update, so an update can still leave
     // non-finite weights: both end the run before anything non-finite is saved.
     const bool loss_finite = std::isfinite(r.loss);
@@ -496,10 +516,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       stop = !hooks.on_step(report, model);
     }
     if ((stop || (hooks.stop_on_interrupt && interrupt_signal() != 0)) && st.step < tc.steps) {
-      const uint64_t* s = rng.state();
-      std::copy(s, s + 4, st.rng);
-      save_state(run_dir, model, adam, avg, st);
-      out.status = RunStatus::interrupted;
+      interrupt();
       break;
     }
   }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "normlab/model/model.hpp"
 #include "normlab/model/model_config.hpp"
 #include "normlab/train/train_config.hpp"
+#include "normlab/train/train_step.hpp"
 
 namespace normlab {
 
@@ -78,6 +80,12 @@ struct TrainHooks {
   bool stop_on_interrupt = false;
   // Testing aid: the process sends itself SIGINT after this step (0: never).
   int64_t interrupt_at_step = 0;
+  // Data of the caller's in place of the run's task (Python's Trainer, docs/python.md): the
+  // batch of step `step` (from 1), or nullopt to stop the run before it (state saved, status
+  // interrupted). The task still validates (eval_every) and evaluates the final weights.
+  std::function<std::optional<Batch>(int64_t step)> next_batch;
+  // A loss of the caller's in place of the cross-entropy (train_step.hpp).
+  CustomLoss loss;
 };
 
 // The step of the run's last checkpoint, 0 without one.

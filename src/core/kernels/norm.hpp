@@ -75,7 +75,7 @@ void norm_forward(const NormWeights<T>& weights, const T* x, T* y, RowStats<T> s
 
 // y (N, D) = the norm of x with the given statistics instead of its own: (x − μ) · r · g + b
 // (times c for scalenorm). A kind with row statistics only (not dyt, derf). What a forward hook
-// that replaces a norm's scale 1/r continues from (forward_hooks.hpp).
+// that replaces a norm's scale 1/r continues from (activation_hooks.hpp).
 template <typename T>
 void norm_apply(const NormWeights<T>& weights, const T* x, T* y, RowStats<const T> stats,
                 RowShape shape);
