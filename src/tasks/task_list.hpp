@@ -14,6 +14,7 @@ TaskInfo tomita_info();            // tomita.cpp
 TaskInfo argmax_retrieval_info();  // argmax_retrieval.cpp
 TaskInfo dict_lookup_info();       // dict_lookup.cpp
 TaskInfo char_lm_info();           // char_lm.cpp
+TaskInfo mqar_info();              // mqar.cpp
 
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();

@@ -40,8 +40,9 @@ inline std::string usage_error(const std::function<void()>& fn) {
   return "";
 }
 
-// Which positions a task scores: the last one (a query) or all of them.
-enum class Scored { last, all };
+// Which positions a task scores: the last one (a query), all of them, or those its weights
+// mark (each weight 0 or 1; mqar's queries).
+enum class Scored { last, all, marked };
 
 // Structure every generated batch must have: shapes; tokens in [0, V) or kNoToken (and field 0
 // never empty); weights 1 at the scored positions and 0 elsewhere; a distribution (≥ 0, sum 1)
@@ -62,7 +63,9 @@ inline void expect_well_formed(const Task& task, const Batch& batch, int64_t n, 
       const int32_t tok = batch.token(r, f);
       ASSERT_TRUE(tok == kNoToken || (tok >= 0 && tok < V)) << "row " << r << " field " << f;
     }
-    const bool is_scored = scored == Scored::all || r % batch.len == batch.len - 1;
+    const bool is_scored = scored == Scored::marked ? batch.weight[r] == 1.0f
+                           : scored == Scored::all  ? true
+                                                    : r % batch.len == batch.len - 1;
     ASSERT_EQ(batch.weight[r], is_scored ? 1.0f : 0.0f) << "row " << r;
     double sum = 0;
     for (int j = 0; j < V; ++j) {
