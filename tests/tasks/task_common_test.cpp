@@ -18,8 +18,12 @@ namespace {
 using testing::Scored;
 
 Scored scored_of(const std::string& name) {
-  if (name == "mqar") return Scored::marked;
-  return name == "dyck" || name == "char_lm" ? Scored::all : Scored::last;
+  if (name == "dyck" || name == "char_lm") return Scored::all;
+  for (const char* last :
+       {"set_complement", "max_retrieval", "tomita", "argmax_retrieval", "dict_lookup"}) {
+    if (name == last) return Scored::last;
+  }
+  return Scored::marked;  // mqar's queries, the Chomsky-hierarchy tasks' output positions
 }
 
 // Lengths to try: the smallest, a training-sized one, and a longer one, all within range.
@@ -41,9 +45,11 @@ TEST(TaskRegistry, ListsEveryTaskWithHelp) {
     EXPECT_FALSE(info.summary.empty()) << info.name;
     for (const TaskParamDef& def : info.params) EXPECT_FALSE(def.help.empty()) << def.name;
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"set_complement", "max_retrieval", "dyck", "tomita",
-                                      "argmax_retrieval", "dict_lookup", "char_lm", "mqar"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "set_complement", "max_retrieval", "dyck", "tomita", "argmax_retrieval",
+                       "dict_lookup", "char_lm", "mqar", "even_pairs", "modular_arithmetic",
+                       "parity_check", "cycle_navigation", "reverse_string", "duplicate_string",
+                       "missing_duplicate_string", "odds_first", "bucket_sort"}));
   EXPECT_NE(testing::usage_error([] { find_task("nope"); }).find("dict_lookup"), std::string::npos);
 }
 
@@ -68,7 +74,9 @@ TEST(TaskCommon, SameSeedSameBatchOtherSeedOtherBatch) {
       Rng a(42), b(42), c(43);
       const Batch x = task->make_batch(n, 8, a);
       EXPECT_TRUE(testing::same_batch(x, task->make_batch(n, 8, b)));
-      EXPECT_FALSE(testing::same_batch(x, task->make_batch(n, 8, c)));
+      // missing_duplicate_string's length 1 is the reference's fixed dummy sample.
+      const bool fixed = info.name == "missing_duplicate_string" && n == 1;
+      if (!fixed) EXPECT_FALSE(testing::same_batch(x, task->make_batch(n, 8, c)));
       if (n < 16) continue;
       // The sequences within a batch differ too (at short lengths they may coincide).
       const int64_t row = x.len * x.fields;
