@@ -19,6 +19,9 @@ std::vector<TaskInfo> all_task_infos() {
           duplicate_string_info(),
           missing_duplicate_string_info(),
           odds_first_info(),
+          binary_addition_info(),
+          binary_multiplication_info(),
+          compute_sqrt_info(),
           bucket_sort_info()};
 }
 

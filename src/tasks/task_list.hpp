@@ -25,6 +25,9 @@ TaskInfo duplicate_string_info();          // chomsky/duplicate_string.cpp
 TaskInfo odds_first_info();                // chomsky/odds_first.cpp
 TaskInfo bucket_sort_info();               // chomsky/bucket_sort.cpp
 TaskInfo missing_duplicate_string_info();  // chomsky/missing_duplicate_string.cpp
+TaskInfo binary_addition_info();           // chomsky/binary_addition.cpp
+TaskInfo binary_multiplication_info();     // chomsky/binary_multiplication.cpp
+TaskInfo compute_sqrt_info();              // chomsky/compute_sqrt.cpp
 
 // Every task, in the order `normlab tasks` lists them.
 std::vector<TaskInfo> all_task_infos();

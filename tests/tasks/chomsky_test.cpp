@@ -10,10 +10,44 @@
 #include <vector>
 
 #include "task_test_util.hpp"
+#include "tasks/chomsky/bits.hpp"
 #include "tasks/chomsky/modular_arithmetic.hpp"
 
 namespace normlab {
 namespace {
+
+// Little-endian bits of x without high zeros ({0} for 0), and the binary tasks' operands
+// n 2 m (split false: no operator, n alone), at most 63 bits each.
+std::vector<int32_t> bits_of(uint64_t x) {
+  std::vector<int32_t> out;
+  do {
+    out.push_back(static_cast<int32_t>(x & 1));
+    x >>= 1;
+  } while (x != 0);
+  return out;
+}
+
+struct Split {
+  uint64_t n = 0, m = 0;
+  bool split = false;
+};
+
+Split operands(const std::vector<int32_t>& s) {
+  Split x;
+  size_t i = 0;
+  for (uint64_t w = 1; i < s.size() && s[i] != 2; ++i, w *= 2) x.n += w * s[i];
+  if (i == s.size()) return x;
+  x.split = true;
+  for (uint64_t w = 1; ++i < s.size(); w *= 2) x.m += w * s[i];
+  return x;
+}
+
+// answer, the termination class 2, then 0s to `length`.
+std::vector<int32_t> ended(std::vector<int32_t> answer, size_t length) {
+  answer.push_back(2);
+  answer.resize(length, 0);
+  return answer;
+}
 
 struct Case {
   std::string name;
@@ -66,6 +100,27 @@ std::vector<Case> cases() {
          const size_t hidden = std::find(s.begin(), s.end(), 2) - s.begin();
          const size_t twin = hidden < half ? hidden + half : hidden - half;
          return std::vector<int32_t>{s[twin]};
+       }},
+      {"binary_addition", 3, 3,
+       [](const std::vector<int32_t>& s) {
+         const auto [n, m, split] = operands(s);
+         return ended(bits_of(split ? n + m : n), s.size() + 1);
+       }},
+      {"binary_multiplication", 3, 3,
+       [](const std::vector<int32_t>& s) {
+         const auto [n, m, split] = operands(s);
+         if (!split) return ended(s.size() == 1 ? std::vector<int32_t>{} : bits_of(0), s.size());
+         return ended(bits_of(n * m), s.size());
+       }},
+      {"compute_sqrt", 2, 2,
+       [](const std::vector<int32_t>& s) {  // big-endian in and out, ⌈L/2⌉ bits
+         uint64_t n = 0;
+         for (int32_t b : s) n = 2 * n + b;
+         uint64_t r = 0;
+         while ((r + 1) * (r + 1) <= n) ++r;
+         std::vector<int32_t> out((s.size() + 1) / 2);
+         for (size_t i = 0; i < out.size(); ++i) out[out.size() - 1 - i] = (r >> i) & 1;
+         return out;
        }},
       {"modular_arithmetic", 9, 5,
        [](const std::vector<int32_t>& s) {
@@ -157,6 +212,38 @@ TEST(TaskChomsky, AccuracyAndItsChanceLevel) {
     const double chance = 1.0 / c.classes;
     EXPECT_NEAR(random.results().at(0).value, chance, 5 * std::sqrt(chance * (1 - chance) / 4000));
   }
+}
+
+// The bit-vector integers agree with 64-bit arithmetic, and isqrt is exact at squares of
+// numbers beyond 64 bits.
+TEST(TaskChomsky, BitIntegersAreExact) {
+  Rng rng(73);
+  auto to_bits = [](uint64_t x, size_t len) {
+    chomsky::Bits b(len);
+    for (size_t i = 0; i < len; ++i) b[i] = static_cast<int32_t>((x >> i) & 1);
+    return b;
+  };
+  for (int k = 0; k < 2000; ++k) {
+    const uint64_t a = rng.below(uint64_t{1} << 31), b = rng.below(uint64_t{1} << 31);
+    EXPECT_EQ(chomsky::add(to_bits(a, 33), to_bits(b, 31)), bits_of(a + b));
+    EXPECT_EQ(chomsky::multiply(to_bits(a, 31), to_bits(b, 32)), bits_of(a * b));
+    uint64_t r = static_cast<uint64_t>(std::sqrt(static_cast<double>(a * b)));
+    while (r * r > a * b) --r;
+    while ((r + 1) * (r + 1) <= a * b) ++r;
+    EXPECT_EQ(chomsky::isqrt(to_bits(a * b, 62)), bits_of(r));
+  }
+  // (2^100 + 3)^2 and one less: roots 2^100 + 3 and 2^100 + 2.
+  chomsky::Bits root(101, 0);
+  root[0] = root[1] = root[100] = 1;
+  const chomsky::Bits square = chomsky::multiply(root, root);
+  EXPECT_EQ(chomsky::isqrt(square), root);
+  chomsky::Bits less = square;  // square − 1: clear the lowest 1 and set the bits below it
+  size_t i = 0;
+  while (less[i] == 0) less[i++] = 1;
+  less[i] = 0;
+  chomsky::Bits below = root;
+  below[0] = 0;  // 2^100 + 2
+  EXPECT_EQ(chomsky::isqrt(less), below);
 }
 
 }  // namespace

@@ -34,9 +34,10 @@ void ChomskyTask::score(const Batch& batch, int64_t b, const float* logits,
     const int64_t n = b * T + t;
     if (batch.weight[n] <= 0.0f) continue;
     const float* classes = logits + row * batch.vocab + class_token(0);
-    right +=
-        class_token(task_util::argmax(classes, output_classes_)) == batch.target(n).most_likely();
+    const int32_t target = batch.target(n).most_likely();
+    right += class_token(task_util::argmax(classes, output_classes_)) == target;
     ++row;
+    if (termination_ >= 0 && target == class_token(termination_)) break;
   }
   metrics.add_mean("accuracy", static_cast<double>(right) / static_cast<double>(row));
 }

@@ -22,8 +22,13 @@ namespace normlab {
 
 class ChomskyTask : public Task {
  public:
-  ChomskyTask(std::string name, int input_ids, int output_classes)
-      : name_(std::move(name)), input_ids_(input_ids), output_classes_(output_classes) {}
+  // termination: the class that ends the answer, after which the reference's accuracy mask
+  // scores nothing (stack_manipulation, binary_addition, binary_multiplication); −1: none.
+  ChomskyTask(std::string name, int input_ids, int output_classes, int32_t termination = -1)
+      : name_(std::move(name)),
+        input_ids_(input_ids),
+        output_classes_(output_classes),
+        termination_(termination) {}
 
   // The input's length for task length L (the reference's own rule; L for all but
   // modular_arithmetic), and the answer's length for input length N: 1 for a classification.
@@ -43,7 +48,8 @@ class ChomskyTask : public Task {
   }
   void generate(int64_t L, Rng& rng, Batch& batch, int64_t b) const override;
   // accuracy: the mean over the output positions of whether the argmax over the K classes is
-  // the target's, one value per sequence.
+  // the target's, one value per sequence; with a termination class, over the positions up to
+  // and including the first whose target is it (the reference's accuracy_mask).
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override;
   std::vector<std::string> metric_names() const override { return {"accuracy"}; }
@@ -57,6 +63,7 @@ class ChomskyTask : public Task {
   std::string name_;
   int input_ids_;
   int output_classes_;
+  int32_t termination_;
 };
 
 }  // namespace normlab
