@@ -49,6 +49,32 @@ std::vector<int32_t> ended(std::vector<int32_t> answer, size_t length) {
   return answer;
 }
 
+// The value mod 5 of a fully bracketed expression of tokens (digits 0..4, then the task's
+// ids of + − * ( )), by recursive descent: operand := d | −d | ( operand [op operand] ).
+struct Parser {
+  const std::vector<int32_t>& s;
+  int32_t plus, minus, times, open, close;
+  size_t at = 0;
+
+  int32_t operand() {
+    if (s.at(at) == minus) {
+      at += 2;
+      return (5 - s[at - 1]) % 5;
+    }
+    if (s.at(at) != open) return s[at++];
+    ++at;
+    int32_t v = operand();
+    if (s.at(at) != close) {
+      const int32_t op = s[at++];
+      const int32_t w = operand();
+      v = op == plus ? (v + w) % 5 : op == minus ? (v - w + 5) % 5 : v * w % 5;
+    }
+    EXPECT_EQ(s.at(at), close);
+    ++at;
+    return v;
+  }
+};
+
 struct Case {
   std::string name;
   int input_ids, classes;
@@ -121,6 +147,40 @@ std::vector<Case> cases() {
          std::vector<int32_t> out((s.size() + 1) / 2);
          for (size_t i = 0; i < out.size(); ++i) out[out.size() - 1 - i] = (r >> i) & 1;
          return out;
+       }},
+      {"stack_manipulation", 5, 3,
+       [](const std::vector<int32_t>& s) {  // the leading bits are the stack, bottom first
+         std::vector<int32_t> stack;
+         size_t i = 0;
+         while (i < s.size() && s[i] < 2) stack.push_back(s[i++]);
+         for (; i < s.size(); ++i) {
+           if (s[i] == 2 && !stack.empty()) stack.pop_back();
+           if (s[i] >= 3) stack.push_back(s[i] - 3);
+         }
+         std::vector<int32_t> out(stack.rbegin(), stack.rend());
+         return ended(out, s.size() + 1);
+       }},
+      {"modular_arithmetic_brackets", 11, 5,
+       [](const std::vector<int32_t>& s) {
+         Parser p{s, 5, 6, 7, 8, 9};
+         const int32_t v = p.operand();
+         EXPECT_EQ(p.at, s.size()) << "the whole input is one expression";
+         return std::vector<int32_t>{v};
+       }},
+      {"solve_equation", 11, 5,
+       [](const std::vector<int32_t>& s) {  // the digit for x that makes the equation hold
+         if (s.size() < 3) return std::vector<int32_t>{0};
+         EXPECT_EQ(s[s.size() - 2], 10) << "=";
+         EXPECT_EQ(std::count(s.begin(), s.end(), 9), 1) << "one x";
+         std::vector<int32_t> solutions;
+         for (int32_t d = 0; d < 5; ++d) {
+           std::vector<int32_t> e(s.begin(), s.end() - 2);
+           std::replace(e.begin(), e.end(), 9, d);
+           Parser p{e, 5, 6, -1, 7, 8};
+           if (p.operand() == s.back()) solutions.push_back(d);
+         }
+         EXPECT_EQ(solutions.size(), 1u) << "x is determined (+ and − only)";
+         return solutions;
        }},
       {"modular_arithmetic", 9, 5,
        [](const std::vector<int32_t>& s) {
