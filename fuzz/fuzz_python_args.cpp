@@ -1,7 +1,7 @@
 // libFuzzer harness: the Python API's arguments (docs/python.md). The compiled module _normlab
 // (python/src) is linked in and imported by an embedded interpreter with numpy; each input
 // builds numpy arrays of a fuzz-chosen dtype, shape, memory layout and bytes and passes them to
-// Model.forward, run_with_cache or grads of small models, through the same pybind11 binding
+// Model.forward, run_with_hooks or grads of small models, through the same pybind11 binding
 // code as `import normlab`: token_batch (python/src/token_arrays.cpp), the bindings' checks of
 // targets and weights, and the model's check of token values.
 //
@@ -64,6 +64,14 @@ def make_array(dtype, shape, layout, raw):
         return values(n).reshape(shape).copy().swapaxes(0, -1)
     return values(n).reshape(shape).copy()
 
+class EveryHook:
+    """run_with_hooks' dispatch (normlab._hooks.Dispatch's interface): every name wanted, each
+    activation handed back unchanged."""
+    def wants(self, name):
+        return True
+    def __call__(self, name, value):
+        return value
+
 def accepted_in_range(a, vocab):
     return all(-1 <= int(x) < vocab for x in np.asarray(a).flat)
 )";
@@ -82,7 +90,7 @@ constexpr int kVocab[] = {5, 7};
 
 struct Python {
   py::module_ core;
-  py::object make_array, accepted_in_range;
+  py::object make_array, accepted_in_range, every_hook;
   std::vector<py::object> models;
 
   Python() {
@@ -93,6 +101,7 @@ struct Python {
     py::exec(kHelpers, scope);
     make_array = scope["make_array"];
     accepted_in_range = scope["accepted_in_range"];
+    every_hook = scope["EveryHook"]();
     const py::object json = py::module_::import("json");
     for (const char* overrides : kModels) {
       py::dict config = json.attr("loads")(
@@ -147,8 +156,7 @@ void call(FuzzedDataProvider& in) {
   if (method == 0) {
     check_logits(tokens, model.attr("forward")(tokens), kVocab[m]);
   } else if (method == 1) {
-    const py::tuple out = model.attr("run_with_cache")(tokens);
-    check_logits(tokens, out[0], kVocab[m]);
+    check_logits(tokens, model.attr("run_with_hooks")(tokens, python().every_hook), kVocab[m]);
   } else {
     const py::object targets = fuzzed_array(in);
     const py::object weight = in.ConsumeBool() ? fuzzed_array(in) : py::none();
