@@ -103,16 +103,7 @@ class Model:
                 logits = np.zeros((B, T) + part_logits.shape[2:], np.float32)
             logits[rows, :length] = part_logits
             for name, value in part.items():
-                axes = _position_axes(name)
-                if name not in cache:
-                    shape = [B] + list(value.shape[1:])
-                    for a in axes:
-                        shape[a] = T
-                    cache[name] = np.zeros(shape, np.float32)
-                index = [rows] + [slice(None)] * (value.ndim - 1)
-                for a in axes:
-                    index[a] = slice(0, length)
-                cache[name][tuple(index)] = value
+                _place(cache, name, value, rows, length, (B, T))
         return logits, cache
 
     def grads(self, tokens, targets, weight=None, mask=None) -> Tuple[float, Dict[str, np.ndarray]]:
@@ -158,16 +149,7 @@ class Model:
                 w[rows, :length].astype(np.float32))
             loss += share * part_loss
             for name, g in part.items():
-                axes = _position_axes(name)
-                if name not in cache:
-                    shape = [B] + list(g.shape[1:])
-                    for a in axes:
-                        shape[a] = T
-                    cache[name] = np.zeros(shape, np.float32)
-                index = [rows] + [slice(None)] * (g.ndim - 1)
-                for a in axes:
-                    index[a] = slice(0, length)
-                cache[name][tuple(index)] = share * g
+                _place(cache, name, share * g, rows, length, (B, T))
         return loss, cache
 
     def parameters(self) -> Dict[str, np.ndarray]:
@@ -203,10 +185,21 @@ def _recorder(cache: Dict[str, np.ndarray]):
     return record
 
 
-def _position_axes(name: str) -> Tuple[int, ...]:
-    """The position axes of a hook's activation: query and key of (B, H, T, T), else T of
-    (B, T, ...)."""
-    return (2, 3) if name.endswith(("hook_pattern", "hook_attn_scores")) else (1,)
+def _place(cache: Dict[str, np.ndarray], name: str, value: np.ndarray, rows, length: int,
+           padded: Tuple[int, int]) -> None:
+    """value, the activation at `name` of the given rows of one length, into cache[name]
+    padded to (B, T) with zeros along its position axes (query and key of (B, H, T, T), else
+    T of (B, T, ...))."""
+    axes = (2, 3) if name.endswith(("hook_pattern", "hook_attn_scores")) else (1,)
+    if name not in cache:
+        shape = [padded[0]] + list(value.shape[1:])
+        for a in axes:
+            shape[a] = padded[1]
+        cache[name] = np.zeros(shape, np.float32)
+    index = [rows] + [slice(None)] * (value.ndim - 1)
+    for a in axes:
+        index[a] = slice(0, length)
+    cache[name][tuple(index)] = value
 
 
 class _Ragged:

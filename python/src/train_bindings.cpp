@@ -47,6 +47,20 @@ void check_keys(const nlohmann::json& given, const nlohmann::json& known, const 
   }
 }
 
+// Inside a catch block of a hook of the trainer: keeps the Python error, or a normlab
+// InputError as a ValueError, in `raised`, to be raised once the run is saved; rethrows
+// anything else.
+void keep_error(std::unique_ptr<py::error_already_set>& raised) {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    raised = std::make_unique<py::error_already_set>(std::move(e));
+  } catch (const InputError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+    raised = std::make_unique<py::error_already_set>();
+  }
+}
+
 // RUN/run.json from a model config, a task {"name", params}, the training settings that differ
 // from the defaults, and optional evaluation settings; the model's vocab must be the task's.
 void prepare(const std::string& run_dir, const std::string& label, const std::string& model_json,
@@ -104,12 +118,8 @@ py::dict train(const std::string& run_dir, bool resume, int64_t every, py::objec
         std::optional<py::array> weight;
         if (t.size() == 3 && !t[2].is_none()) weight = t[2].cast<py::array>();
         return loss_batch(tb, t[1].cast<py::array>(), weight, vocab);
-      } catch (py::error_already_set& e) {
-        raised = std::make_unique<py::error_already_set>(std::move(e));
-        return std::nullopt;
-      } catch (const InputError& e) {  // raised as ValueError once the state is saved
-        PyErr_SetString(PyExc_ValueError, e.what());
-        raised = std::make_unique<py::error_already_set>();
+      } catch (...) {
+        keep_error(raised);
         return std::nullopt;
       }
     };
@@ -142,12 +152,8 @@ py::dict train(const std::string& run_dir, bool resume, int64_t every, py::objec
         }
         std::copy_n(d.data(), d.size(), dlogits);
         return out[0].cast<double>();
-      } catch (py::error_already_set& e) {
-        raised = std::make_unique<py::error_already_set>(std::move(e));
-        return std::nullopt;
-      } catch (const InputError& e) {  // raised as ValueError once the state is saved
-        PyErr_SetString(PyExc_ValueError, e.what());
-        raised = std::make_unique<py::error_already_set>();
+      } catch (...) {
+        keep_error(raised);
         return std::nullopt;
       }
     };

@@ -1,7 +1,8 @@
-// Small helpers of the model's parameter buffers: reading an offset that may be absent, and a
-// norm's tensors as the norm kernels take them.
+// Small helpers of the model's buffers: reading an offset that may be absent, a norm's tensors
+// as the norm kernels take them, and one part of a packed q|k|v buffer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,19 @@ NormWeights<T> norm_weights(const std::vector<T>& params, const NormParams& n) {
 template <typename T>
 NormGrads<T> norm_grads(std::vector<T>& grads, const NormParams& n) {
   return {param_ptr(grads, n.gain), param_ptr(grads, n.bias), param_ptr(grads, n.scalars)};
+}
+
+// The hook names of the parts of q|k|v (activation_hooks.hpp), in their order.
+inline constexpr const char* kQkvHookNames[3] = {"hook_q", "hook_k", "hook_v"};
+
+// Part `part` (0 q, 1 k, 2 v) of a packed q|k|v buffer (N, 3D), as its own (N, D).
+template <typename T>
+std::vector<T> qkv_part(const T* qkv, int part, int64_t N, int D) {
+  std::vector<T> out(N * D);
+  for (int64_t n = 0; n < N; ++n) {
+    std::copy_n(qkv + n * 3 * D + part * D, D, out.data() + n * D);
+  }
+  return out;
 }
 
 }  // namespace normlab

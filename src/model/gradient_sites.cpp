@@ -19,14 +19,7 @@ template <typename T>
 void Model<T>::offer_grad(const std::string& name, const T* d, int64_t rows,
                           const std::vector<int64_t>& width) const {
   if (grad_hooks_ == nullptr || !grad_hooks_->wants(name)) return;
-  const Workspace& w = *ws_;
-  std::vector<int64_t> shape;
-  if (rows == w.batch * w.len) {
-    shape = {w.batch, w.len};
-  } else {
-    shape = {rows};
-  }
-  shape.insert(shape.end(), width.begin(), width.end());
+  const std::vector<int64_t> shape = hook_shape(rows, width);
   int64_t count = 1;
   for (int64_t s : shape) count *= s;
   std::vector<T> copy(d, d + count);  // the hook reads; the backward keeps its own
@@ -99,12 +92,10 @@ void Model<T>::offer_qkv_grads(int i, const T* d_qkv) const {
   const Workspace& w = *ws_;
   const int64_t N = w.batch * w.len;
   const int D = config_.width, H = config_.heads;
-  const char* parts[3] = {"hook_q", "hook_k", "hook_v"};
   for (int part = 0; part < 3; ++part) {
-    const std::string name = hook_block(i) + "attn." + parts[part];
+    const std::string name = hook_block(i) + "attn." + kQkvHookNames[part];
     if (!grad_hooks_->wants(name)) continue;
-    std::vector<T> d(N * D);  // (N, D) = (B, T, H, dh)
-    for (int64_t n = 0; n < N; ++n) std::copy_n(d_qkv + n * 3 * D + part * D, D, d.data() + n * D);
+    const std::vector<T> d = qkv_part(d_qkv, part, N, D);  // (N, D) = (B, T, H, dh)
     offer_grad(name, d.data(), N, {H, D / H});
   }
 }

@@ -31,9 +31,7 @@ std::string Model<T>::hook_kind(int i) const {
 }
 
 template <typename T>
-bool Model<T>::offer(const std::string& name, T* values, int64_t rows,
-                     const std::vector<int64_t>& width) const {
-  if (hooks_ == nullptr || !hooks_->wants(name)) return false;
+std::vector<int64_t> Model<T>::hook_shape(int64_t rows, const std::vector<int64_t>& width) const {
   const Workspace& w = *ws_;
   std::vector<int64_t> shape;
   if (rows == w.batch * w.len) {
@@ -42,7 +40,14 @@ bool Model<T>::offer(const std::string& name, T* values, int64_t rows,
     shape = {rows};
   }
   shape.insert(shape.end(), width.begin(), width.end());
-  return hooks_->visit(name, values, shape);
+  return shape;
+}
+
+template <typename T>
+bool Model<T>::offer(const std::string& name, T* values, int64_t rows,
+                     const std::vector<int64_t>& width) const {
+  if (hooks_ == nullptr || !hooks_->wants(name)) return false;
+  return hooks_->visit(name, values, hook_shape(rows, width));
 }
 
 template <typename T>
@@ -74,14 +79,10 @@ void Model<T>::offer_qkv(int i, T* qkv) const {
   const Workspace& w = *ws_;
   const int64_t N = w.batch * w.len;
   const int D = config_.width, H = config_.heads;
-  const char* parts[3] = {"hook_q", "hook_k", "hook_v"};
   for (int part = 0; part < 3; ++part) {
-    const std::string name = hook_block(i) + "attn." + parts[part];
+    const std::string name = hook_block(i) + "attn." + kQkvHookNames[part];
     if (!hooks_->wants(name)) continue;
-    std::vector<T> values(N * D);  // (N, D) = (B, T, H, dh)
-    for (int64_t n = 0; n < N; ++n) {
-      std::copy_n(qkv + n * 3 * D + part * D, D, values.data() + n * D);
-    }
+    std::vector<T> values = qkv_part(qkv, part, N, D);  // (N, D) = (B, T, H, dh)
     if (!offer(name, values.data(), N, {H, D / H})) continue;
     for (int64_t n = 0; n < N; ++n) {
       std::copy_n(values.data() + n * D, D, qkv + n * 3 * D + part * D);
@@ -188,6 +189,7 @@ void Model<T>::offer_stream(int i, T* x) const {
 
 // This file's members for both scalar types (the class is instantiated in model.cpp).
 template std::string Model<float>::hook_block(int) const;
+template std::vector<int64_t> Model<float>::hook_shape(int64_t, const std::vector<int64_t>&) const;
 template std::string Model<float>::hook_kind(int) const;
 template bool Model<float>::offer(const std::string&, float*, int64_t,
                                   const std::vector<int64_t>&) const;
@@ -197,6 +199,7 @@ template void Model<float>::offer_qkv(int, float*) const;
 template void Model<float>::offer_attention(int, const float*, float*, float*) const;
 template void Model<float>::offer_stream(int, float*) const;
 template std::string Model<double>::hook_block(int) const;
+template std::vector<int64_t> Model<double>::hook_shape(int64_t, const std::vector<int64_t>&) const;
 template std::string Model<double>::hook_kind(int) const;
 template bool Model<double>::offer(const std::string&, double*, int64_t,
                                    const std::vector<int64_t>&) const;

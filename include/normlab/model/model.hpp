@@ -295,6 +295,8 @@ class Model {
   // them.
   std::string hook_block(int i) const;
   std::string hook_kind(int i) const;
+  // (B, T, width...) for rows = B·T, else (rows, width...).
+  std::vector<int64_t> hook_shape(int64_t rows, const std::vector<int64_t>& width) const;
   bool offer(const std::string& name, T* values, int64_t rows,
              const std::vector<int64_t>& width) const;
   // A norm's hook_scale (rows, 1), the TransformerLens scale 1/rstd, and hook_normalized
