@@ -633,6 +633,28 @@ def rope_tables(T: int, dh: int, base: float) -> Tuple[np.ndarray, np.ndarray]:
     return np.cos(theta), np.sin(theta)
 
 
+def alibi_biases(T: int, H: int, causal: bool) -> np.ndarray:
+    """(H, T, T) m_h * bias(i, j), ALiBi (Press et al. 2022), written from its definitions, not
+    from normlab's kernel: slopes as the official get_slopes; bias(i, j) = -(i - j) causal,
+    -|i - j| + 0.5 [j < i] bidirectional (Deletang et al. 2023's encoder)."""
+    def power_of_two_slopes(n: int) -> list:
+        start = 2.0 ** (-(2.0 ** -(math.log2(n) - 3)))
+        return [start * start ** h for h in range(n)]
+
+    def slopes(n: int) -> list:
+        if math.log2(n).is_integer():
+            return power_of_two_slopes(n)
+        p = 2 ** math.floor(math.log2(n))
+        return power_of_two_slopes(p) + slopes(2 * p)[0::2][:n - p]
+
+    i = np.arange(T)[:, None]
+    j = np.arange(T)[None, :]
+    bias = -np.abs(i - j).astype(np.float64)
+    if not causal:
+        bias += 0.5 * (j < i)
+    return np.array(slopes(H))[:, None, None] * bias[None]
+
+
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """x (B, H, T, dh): rotates interleaved pairs (2p, 2p+1) by theta[t, p]:
     (x0, x1) -> (x0 cos - x1 sin, x0 sin + x1 cos)."""
@@ -953,6 +975,8 @@ class Twin(torch.nn.Module):
                 tabs = (sinusoid_table(T, c["width"]),)
             elif kind == "rope":
                 tabs = rope_tables(T, c["width"] // c["heads"], c["rope_base"])
+            elif kind == "alibi":
+                tabs = (alibi_biases(T, c["heads"], c["causal"]),)
             else:  # causal mask: True where key j > query i
                 tabs = (np.triu(np.ones((T, T), dtype=bool), k=1),)
             self._tables[key] = tuple(
@@ -963,7 +987,8 @@ class Twin(torch.nn.Module):
     def attention(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
         """u (B, T, D) -> y (B, T, D). Packed q|k|v = u [Wq; Wk; Wv]^T, the per-head norms
         (each head's dh features one row; l2 QK-norm: q times s_h), RoPE on q and k,
-        S = c q k^T with c = beta (l2 QK-norm) or beta / sqrt(dh), causal mask, softmax,
+        S = c q k^T with c = beta (l2 QK-norm) or beta / sqrt(dh), plus ALiBi's biases,
+        causal mask, softmax,
         heads concatenated, then Wo."""
         c = self.cfg
         B, T, D = u.shape
@@ -1004,6 +1029,8 @@ class Twin(torch.nn.Module):
         q, k, v = (self.hook(at + name, t.transpose(1, 2)).transpose(1, 2)  # hooks: (B, T, H, dh)
                    for name, t in (("hook_q", q), ("hook_k", k), ("hook_v", v)))
         scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
+        if c["pos"] == "alibi":
+            scores = scores + self._table("alibi", T)[0]
         if c["causal"]:
             scores = scores.masked_fill(self._table("mask", T)[0], float("-inf"))
         scores = self.hook(at + "hook_attn_scores", scores)

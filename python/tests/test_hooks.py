@@ -231,6 +231,25 @@ def test_scores_are_scaled_q_dot_k_with_the_causal_mask():
                                exp / exp.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_alibi_scores_hold_the_bias_and_match_the_twin(causal):
+    model = normlab.init(vocab=13, width=16, heads=2, layers=2, pos="alibi", causal=causal,
+                         init_std=0.3, seed=9)
+    tokens = np.random.default_rng(5).integers(0, 13, size=(2, 9))
+    assert_hooked_logits_match(model, tokens, INTERVENTIONS["scores"])
+    # Zero queries: the scores are the bias alone, m_h (-|t - s| + 0.5 [s < t] bidirectional),
+    # slopes 2^-4 and 2^-8 for two heads (Press et al.'s get_slopes).
+    seen = {}
+    model.run_with_hooks(tokens, [("blocks.0.attn.hook_q", lambda x: np.zeros_like(x)),
+                                  ("blocks.0.attn.hook_attn_scores", keep_in(seen))])
+    t, s = np.arange(9)[:, None], np.arange(9)[None, :]
+    bias = -np.abs(t - s) + (0 if causal else 0.5 * (s < t))
+    want = np.array([2.0 ** -4, 2.0 ** -8])[:, None, None] * bias
+    got = seen["blocks.0.attn.hook_attn_scores"][0]  # (H, T, T)
+    visible = np.broadcast_to(s <= t if causal else np.ones((9, 9), bool), got.shape)
+    np.testing.assert_allclose(got[visible], np.broadcast_to(want, got.shape)[visible], rtol=1e-6)
+
+
 def test_a_doubled_scale_halves_the_normalized_rows():
     model = small(dict(scheme="pre"))  # rmsnorm: y = x / scale * g
     tokens = np.random.default_rng(5).integers(0, 13, size=(2, 5))

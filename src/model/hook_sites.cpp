@@ -12,8 +12,10 @@
 #include <cstring>
 #include <limits>
 
+#include "core/kernels/alibi.hpp"
 #include "core/kernels/attention.hpp"
 #include "core/kernels/norm.hpp"
+#include "model/attention_shape.hpp"
 #include "model/buffers.hpp"
 #include "model/workspace.hpp"
 #include "normlab/model/model.hpp"
@@ -120,7 +122,7 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
   if (hooks_ == nullptr) return;
   const Workspace& w = *ws_;
   const ModelConfig& c = config_;
-  const AttentionShape shape{w.batch, w.len, c.width, c.heads, c.causal, attention_scale(c)};
+  const AttentionShape shape = attention_shape(c, w.batch, w.len);
   const int64_t B = w.batch, len = w.len, N = B * len, Tp = attention_probs_stride(len);
   const int D = c.width, H = c.heads, dh = D / H;
   const std::string block = hook_block(i) + "attn.";
@@ -128,7 +130,8 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
   std::vector<T> square;             // (B, H, T, T)
   bool changed = false;
   if (hooks_->wants(block + "hook_attn_scores")) {
-    // S = scale · q·k, −inf where a causal query does not see the key (TransformerLens's mask).
+    // S = scale · q·k [+ ALiBi's bias], −inf where a causal query does not see the key
+    // (TransformerLens's mask).
     square.assign(rows * len, T(0));
     for (int64_t b = 0; b < B; ++b) {
       for (int h = 0; h < H; ++h) {
@@ -144,6 +147,7 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
             T dot = 0;
             for (int e = 0; e < dh; ++e) dot += q[e] * key[e];
             s[k] = T(shape.scale) * dot;
+            if (shape.alibi) s[k] += T(alibi_slope(h, H) * alibi_bias(t, k, c.causal));
           }
         }
       }

@@ -17,6 +17,7 @@
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
+#include "model/attention_shape.hpp"
 #include "model/buffers.hpp"
 #include "model/ngpt.hpp"
 #include "model/residual/qkv_hook.hpp"
@@ -249,7 +250,7 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
     linear_backward(sub.attn_o, params_.data() + p.w_out, dy, w.d_attn_o.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     if (grad_hooks_ != nullptr) offer_attention_grads(i, sub.qkv, sub.probs, w.d_attn_o.data());
-    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
+    const AttentionShape shape = attention_shape(c, batch, len);
     attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
     if (grad_hooks_ != nullptr) offer_qkv_grads(i, w.d_qkv.data());
     train_qkv_hook_->backward(i, w.d_qkv.data(), N);

@@ -27,7 +27,8 @@ struct Names {
 constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
                                        {PosEncoding::learned, "learned"},
                                        {PosEncoding::sinusoidal, "sinusoidal"},
-                                       {PosEncoding::rope, "rope"}};
+                                       {PosEncoding::rope, "rope"},
+                                       {PosEncoding::alibi, "alibi"}};
 constexpr Names<Activation> kActivations[] = {{Activation::gelu, "gelu"},
                                               {Activation::relu, "relu"}};
 constexpr Names<Toggle> kToggles[] = {

@@ -16,6 +16,7 @@
 #include "core/kernels/head_norm.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
+#include "model/attention_shape.hpp"
 #include "model/buffers.hpp"
 #include "model/ngpt.hpp"
 #include "model/residual_add.hpp"
@@ -83,7 +84,7 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     }
     b.qkv_hook->forward(i, b.qkv, rows);
     if (hooks_ != nullptr) offer_qkv(i, b.qkv);
-    const AttentionShape shape{batch, len, D, c.heads, c.causal, attention_scale(c)};
+    const AttentionShape shape = attention_shape(c, batch, len);
     if (attention.streams) {
       out_rows = attention.query_count;
       attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o);

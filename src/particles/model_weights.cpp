@@ -40,6 +40,11 @@ void check_model_has_particle_law(const ModelConfig& c) {
                     "none",
                     to_string(c.qk_norm)));
   }
+  if (c.pos == normlab::PosEncoding::alibi) {
+    throw UsageError(
+        "pos alibi adds a bias by distance to the attention logits, which the particle law "
+        "does not model; --from-checkpoint allows pos none, learned, sinusoidal and rope");
+  }
   if (c.norm != NormKind::rmsnorm && c.norm != NormKind::l2) {
     // scalenorm is one (its own learned scale per norm, which the law's single c does not
     // carry); the others are not.

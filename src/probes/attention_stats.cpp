@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/kernels/alibi.hpp"
 #include "normlab/model/model.hpp"
 
 namespace normlab {
 
 AttentionGeometry attention_geometry(const ModelConfig& c, int64_t len) {
   // The same scale as Model::forward and forward_rows.
-  return {len, c.width, c.heads, c.causal, attention_scale(c)};
+  return {len, c.width, c.heads, c.causal, attention_scale(c), c.pos == PosEncoding::alibi};
 }
 
 AttentionRowStats attention_stats_from_probs(const float* p, int64_t n) {
@@ -57,6 +58,7 @@ AttentionRowStats attention_query_stats(const AttentionGeometry& g, const float*
     double dot = 0;
     for (int c = 0; c < dh; ++c) dot += static_cast<double>(q[c]) * k[c];
     scratch[j] = g.scale * dot;
+    if (g.alibi) scratch[j] += alibi_slope(h, g.heads) * alibi_bias(t, j, g.causal);
   }
   return attention_stats_from_logits(scratch.data(), keys);
 }

@@ -149,6 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Case{Scheme::pre, PosEncoding::none, true, 1},
         Case{Scheme::post, PosEncoding::rope, true, 2},
+        // ALiBi in the streaming attention, causal and bidirectional.
+        Case{Scheme::pre, PosEncoding::alibi, true, 2},
+        Case{Scheme::peri, PosEncoding::alibi, false, 2},
         Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
         Case{Scheme::post_attn, PosEncoding::learned, true, 1},
         Case{Scheme::ngpt, PosEncoding::none, false, 2},

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "normlab/base/rng.hpp"
@@ -116,14 +117,17 @@ struct StatErrors {
 // streaming statistics are as close to those of the model in double as the stored float
 // probabilities' are, within the rounding bound of support/rounding.hpp.
 TEST(AttentionStats, MatchModelProbabilities) {
-  for (bool causal : {true, false}) {
+  for (auto [causal, pos] : {std::pair{true, PosEncoding::rope},
+                             {false, PosEncoding::rope},
+                             {true, PosEncoding::alibi},
+                             {false, PosEncoding::alibi}}) {
     ModelConfig c;
     c.vocab = 13;
     c.width = 16;
     c.heads = 4;
     c.layers = 2;
     c.causal = causal;
-    c.pos = PosEncoding::rope;
+    c.pos = pos;
     c.init_std = 0.5;
     c.beta = 3.0;  // scale beta / sqrt(dh) = 1.5, not 1
     Model<float> m(c);
@@ -168,10 +172,11 @@ TEST(AttentionStats, MatchModelProbabilities) {
     const double K = testing::forward_roundings(c, T);
     const double entropy_bound = testing::rounding_bound(K, entropy.stored, entropy.ref);
     const double max_bound = testing::rounding_bound(K, max_weight.stored, max_weight.ref);
-    EXPECT_LE(entropy.streaming, entropy_bound) << "causal " << causal;
-    EXPECT_LE(max_weight.streaming, max_bound) << "causal " << causal;
-    std::printf("causal %d: err/bound entropy %.3f, max weight %.3f\n", causal,
-                entropy.streaming / entropy_bound, max_weight.streaming / max_bound);
+    EXPECT_LE(entropy.streaming, entropy_bound) << "causal " << causal << " pos " << to_string(pos);
+    EXPECT_LE(max_weight.streaming, max_bound) << "causal " << causal << " pos " << to_string(pos);
+    std::printf("causal %d, pos %s: err/bound entropy %.3f, max weight %.3f\n", causal,
+                to_string(pos).c_str(), entropy.streaming / entropy_bound,
+                max_weight.streaming / max_bound);
     EXPECT_GT(spread, 0.1) << "the test model's attention should not be uniform";
   }
 }

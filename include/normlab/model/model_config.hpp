@@ -47,7 +47,8 @@ enum class Scheme {
   custom
 };
 
-enum class PosEncoding { none, learned, sinusoidal, rope };
+// alibi: a bias on the attention logits, no position in the embeddings (docs/schemes.md).
+enum class PosEncoding { none, learned, sinusoidal, rope, alibi };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
 // QK-norm: a per-head norm of the queries and keys inside attention (docs/schemes.md).

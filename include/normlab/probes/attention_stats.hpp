@@ -25,13 +25,14 @@ struct AttentionRowStats {
 // The geometry of one attention sublayer's packed q|k|v buffer (B, T, 3D), as the model
 // computes it: head h uses columns [h·dh, (h+1)·dh) of q, k and v; logits are
 // scale·⟨q_t, k_j⟩ with scale = attention_scale(config) (model.hpp): beta / sqrt(dh), or beta
-// under the l2 QK-norm.
+// under the l2 QK-norm; with ALiBi plus its bias.
 struct AttentionGeometry {
   int64_t len = 0;  // T
   int width = 0;    // D
   int heads = 1;    // H
   bool causal = true;
   double scale = 1;
+  bool alibi = false;  // logits + m_h · bias(t, j), ALiBi (ModelConfig::pos, docs/schemes.md)
 };
 
 AttentionGeometry attention_geometry(const ModelConfig& config, int64_t len);

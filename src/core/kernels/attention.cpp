@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/contracts.hpp"
+#include "core/kernels/alibi.hpp"
 #include "core/kernels/block16.hpp"
 #include "core/kernels/common_width.hpp"
 #include "core/kernels/fast_math.hpp"
@@ -120,6 +121,19 @@ void softmax_backward_rows_one_block(const T* __restrict p, T* __restrict ds, in
   }
 }
 
+// ALiBi on a group of raw scores P (rows, ld), query rows i0 .. i0 + rows − 1, keys [0, jp):
+//   P_ij += (m_h / scale) · bias(i, j)
+// so that the softmax's scale · P_ij is the scaled logit plus m_h · bias (alibi.hpp). Entries
+// beyond a row's own keys are masked by the softmax, whatever they hold.
+template <typename T>
+void add_alibi(T* P, int64_t ld, int64_t i0, int64_t rows, int64_t jp, double slope_over_scale,
+               bool causal) {
+  for (int64_t r = 0; r < rows; ++r) {
+    T* p = P + r * ld;
+    for (int64_t j = 0; j < jp; ++j) p[j] += T(slope_over_scale * alibi_bias(i0 + r, j, causal));
+  }
+}
+
 // Runs f(known, b, h) for every (sequence b, head h) of s in parallel, known the head width as
 // with_head_width gives it (a constant for the studies' head widths).
 template <typename F>
@@ -181,6 +195,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
       const int64_t jp = pad16(jend_group);  // keys [0, jp) computed, the rest zero
       T* Pg = P + i0 * Tp;
       rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
+      if (s.alibi) add_alibi(Pg, Tp, i0, rows, jp, alibi_slope(h, s.heads) / s.scale, s.causal);
       int64_t jend[kRows];  // row r's keys j < jend[r] take part
       for (int64_t r = 0; r < rows; ++r) jend[r] = s.causal ? i0 + r + 1 : Tn;
       if (jp == kBlock && rows == kRows) {

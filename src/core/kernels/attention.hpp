@@ -2,7 +2,8 @@
 //
 // Letters: B batch, T length, D width, H heads, dh = D / H head dimension.
 // qkv (B, T, 3D): row t holds q (D) | k (D) | v (D); head h uses columns [h·dh, (h+1)·dh).
-//   S_ij = scale · ⟨q_i, k_j⟩,  scale = beta / sqrt(dh);  j ≤ i when causal
+//   S_ij = scale · ⟨q_i, k_j⟩ [+ m_h · bias(i, j) with ALiBi, alibi.hpp],  scale = beta / sqrt(dh);
+//   j ≤ i when causal
 //   P_ij = softmax_j(S_ij),     o_i = Σ_j P_ij v_j
 // Backward (per head):
 //   dP_ij = ⟨do_i, v_j⟩,  dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik)
@@ -19,7 +20,8 @@ struct AttentionShape {
   int width;      // D
   int heads;      // H
   bool causal;
-  double scale;  // beta / sqrt(dh)
+  double scale;        // beta / sqrt(dh)
+  bool alibi = false;  // add ALiBi's bias to the scaled logits (alibi.hpp)
 };
 
 // Row stride of the stored probabilities: T rounded up to a multiple of 16.

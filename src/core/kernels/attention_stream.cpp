@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/alibi.hpp"
 #include "core/kernels/dot.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
@@ -30,6 +31,7 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
     const T* base = qkv + b * Tn * row + h * dh;
     const T* q = base + i * row;
     const int64_t jend = s.causal ? i + 1 : Tn;
+    const T slope = s.alibi ? T(alibi_slope(h, s.heads)) : T(0);
     T* buf = scratch<T>(ScratchUse::attention_stream_block, kKeyBlock + dh);
     T* scores = buf;
     T* acc = buf + kKeyBlock;
@@ -40,6 +42,7 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
       T block_max = -INFINITY;
       for (int64_t j = j0; j < j1; ++j) {
         scores[j - j0] = dot_lanes(q, base + j * row + D, dh) * scale;
+        if (s.alibi) scores[j - j0] += slope * T(alibi_bias(i, j, s.causal));
         block_max = std::max(block_max, scores[j - j0]);
       }
       const T new_m = std::max(m, block_max);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/alibi.hpp"
 #include "core/kernels/attention.hpp"
 #include "support/gradcheck.hpp"
 #include "support/kernel_case.hpp"
@@ -27,11 +28,12 @@ struct AttnCase {
   int64_t len;
   int width, heads;
   bool causal;
+  bool alibi = false;
 };
 
 std::string name_of(const AttnCase& c) {
   return std::string(c.causal ? "causal" : "bidirectional") + "_T" + std::to_string(c.len) + "_D" +
-         std::to_string(c.width) + "_H" + std::to_string(c.heads);
+         std::to_string(c.width) + "_H" + std::to_string(c.heads) + (c.alibi ? "_alibi" : "");
 }
 
 std::string case_name(const ::testing::TestParamInfo<AttnCase>& info) {
@@ -52,13 +54,17 @@ std::vector<AttnCase> cases() {
     out.push_back({5, 31, 1, causal});
     out.push_back({5, 64, 2, causal});
     out.push_back({3, 64, 1, causal});
+    // ALiBi: a power-of-two head count and one that is not; T = 20 spans two row groups.
+    out.push_back({7, 8, 2, causal, true});
+    out.push_back({20, 6, 3, causal, true});
   }
   return out;
 }
 
 AttentionShape shape_of(const AttnCase& c, int64_t batch) {
   const double beta = 1.3;
-  return {batch, c.len, c.width, c.heads, c.causal, beta / std::sqrt(double(c.width / c.heads))};
+  return {batch,  c.len, c.width, c.heads, c.causal, beta / std::sqrt(double(c.width / c.heads)),
+          c.alibi};
 }
 
 class Attention : public ::testing::TestWithParam<AttnCase> {};
@@ -115,6 +121,11 @@ TEST_P(Attention, ForwardMatchesDirectSoftmax) {
                 qkv[(b * T + i) * 3 * D + h * dh + e] * qkv[(b * T + j) * 3 * D + D + h * dh + e];
           }
           logit[j] = dot * s.scale;
+          // ALiBi (alibi.hpp): the slope times −|i − j|, plus 0.5 for past keys when
+          // bidirectional.
+          if (c.alibi)
+            logit[j] +=
+                alibi_slope(h, H) * (-std::abs(double(i - j)) + (!c.causal && j < i ? 0.5 : 0.0));
           mx = std::max(mx, logit[j]);
         }
         double z = 0;
@@ -168,6 +179,27 @@ TEST(AttentionMask, FirstOutputDependsOnLaterKeysOnlyWhenBidirectional) {
       EXPECT_GT(diff, 1e-3);
     }
   }
+}
+
+// The slopes of the official ALiBi get_slopes (Press et al.'s repository): 2^(−8(h+1)/H) for a
+// power of two; for 6 heads the 4-head slopes, then every other slope of 8 heads.
+TEST(Alibi, SlopesAsTheReference) {
+  const std::vector<double> eight = {1. / 2,  1. / 4,  1. / 8,   1. / 16,
+                                     1. / 32, 1. / 64, 1. / 128, 1. / 256};
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(alibi_slope(h, 8), eight[h]) << h;
+  const std::vector<double> six = {1. / 4, 1. / 16, 1. / 64, 1. / 256, 1. / 2, 1. / 8};
+  for (int h = 0; h < 6; ++h) EXPECT_EQ(alibi_slope(h, 6), six[h]) << h;
+  EXPECT_EQ(alibi_slope(0, 1), 1. / 256);
+  const std::vector<double> three = {1. / 16, 1. / 256, 1. / 4};
+  for (int h = 0; h < 3; ++h) EXPECT_EQ(alibi_slope(h, 3), three[h]) << h;
+}
+
+// Delétang et al.'s bidirectional bias, row i = 1 of their matrix: [−0.5, 0, −1, −2].
+TEST(Alibi, BidirectionalBiasBreaksTheSymmetry) {
+  const std::vector<double> row1 = {-0.5, 0, -1, -2};
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(alibi_bias(1, j, false), row1[j]) << j;
+  EXPECT_EQ(alibi_bias(3, 0, true), -3.0);
+  EXPECT_EQ(alibi_bias(3, 3, true), 0.0);
 }
 
 }  // namespace
