@@ -120,7 +120,7 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
         at(file, node), what));
   }
   const std::string term_what = what + " terms";
-  check_keys(file, *table, term_what, {"weight", "filter", "reduce", "value", "x"});
+  check_keys(file, *table, term_what, {"weight", "filter", "reduce", "value", "x", "by"});
   Term t;
   if (const toml::node* w = table->get("weight")) {
     const std::optional<double> weight = exact_double(*w);
@@ -152,10 +152,12 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
     t.reduce = Reduce::max_over_min;
   } else if (reduce == "loglog_slope") {
     t.reduce = Reduce::loglog_slope;
+  } else if (reduce == "best_mean") {
+    t.reduce = Reduce::best_mean;
   } else {
-    throw InputError(
-        fmt::format("{}: key 'reduce' in {} is '{}'; allowed: mean, cv, max_over_min, loglog_slope",
-                    at(file, *table->get("reduce")), term_what, reduce));
+    throw InputError(fmt::format(
+        "{}: key 'reduce' in {} is '{}'; allowed: mean, cv, max_over_min, loglog_slope, best_mean",
+        at(file, *table->get("reduce")), term_what, reduce));
   }
   t.value = optional_string(file, *table, "value", term_what, "value");
   t.x = optional_string(file, *table, "x", term_what, "");
@@ -166,6 +168,15 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
   if (t.reduce != Reduce::loglog_slope && !t.x.empty()) {
     throw InputError(fmt::format("{}: key 'x' in {} is for reduce = \"loglog_slope\" only",
                                  at(file, *table->get("x")), term_what));
+  }
+  t.by = optional_string(file, *table, "by", term_what, "");
+  if (t.reduce == Reduce::best_mean && t.by.empty()) {
+    throw InputError(fmt::format("{}: reduce = \"best_mean\" in {} needs by = \"COLUMN\"",
+                                 at(file, *table), term_what));
+  }
+  if (t.reduce != Reduce::best_mean && !t.by.empty()) {
+    throw InputError(fmt::format("{}: key 'by' in {} is for reduce = \"best_mean\" only",
+                                 at(file, *table->get("by")), term_what));
   }
   std::vector<std::string> parts;
   for (const auto& [column, value] : t.filter) {
@@ -295,6 +306,8 @@ std::string to_string(Reduce r) {
       return "max_over_min";
     case Reduce::loglog_slope:
       return "loglog_slope";
+    case Reduce::best_mean:
+      return "best_mean";
   }
   return "?";
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -133,6 +135,20 @@ double reduce_values(Reduce r, const std::vector<double>& values, const std::vec
       }
       return fit.slope;
     }
+    case Reduce::best_mean: {
+      // x holds each row's group (pair_values numbers the `by` column's values).
+      std::map<double, std::pair<double, int64_t>> groups;  // group → (sum, count)
+      for (size_t i = 0; i < n; ++i) {
+        auto& [sum, count] = groups[x[i]];
+        sum += values[i];
+        ++count;
+      }
+      double best = -std::numeric_limits<double>::infinity();
+      for (const auto& [group, sum_count] : groups) {
+        best = std::max(best, sum_count.first / static_cast<double>(sum_count.second));
+      }
+      return best;
+    }
   }
   return mean;
 }
@@ -179,12 +195,21 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
     for (const auto& [column, f] : term.filter) conditions.emplace_back(table.column(column), &f);
     const size_t value_column = table.column(term.value);
     const size_t x_column = term.x.empty() ? value_column : table.column(term.x);
+    // best_mean: each distinct value of the `by` column numbered, the number passed as x.
+    const std::optional<size_t> by_column =
+        term.by.empty() ? std::nullopt : std::optional<size_t>(table.column(term.by));
+    std::map<std::string, double> group_ids;
     for (const std::vector<std::string>& row : table.rows) {
       const bool all = std::all_of(conditions.begin(), conditions.end(), [&](const auto& cond) {
         return filter_matches(*cond.second, row[cond.first], facts);
       });
       if (!all) continue;
-      const auto value = cell_number(row[value_column]), x = cell_number(row[x_column]);
+      const auto value = cell_number(row[value_column]);
+      const auto x =
+          by_column
+              ? std::optional<double>(
+                    group_ids.try_emplace(row[*by_column], double(group_ids.size())).first->second)
+              : cell_number(row[x_column]);
       if (!value || !x) {
         throw InputError(
             fmt::format("{}: claim '{}': a row matching {} has '{}' in column '{}', "

@@ -221,6 +221,9 @@ TEST(Reduce, Kinds) {
   EXPECT_THROW(reduce_values(Reduce::cv, {1}, {}), std::invalid_argument);
   EXPECT_THROW(reduce_values(Reduce::max_over_min, {0, 1}, {}), std::invalid_argument);
   EXPECT_THROW(reduce_values(Reduce::loglog_slope, {1, 2}, {3, 3}), std::invalid_argument);
+  // best_mean: groups (x) 0 and 1 with means 2 and 5; the larger is not the largest row's.
+  EXPECT_DOUBLE_EQ(reduce_values(Reduce::best_mean, {1, 3, 6, 4, 5}, {0, 0, 1, 1, 1}), 5.0);
+  EXPECT_DOUBLE_EQ(reduce_values(Reduce::best_mean, {-2, -4}, {7, 3}), -2.0);
 }
 
 // A claim on the depth-style table: cv over layers per seed, and a log-log slope against a
@@ -249,6 +252,26 @@ TEST(Evaluate, ReduceOverRowsOfAPairWithValueAndX) {
                                  "\"loglog_slope\", value = \"grad_norm\", x = \"grad_norm\" }]\n"
                                  "expect = { band = [0.9, 1.1] }\n");
   EXPECT_DOUBLE_EQ(evaluate_claim(slope, tmp / "study").pairs[0].value, 1.0);
+
+  // The best variant of each seed, each averaged over its layers: seed 1 b (2 against a's 2),
+  // seed 2 a (2 against b's 1).
+  const Claim best = read_claim(tmp,
+                                "source = \"layers.csv\"\n"
+                                "terms = [{ reduce = \"best_mean\", by = \"variant\", value = "
+                                "\"grad_norm\" }]\n"
+                                "expect = { band = [1.5, 2.5] }\n");
+  const ClaimEvaluation b = evaluate_claim(best, tmp / "study");
+  ASSERT_EQ(b.pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(b.pairs[0].value, 2.0);
+  EXPECT_DOUBLE_EQ(b.pairs[1].value, 2.0);
+  const Claim best_layer = read_claim(tmp,
+                                      "source = \"layers.csv\"\n"
+                                      "terms = [{ reduce = \"best_mean\", by = \"layer\", value = "
+                                      "\"grad_norm\" }]\n"
+                                      "expect = { band = [1.5, 2.5] }\n");
+  const ClaimEvaluation l = evaluate_claim(best_layer, tmp / "study");
+  EXPECT_DOUBLE_EQ(l.pairs[0].value, 2.5);  // seed 1: layer 1 (3, 2) against layer 0 (1, 2)
+  EXPECT_DOUBLE_EQ(l.pairs[1].value, 2.0);  // seed 2: layer 1 (3, 1) against layer 0 (1, 1)
 }
 
 std::string read_error(const std::string& text) {
@@ -297,10 +320,16 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
             std::string::npos);
   EXPECT_NE(read_error(head + "terms = [{ filter = { variant = \"pre\" }, reduce = \"median\" }]\n"
                               "expect = \"negative\"\n")
-                .find("allowed: mean, cv, max_over_min, loglog_slope"),
+                .find("allowed: mean, cv, max_over_min, loglog_slope, best_mean"),
             std::string::npos);
   EXPECT_NE(read_error(head + "terms = [{ reduce = \"loglog_slope\" }]\nexpect = \"negative\"\n")
                 .find("needs x = \"COLUMN\""),
+            std::string::npos);
+  EXPECT_NE(read_error(head + "terms = [{ reduce = \"best_mean\" }]\nexpect = \"negative\"\n")
+                .find("needs by = \"COLUMN\""),
+            std::string::npos);
+  EXPECT_NE(read_error(head + "terms = [{ by = \"variant\" }]\nexpect = \"negative\"\n")
+                .find("key 'by' in claim 'c' terms is for reduce = \"best_mean\" only"),
             std::string::npos);
   EXPECT_NE(read_error(head + terms).find("has no 'expect' (required)"), std::string::npos);
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nmin_pairs = 1\n")

@@ -34,7 +34,9 @@ struct FilterValue {
 };
 
 // How a term turns the rows of one pair into one number.
-enum class Reduce { mean, cv, max_over_min, loglog_slope };
+// best_mean: the rows grouped by the column `by`, each group's mean, the largest of them (a
+// best-of rule: e.g. the best variant of a seed, each variant averaged over its lengths).
+enum class Reduce { mean, cv, max_over_min, loglog_slope, best_mean };
 
 struct Term {
   double weight = 1.0;
@@ -42,6 +44,7 @@ struct Term {
   Reduce reduce = Reduce::mean;
   std::string value = "value";  // the column reduced
   std::string x;                // loglog_slope: the column regressed on
+  std::string by;               // best_mean: the column whose values form the groups
   std::string description;      // the term as written, for messages
 };
 
