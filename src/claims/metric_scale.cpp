@@ -10,7 +10,9 @@
 
 #include "normlab/claims/informativeness.hpp"
 #include "normlab/eval/evaluator.hpp"
+#include "normlab/tasks/task.hpp"
 #include "tasks/char_lm.hpp"
+#include "tasks/chomsky/chomsky_task.hpp"
 
 namespace normlab::claims {
 
@@ -69,6 +71,13 @@ std::optional<MetricScale> metric_scale(const nlohmann::json& task, const std::s
     if (metric == "loss") return constant(std::log(V), 0.0, fmt::format("ln V (V = {:g})", V));
     if (metric == "bpc") return constant(std::log2(V), 0.0, fmt::format("log2 V (V = {:g})", V));
     if (metric == "accuracy") return constant(1.0 / V, 1.0, fmt::format("1/V (V = {:g})", V));
+  } else if (const auto task_object = make_task_from_json(task);
+             const auto* chomsky = dynamic_cast<const ChomskyTask*>(task_object.get())) {
+    // The Chomsky-hierarchy tasks: a uniform guess among the K output classes.
+    if (metric == "accuracy") {
+      return constant(chomsky->chance(), 1.0,
+                      fmt::format("1/K (K = {:g} classes)", 1.0 / chomsky->chance()));
+    }
   }
   return std::nullopt;
 }
