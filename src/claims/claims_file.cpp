@@ -230,7 +230,7 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   const std::string what = "[[claim]]";
   check_keys(file, *table, what,
              {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
-              "deterministic", "negative_control", "choice"});
+              "deterministic", "negative_control", "choice", "grid"});
   Claim c;
   c.paper = arxiv;
   c.where = at(file, *table);
@@ -291,6 +291,26 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
     c.negative_control = *n->value<bool>();
   }
   c.choice = optional_string(file, *table, "choice", claim_what, "");
+  if (const toml::node* g = table->get("grid")) {
+    const std::string grid_what = claim_what + " grid";
+    const toml::table* grid = g->as_table();
+    if (grid == nullptr) {
+      throw InputError(
+          fmt::format("{}: key 'grid' in {} must be a table {{ row = \"...\", column "
+                      "= \"...\" }}",
+                      at(file, *g), claim_what));
+    }
+    check_keys(file, *grid, grid_what, {"row", "column"});
+    c.grid_row = string_of(file, *required(file, *grid, "row", grid_what), "row", grid_what);
+    c.grid_column =
+        string_of(file, *required(file, *grid, "column", grid_what), "column", grid_what);
+    if (!c.finding()) {
+      throw InputError(
+          fmt::format("{}: key 'grid' in {} is for findings (expect = \"measure\") "
+                      "only",
+                      at(file, *g), claim_what));
+    }
+  }
   return c;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <utility>
 
 #include "normlab/claims/ledger.hpp"
 #include "normlab/io/atomic_file.hpp"
@@ -79,6 +81,44 @@ std::string effect_cell(const ClaimOutcome& c) {
   return c.evaluation.pairs.empty()
              ? "–"
              : fmt::format("{} [{}, {}]", number(st.effect), number(st.low), number(st.high));
+}
+
+// The findings that name a grid cell (`grid` in the claims file) as one table: rows and columns
+// in the order they first appear; a cell holds the effect [95% interval], or the verdict where
+// nothing was measured.
+std::string findings_grid(const std::vector<const ClaimOutcome*>& claims) {
+  std::vector<std::string> rows, columns;
+  std::map<std::pair<std::string, std::string>, std::string> cells;
+  for (const ClaimOutcome* c : claims) {
+    if (c->claim.grid_row.empty()) continue;
+    if (std::find(rows.begin(), rows.end(), c->claim.grid_row) == rows.end()) {
+      rows.push_back(c->claim.grid_row);
+    }
+    if (std::find(columns.begin(), columns.end(), c->claim.grid_column) == columns.end()) {
+      columns.push_back(c->claim.grid_column);
+    }
+    cells[{c->claim.grid_row, c->claim.grid_column}] =
+        c->verdict == "measured" ? effect_cell(*c) : c->verdict;
+  }
+  if (rows.empty()) return "";
+  std::string header = "|  |", rule = "| --- |";
+  for (const std::string& column : columns) {
+    header += " " + markdown_cell(column) + " |";
+    rule += " --- |";
+  }
+  std::string md =
+      "\n**Findings as a grid** (each cell: effect [95% interval], or the verdict where nothing "
+      "was measured):\n\n" +
+      header + "\n" + rule + "\n";
+  for (const std::string& row : rows) {
+    md += "| " + markdown_cell(row) + " |";
+    for (const std::string& column : columns) {
+      const auto it = cells.find({row, column});
+      md += " " + (it == cells.end() ? std::string("–") : it->second) + " |";
+    }
+    md += "\n";
+  }
+  return md;
 }
 
 // One paper's answer: a paragraph saying what holds, what does not, what cannot be tested here
@@ -174,6 +214,7 @@ std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
         "| --- | --- | --- | --- | --- |\n{}",
         md.empty() ? "" : "\n", findings);
   }
+  md += findings_grid(claims);
   return md;
 }
 
@@ -223,28 +264,32 @@ nlohmann::json to_json(const LedgerResult& r) {
       values.push_back({{c.claim.pair_by, p.pair}, {"value", p.value}});
     }
     const bool have = !c.evaluation.pairs.empty();
-    claims.push_back({{"id", c.claim.id},
-                      {"paper", c.claim.paper},
-                      {"sentence", c.claim.sentence},
-                      {"verdict", c.verdict},
-                      {"negative_control", c.claim.negative_control},
-                      {"kind", c.claim.kind()},
-                      {"reason", c.reason},
-                      {"expect", to_string(c.claim.expect)},
-                      {"effect", have ? nlohmann::json(st.effect) : nlohmann::json()},
-                      {"low", have ? nlohmann::json(st.low) : nlohmann::json()},
-                      {"high", have ? nlohmann::json(st.high) : nlohmann::json()},
-                      {"n", st.n},
-                      {"min_pairs", c.claim.min_pairs},
-                      {"pair_by", c.claim.pair_by},
-                      {"values", values},
-                      {"informativeness", informativeness_json(c.evaluation.informativeness)},
-                      {"tier", s.tier},
-                      {"study", c.claim.study_text},
-                      {"sets", s.sets},
-                      {"source", c.claim.source},
-                      {"command", s.command()},
-                      {"choice", c.claim.choice}});
+    claims.push_back(
+        {{"id", c.claim.id},
+         {"paper", c.claim.paper},
+         {"sentence", c.claim.sentence},
+         {"verdict", c.verdict},
+         {"negative_control", c.claim.negative_control},
+         {"kind", c.claim.kind()},
+         {"grid", c.claim.grid_row.empty()
+                      ? nlohmann::json()
+                      : nlohmann::json{{"row", c.claim.grid_row}, {"column", c.claim.grid_column}}},
+         {"reason", c.reason},
+         {"expect", to_string(c.claim.expect)},
+         {"effect", have ? nlohmann::json(st.effect) : nlohmann::json()},
+         {"low", have ? nlohmann::json(st.low) : nlohmann::json()},
+         {"high", have ? nlohmann::json(st.high) : nlohmann::json()},
+         {"n", st.n},
+         {"min_pairs", c.claim.min_pairs},
+         {"pair_by", c.claim.pair_by},
+         {"values", values},
+         {"informativeness", informativeness_json(c.evaluation.informativeness)},
+         {"tier", s.tier},
+         {"study", c.claim.study_text},
+         {"sets", s.sets},
+         {"source", c.claim.source},
+         {"command", s.command()},
+         {"choice", c.claim.choice}});
   }
   return {
       {"tier", r.tier}, {"decide_only", r.decide_only}, {"studies", studies}, {"claims", claims}};

@@ -2,8 +2,12 @@
 // tables of claims and studies, OUT/claims.md as text (docs/claims.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "normlab/base/errors.hpp"
 #include "normlab/io/atomic_file.hpp"
@@ -22,6 +26,52 @@ std::string text(const nlohmann::json& j, const char* key) {
 
 double number(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+// The findings of one paper that name a grid cell (claims.json's "grid": row and column), as
+// a table: rows and columns in the order they first appear, each cell the effect [interval]
+// or, where nothing was measured, the verdict.
+void findings_grids(Page& page, const nlohmann::json& claims) {
+  std::vector<std::string> papers;
+  for (const auto& c : claims) {
+    if (!c.contains("grid") || !c["grid"].is_object()) continue;
+    if (std::find(papers.begin(), papers.end(), text(c, "paper")) == papers.end()) {
+      papers.push_back(text(c, "paper"));
+    }
+  }
+  for (const std::string& paper : papers) {
+    std::vector<std::string> rows, columns;
+    std::map<std::pair<std::string, std::string>, std::string> cells;
+    for (const auto& c : claims) {
+      if (!c.contains("grid") || !c["grid"].is_object() || text(c, "paper") != paper) continue;
+      const std::string row = text(c["grid"], "row"), column = text(c["grid"], "column");
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(row);
+      if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+        columns.push_back(column);
+      }
+      const double effect = number(c, "effect"), low = number(c, "low"), high = number(c, "high");
+      cells[{row, column}] =
+          text(c, "verdict") == "measured" && std::isfinite(effect)
+              ? fmt::format("{} [{}, {}]", cell_text(effect), cell_text(low), cell_text(high))
+              : text(c, "verdict");
+    }
+    std::vector<std::vector<std::string>> table;
+    for (const std::string& row : rows) {
+      std::vector<std::string> line = {row};
+      for (const std::string& column : columns) {
+        const auto it = cells.find({row, column});
+        line.push_back(it == cells.end() ? "–" : it->second);
+      }
+      table.push_back(std::move(line));
+    }
+    std::vector<std::string> header = {""};
+    header.insert(header.end(), columns.begin(), columns.end());
+    page.heading(3, fmt::format("Findings as a grid (arXiv {})", paper));
+    page.paragraph(
+        "Each cell: the finding's effect [95% interval] over the pairs, or its verdict where "
+        "nothing was measured (claims.json's \"grid\").");
+    page.table(header, table, false);
+  }
 }
 
 }  // namespace
@@ -77,6 +127,7 @@ void claims_section(Page& page, const fs::path& out) {
           "untestable (design rule D1).");
       page.table({"finding", "paper", "result", "effect [95% interval]", "n", "what is measured"},
                  findings, false);
+      findings_grids(page, ledger["claims"]);
     }
     // Design rule D1: where each governed claim's baseline sits at each length beyond training.
     std::vector<std::vector<std::string>> places;

@@ -293,7 +293,7 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
-            "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice");
+            "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice, grid");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\", "
             "\"measure\" (a finding) or { band = [lo, hi] } with finite lo < hi");
@@ -331,6 +331,16 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_NE(read_error(head + "terms = [{ by = \"variant\" }]\nexpect = \"negative\"\n")
                 .find("key 'by' in claim 'c' terms is for reduce = \"best_mean\" only"),
             std::string::npos);
+  EXPECT_NE(
+      read_error(head + terms + "expect = \"negative\"\ngrid = { row = \"a\", column = \"b\" }\n")
+          .find("key 'grid' in claim 'c' is for findings (expect = \"measure\") only"),
+      std::string::npos);
+  EXPECT_EQ(
+      read_error(head + terms + "expect = \"measure\"\ngrid = { row = \"a\", column = \"b\" }\n"),
+      "");
+  EXPECT_NE(
+      read_error(head + terms + "expect = \"measure\"\ngrid = { row = \"a\" }\n").find("column"),
+      std::string::npos);
   EXPECT_NE(read_error(head + terms).find("has no 'expect' (required)"), std::string::npos);
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nmin_pairs = 1\n")
                 .find("min_pairs' in claim 'c' must be at least 2"),

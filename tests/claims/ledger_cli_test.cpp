@@ -354,7 +354,9 @@ TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
                            kStudy.string() + "\"\n" + terms +
                            "expect = \"negative\"\n[[claim]]\nid = \"tiny.finding\"\nsentence = "
                            "\"How much post-norm changes TVD beyond training.\"\nstudy = \"" +
-                           kStudy.string() + "\"\n" + terms + "expect = \"measure\"\n");
+                           kStudy.string() + "\"\n" + terms +
+                           "expect = \"measure\"\ngrid = { row = \"tiny task\", column = "
+                           "\"post - pre\" }\n");
   const fs::path out = tmp / "out";
   const auto r = run_normlab({"claims", "run", "--tier", "quick", "--claims",
                               (tmp / "claims").string(), "--out", out.string()});
@@ -370,6 +372,9 @@ TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
   EXPECT_EQ(finding["n"], 2);
   // Both read the same rows: the same effect.
   EXPECT_EQ(finding["effect"], ledger["claims"][0]["effect"]);
+  EXPECT_EQ(finding["grid"]["row"], "tiny task");
+  EXPECT_EQ(finding["grid"]["column"], "post - pre");
+  EXPECT_TRUE(ledger["claims"][0]["grid"].is_null());
 
   const std::string md = testing::slurp(out / "claims.md");
   const size_t findings = md.find("**Findings**");
@@ -377,6 +382,11 @@ TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
   const size_t row = md.find("| tiny.finding | How much post-norm changes TVD beyond training | ");
   EXPECT_GT(row, findings) << md;
   EXPECT_LT(md.find("| tiny.claim | "), findings) << md;
+  // The grid: one row, one column, the cell the verdict or the effect.
+  const size_t grid = md.find("**Findings as a grid**");
+  ASSERT_GT(grid, row) << md;
+  EXPECT_NE(md.find("|  | post - pre |\n| --- | --- |\n| tiny task | ", grid), std::string::npos)
+      << md;
 
   const auto list = run_normlab({"claims", "list", "--claims", (tmp / "claims").string(),
                                  "--ledger", (out / "claims.json").string()});
@@ -390,6 +400,8 @@ TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
   ASSERT_EQ(run_normlab({"report", out.string()}).exit_code, 0);
   const std::string html = testing::slurp(out / "report.html");
   EXPECT_NE(html.find(">Findings</h3>"), std::string::npos);
+  EXPECT_NE(html.find(">Findings as a grid (arXiv 0000.00005)</h3>"), std::string::npos);
+  EXPECT_NE(html.find("tiny task"), std::string::npos);
 }
 
 TEST(ClaimsList, ShippedLedgerReads) {

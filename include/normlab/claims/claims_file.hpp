@@ -77,6 +77,9 @@ struct Claim {
   // checked by the same machinery; the answer lists it apart from the papers' claims.
   bool negative_control = false;
   std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
+  // A finding's cell in its paper's grid (claims.md, the report): row and column labels, e.g.
+  // a task and a scheme; both empty when the finding is in no grid.
+  std::string grid_row, grid_column;
   bool finding() const { return expect.kind == Expectation::Kind::measure; }
   // "claim", "finding" or "negative control": the kind claims.json and the Python DataFrame
   // give, and the section claims.md lists it in.
