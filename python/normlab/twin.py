@@ -111,15 +111,16 @@ def read_safetensors(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
 CONFIG_FIELDS = {
     "vocab": int, "width": int, "heads": int, "layers": int, "mlp": bool, "mlp_mult": int,
     "activation": str, "causal": bool, "pos": str, "max_len": int, "rope_base": float,
-    "beta": float, "tied": bool, "final_norm": str, "embed_norm": str, "scheme": str,
-    "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
+    "beta": float, "embed_scale": float, "tied": bool, "final_norm": str, "embed_norm": str,
+    "scheme": str, "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
     "mlp_norms": str, "placement": str, "qk_norm": str, "streams": int, "sinkhorn": bool,
 }
 SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
-                          "qk_norm": "none", "streams": 4, "sinkhorn": False}
+                          "qk_norm": "none", "streams": 4, "sinkhorn": False,
+                          "embed_scale": 1.0}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -1124,6 +1125,7 @@ class Twin(torch.nn.Module):
         else:
             present = (tokens >= 0).unsqueeze(-1).to(self.dtype)  # (B, T, F, 1)
             h = (self.p["embed.weight"][tokens.clamp(min=0)] * present).sum(2)  # (B, T, D)
+        h = h * c["embed_scale"]
         if c["pos"] == "learned":
             h = h + self.p["pos.weight"][:T]
         elif c["pos"] == "sinusoidal":

@@ -138,6 +138,7 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
   const int D = config_.width;
   const T* E = params_.data() + embed_;
   const T* P = param_ptr(params_, pos_);
+  const T scale = T(config_.embed_scale);  // e = scale · Σ E[token] + positions
   for_row_shards(batch * len, [&](int64_t, int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const int64_t t = n % len;
@@ -155,6 +156,9 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
         }
       }
       if (!written) std::fill(out, out + D, T(0));
+      if (scale != T(1)) {
+        for (int d = 0; d < D; ++d) out[d] *= scale;
+      }
       if (P != nullptr) {
         for (int d = 0; d < D; ++d) out[d] += P[t * D + d];
       }

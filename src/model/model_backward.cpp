@@ -124,12 +124,13 @@ void Model<T>::backward(const T* dlogits) {
   }
   T* dE = grads_.data() + embed_;
   T* dP = param_ptr(grads_, pos_);
+  const T scale = T(c.embed_scale);  // e = scale · Σ E[token] + positions
   for (int64_t n = 0; n < N; ++n) {
     for (int f = 0; f < w.fields; ++f) {
       const int32_t tok = w.tokens[n * w.fields + f];
       if (tok < 0) continue;
       T* row = dE + static_cast<int64_t>(tok) * D;
-      for (int d = 0; d < D; ++d) row[d] += de[n * D + d];
+      for (int d = 0; d < D; ++d) row[d] += scale * de[n * D + d];
     }
     if (dP != nullptr) {
       T* prow = dP + (n % w.len) * D;

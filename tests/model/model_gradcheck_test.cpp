@@ -418,6 +418,10 @@ std::vector<Variant> variants() {
       {"rope_bidirectional_post_rmsnorm", "pos=rope causal=false scheme=post"},
       {"sinusoidal_pre_layernorm", "pos=sinusoidal norm=layernorm"},
       {"alibi_pre_rmsnorm", "pos=alibi"},
+      // Delétang et al.'s input: the token embeddings times sqrt(D), then sin/cos positions.
+      {"embed_scale_sinusoidal_post_layernorm",
+       "embed_scale=2.8284271247461903 pos=sinusoidal scheme=post norm=layernorm"},
+      {"embed_scale_tied_pre_rmsnorm", "embed_scale=3 tied=true"},
       {"alibi_heads3_bidirectional_post_layernorm",
        "pos=alibi heads=3 width=12 causal=false scheme=post norm=layernorm"},
       {"sinusoidal_ngpt_l2", "pos=sinusoidal scheme=ngpt norm=l2"},

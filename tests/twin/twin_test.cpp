@@ -171,6 +171,9 @@ const TwinCase kCases[] = {
     {"post_layernorm_alibi_bidirectional_heads3",
      "--scheme post --norm layernorm --pos alibi --bidirectional --width 12 --heads 3 "
      "--init-std 0.3"},
+    {"post_layernorm_embed_scale_sinusoidal_bidirectional",
+     "--scheme post --norm layernorm --embed-scale 4 --pos sinusoidal --bidirectional "
+     "--init-std 0.3"},
     {"pre_none", "--scheme pre --norm none --init-std 0.2"},
     {"pre_l2_tied", "--scheme pre --norm l2 --tied --init-std 0.005"},
     {"pre_layernorm_embednorm_beta", "--scheme pre --norm layernorm --embed-norm --beta 2.5"},

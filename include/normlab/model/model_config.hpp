@@ -87,7 +87,10 @@ struct ModelConfig {
   int max_len = 1024;                        // longest sequence for learned absolute positions
   double rope_base = 10000.0;                // RoPE frequency base
   double beta = 1.0;  // attention temperature: logits scaled by beta / sqrt(D / H)
-  bool tied = false;  // unembedding shares the token embedding matrix
+  // Factor on the token embeddings, before positions are added: Vaswani et al.'s and Delétang
+  // et al.'s encoders take sqrt(D).
+  double embed_scale = 1.0;
+  bool tied = false;                      // unembedding shares the token embedding matrix
   Toggle final_norm = Toggle::automatic;  // norm before unembedding (auto: per scheme)
   Toggle embed_norm = Toggle::automatic;  // norm on token embeddings (auto: on for peri_init)
   Scheme scheme = Scheme::pre;

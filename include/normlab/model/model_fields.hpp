@@ -116,6 +116,10 @@ void visit_model_fields(Config& c, Visitor&& v) {
     RealRange{1, kUnbounded, false, false});
   v(FieldInfo{.name = "beta", .help = "Attention temperature: logits scaled by beta/sqrt(D/H)"},
     c.beta, kPositive);
+  v(FieldInfo{.name = "embed_scale",
+              .help = "Factor on the token embeddings before positions (e.g. sqrt(D))",
+              .optional_json = true},
+    c.embed_scale, kPositive);
   v(FieldInfo{.name = "tied",
               .help = "Tie the unembedding to the embedding (default untied)",
               .flag = "--tied,!--untied"},
