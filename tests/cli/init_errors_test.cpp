@@ -85,7 +85,7 @@ const std::vector<UsageCase> kCases = {
     {"width_zero", {"--width", "0"}, {"--width", "0", "1", "65536"}},
     {"layers_not_an_integer", {"--layers", "2x"}, {"--layers", "2x", "integer"}},
     {"unknown_positional", {"extra"}, {"extra"}},
-    {"unknown_pos_encoding", {"--pos", "alibi"}, {"--pos", "alibi", "rope", "sinusoidal"}},
+    {"unknown_pos_encoding", {"--pos", "xpos"}, {"--pos", "xpos", "rope", "sinusoidal", "alibi"}},
     {"unknown_activation", {"--activation", "swish"}, {"--activation", "swish", "gelu", "relu"}},
     {"block_size_zero",
      {"--scheme", "block_attnres", "--block-size", "0"},
