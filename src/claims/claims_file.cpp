@@ -160,24 +160,21 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
         at(file, *table->get("reduce")), term_what, reduce));
   }
   t.value = optional_string(file, *table, "value", term_what, "value");
-  t.x = optional_string(file, *table, "x", term_what, "");
-  if (t.reduce == Reduce::loglog_slope && t.x.empty()) {
-    throw InputError(fmt::format("{}: reduce = \"loglog_slope\" in {} needs x = \"COLUMN\"",
-                                 at(file, *table), term_what));
-  }
-  if (t.reduce != Reduce::loglog_slope && !t.x.empty()) {
-    throw InputError(fmt::format("{}: key 'x' in {} is for reduce = \"loglog_slope\" only",
-                                 at(file, *table->get("x")), term_what));
-  }
-  t.by = optional_string(file, *table, "by", term_what, "");
-  if (t.reduce == Reduce::best_mean && t.by.empty()) {
-    throw InputError(fmt::format("{}: reduce = \"best_mean\" in {} needs by = \"COLUMN\"",
-                                 at(file, *table), term_what));
-  }
-  if (t.reduce != Reduce::best_mean && !t.by.empty()) {
-    throw InputError(fmt::format("{}: key 'by' in {} is for reduce = \"best_mean\" only",
-                                 at(file, *table->get("by")), term_what));
-  }
+  // A column key that one reduction needs and no other takes: x (loglog_slope), by (best_mean).
+  const auto column_key = [&](const char* key, Reduce owner) {
+    std::string column = optional_string(file, *table, key, term_what, "");
+    if (t.reduce == owner && column.empty()) {
+      throw InputError(fmt::format("{}: reduce = \"{}\" in {} needs {} = \"COLUMN\"",
+                                   at(file, *table), to_string(owner), term_what, key));
+    }
+    if (t.reduce != owner && !column.empty()) {
+      throw InputError(fmt::format("{}: key '{}' in {} is for reduce = \"{}\" only",
+                                   at(file, *table->get(key)), key, term_what, to_string(owner)));
+    }
+    return column;
+  };
+  t.x = column_key("x", Reduce::loglog_slope);
+  t.by = column_key("by", Reduce::best_mean);
   std::vector<std::string> parts;
   for (const auto& [column, value] : t.filter) {
     parts.push_back(column + "=" + describe_value(value));
