@@ -134,6 +134,57 @@ void add_alibi(T* P, int64_t ld, int64_t i0, int64_t rows, int64_t jp, double sl
   }
 }
 
+// Transformer-XL's relative terms on a group of raw scores P (rows, ld), query rows
+// i0 .. i0 + rows − 1, keys [0, jend) of the head at `base` (qkv row stride `row`):
+//   P_ij += ⟨u_h, k_j⟩ + ⟨q_i + v_h, r_{i−j}⟩   (relative.hpp)
+template <typename T>
+void add_relative(T* P, int64_t ld, int64_t i0, int64_t rows, int64_t jend, const T* base,
+                  const AttentionShape& s, int h, const RelativeLogits<T>& rel) {
+  const int D = s.width, dh = D / s.heads;
+  const int64_t row = 3 * D;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* q = base + (i0 + r) * row;
+    for (int64_t j = 0; j < jend; ++j) {
+      P[r * ld + j] +=
+          relative_term<T>(rel, s.len, D, h * dh, dh, q, base + j * row + D, i0 + r, j);
+    }
+  }
+}
+
+// The relative terms' backward for sequence b, head h (relative.hpp): adds their share to
+// dQ and dK (T, dhp) and writes the head's columns of d_rel's row b. dS (T, Tp) is ∂L/∂A, zero
+// beyond each row's keys; Q and K (T, dhp) the head's queries and keys.
+template <typename T>
+void relative_backward(const AttentionShape& s, int64_t b, int h, const T* dS, const T* Q,
+                       const T* K, int64_t dhp, const RelativeLogits<T>& rel,
+                       const RelativeGrads<T>& d_rel, T* dQ, T* dK) {
+  const int64_t Tn = s.len, Tp = pad16(Tn), rel_rows = relative_rows(Tn);
+  const int D = s.width, dh = D / s.heads, c0 = h * dh;
+  T* du = d_rel.u + b * D + c0;
+  T* dv = d_rel.v + b * D + c0;
+  T* dr = d_rel.keys + b * rel_rows * D + c0;
+  std::fill(du, du + dh, T(0));
+  std::fill(dv, dv + dh, T(0));
+  for (int64_t k = 0; k < rel_rows; ++k) std::fill(dr + k * D, dr + k * D + dh, T(0));
+  const T* u = rel.u + c0;
+  const T* v = rel.v + c0;
+  for (int64_t i = 0; i < Tn; ++i) {
+    const int64_t jend = s.causal ? i + 1 : Tn;
+    for (int64_t j = 0; j < jend; ++j) {
+      const T g = dS[i * Tp + j];
+      const int64_t k = i - j + Tn - 1;
+      const T* r = rel.keys + k * D + c0;
+      for (int c = 0; c < dh; ++c) {
+        dQ[i * dhp + c] += g * r[c];
+        dK[j * dhp + c] += g * u[c];
+        du[c] += g * K[j * dhp + c];
+        dv[c] += g * r[c];
+        dr[k * D + c] += g * (Q[i * dhp + c] + v[c]);
+      }
+    }
+  }
+}
+
 // Runs f(known, b, h) for every (sequence b, head h) of s in parallel, known the head width as
 // with_head_width gives it (a constant for the studies' head widths).
 template <typename F>
@@ -162,7 +213,8 @@ int64_t attention_probs_stride(int64_t len) {
 // the extra entries of its earlier rows are masked to probability 0, so every sum is the same
 // as over that row's own keys.
 template <typename T>
-void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
+void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
+                       const RelativeLogits<T>* relative) {
   require_attention_shape(s, "attention_forward");
   const int64_t Tn = s.len;
   const int D = s.width;
@@ -196,6 +248,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
       T* Pg = P + i0 * Tp;
       rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
       if (s.alibi) add_alibi(Pg, Tp, i0, rows, jp, alibi_slope(h, s.heads) / s.scale, s.causal);
+      if (relative != nullptr) add_relative(Pg, Tp, i0, rows, jend_group, base, s, h, *relative);
       int64_t jend[kRows];  // row r's keys j < jend[r] take part
       for (int64_t r = 0; r < rows; ++r) jend[r] = s.causal ? i0 + r + 1 : Tn;
       if (jp == kBlock && rows == kRows) {
@@ -213,8 +266,11 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs) {
 
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
-                        T* dqkv) {
+                        T* dqkv, const RelativeLogits<T>* relative,
+                        const RelativeGrads<T>* d_relative) {
   require_attention_shape(s, "attention_backward");
+  require_contract((relative == nullptr) == (d_relative == nullptr), "attention_backward",
+                   "relative terms and their gradients both or neither");
   const int64_t Tn = s.len;
   const int D = s.width;
   const int dh_arg = D / s.heads;
@@ -277,6 +333,8 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     // dO; causal terms with i < j are zero and skipped group by group.
     rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
     rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
+    if (relative != nullptr)
+      relative_backward(s, b, h, dS, Q, K, dhp, *relative, *d_relative, dQ, dK);
     T* out = dqkv + b * Tn * row + h * dh;
     scatter_rows(dQ, dhp, Tn, dh, out, row);
     scatter_rows(dK, dhp, Tn, dh, out + D, row);
@@ -284,11 +342,15 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
   });
 }
 
-template void attention_forward<float>(const AttentionShape&, const float*, float*, float*);
-template void attention_forward<double>(const AttentionShape&, const double*, double*, double*);
+template void attention_forward<float>(const AttentionShape&, const float*, float*, float*,
+                                       const RelativeLogits<float>*);
+template void attention_forward<double>(const AttentionShape&, const double*, double*, double*,
+                                        const RelativeLogits<double>*);
 template void attention_backward<float>(const AttentionShape&, const float*, const float*,
-                                        const float*, float*);
+                                        const float*, float*, const RelativeLogits<float>*,
+                                        const RelativeGrads<float>*);
 template void attention_backward<double>(const AttentionShape&, const double*, const double*,
-                                         const double*, double*);
+                                         const double*, double*, const RelativeLogits<double>*,
+                                         const RelativeGrads<double>*);
 
 }  // namespace normlab

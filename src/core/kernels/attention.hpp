@@ -3,7 +3,8 @@
 // Letters: B batch, T length, D width, H heads, dh = D / H head dimension.
 // qkv (B, T, 3D): row t holds q (D) | k (D) | v (D); head h uses columns [h·dh, (h+1)·dh).
 //   S_ij = scale · ⟨q_i, k_j⟩ [+ m_h · bias(i, j) with ALiBi, alibi.hpp],  scale = beta / sqrt(dh);
-//   j ≤ i when causal
+//   j ≤ i when causal; with relative terms (relative.hpp) S_ij = scale · A_ij instead
+
 //   P_ij = softmax_j(S_ij),     o_i = Σ_j P_ij v_j
 // Backward (per head):
 //   dP_ij = ⟨do_i, v_j⟩,  dS_ij = P_ij (dP_ij − Σ_k P_ik dP_ik)
@@ -11,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "core/kernels/relative.hpp"
 
 namespace normlab {
 
@@ -28,14 +31,16 @@ struct AttentionShape {
 int64_t attention_probs_stride(int64_t len);
 
 // o (B, T, D) overwritten; probs (B, H, T, Tp) overwritten, Tp = attention_probs_stride(T);
-// masked and padding entries are 0.
+// masked and padding entries are 0. `relative`: Transformer-XL's terms (relative.hpp), or null.
 template <typename T>
-void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs);
+void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
+                       const RelativeLogits<T>* relative = nullptr);
 
 // dqkv (B, T, 3D) overwritten with the gradient of q, k and v; probs as attention_forward
-// wrote them.
+// wrote them. With `relative`, its gradients are written to `d_relative` (both or neither).
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
-                        T* dqkv);
+                        T* dqkv, const RelativeLogits<T>* relative = nullptr,
+                        const RelativeGrads<T>* d_relative = nullptr);
 
 }  // namespace normlab

@@ -17,7 +17,8 @@ constexpr int64_t kKeyBlock = 256;
 }  // namespace
 
 template <typename T>
-void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o) {
+void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o,
+                      const RelativeLogits<T>* relative) {
   const int64_t Tn = s.len;
   const int D = s.width;
   const int dh = D / s.heads;
@@ -41,7 +42,10 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
       const int64_t j1 = std::min(jend, j0 + kKeyBlock);
       T block_max = -INFINITY;
       for (int64_t j = j0; j < j1; ++j) {
-        scores[j - j0] = dot_lanes(q, base + j * row + D, dh) * scale;
+        const T* k = base + j * row + D;
+        T raw = dot_lanes(q, k, dh);
+        if (relative != nullptr) raw += relative_term<T>(*relative, Tn, D, h * dh, dh, q, k, i, j);
+        scores[j - j0] = raw * scale;
         if (s.alibi) scores[j - j0] += slope * T(alibi_bias(i, j, s.causal));
         block_max = std::max(block_max, scores[j - j0]);
       }
@@ -64,8 +68,8 @@ void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows
 }
 
 template void attention_stream<float>(const AttentionShape&, const float*, const int64_t*, int64_t,
-                                      float*);
+                                      float*, const RelativeLogits<float>*);
 template void attention_stream<double>(const AttentionShape&, const double*, const int64_t*,
-                                       int64_t, double*);
+                                       int64_t, double*, const RelativeLogits<double>*);
 
 }  // namespace normlab

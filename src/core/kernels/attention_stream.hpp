@@ -15,8 +15,10 @@
 namespace normlab {
 
 // rows: R row indices n = b·T + t (ascending) whose outputs are wanted.
-// o: (R, D) outputs, heads concatenated, in the order of `rows`.
+// o: (R, D) outputs, heads concatenated, in the order of `rows`. `relative`: Transformer-XL's
+// terms (relative.hpp), or null.
 template <typename T>
-void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o);
+void attention_stream(const AttentionShape& s, const T* qkv, const int64_t* rows, int64_t R, T* o,
+                      const RelativeLogits<T>* relative = nullptr);
 
 }  // namespace normlab
