@@ -541,6 +541,10 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             out.append(Spec(prefix + ".v.weight", (D, D), True, "normal", std * branch, rows))
             out.append(Spec(prefix + ".o.weight", (D, D), True, "normal", residual_std * branch,
                             cols))
+            if cfg["pos"] == "relative":  # Transformer-XL's u, v ~ N(0, 0.02^2) and W_R
+                out.append(Spec(prefix + ".rel_u", (D,), init="normal", value=0.02))
+                out.append(Spec(prefix + ".rel_v", (D,), init="normal", value=0.02))
+                out.append(Spec(prefix + ".rel.weight", (D, D), True, "normal", std))
             # Per-head norms over dh features, shared by the heads; then the l2 QK-norm's
             # scale per head.
             hn = rs.head_norms
@@ -654,6 +658,24 @@ def alibi_biases(T: int, H: int, causal: bool) -> np.ndarray:
     if not causal:
         bias += 0.5 * (j < i)
     return np.array(slopes(H))[:, None, None] * bias[None]
+
+
+def relative_positions(T: int, D: int) -> np.ndarray:
+    """(2T, D) sinusoids of the positions T, T-1, ..., -T+1, as the reference's
+    sinusoid_position_encoding (Deletang et al. 2023, models/positional_encodings.py) makes them
+    for a bidirectional encoder: sines of pos * 10000^(-2k/D), then cosines."""
+    inv_freq = np.power(10000.0, -np.arange(0, D, 2, dtype=np.float64) / D)
+    pos = np.arange(T, -T, -1.0)
+    angle = pos[:, None] * inv_freq[None, :]
+    return np.concatenate([np.sin(angle), np.cos(angle)], axis=-1)
+
+
+def relative_shift(logits: torch.Tensor) -> torch.Tensor:
+    """(..., T, 2T) -> (..., T, T): the reference's _rel_shift_inner, entry (i, j) of the
+    result the column of position i - j."""
+    *lead, T, total = logits.shape
+    x = logits.reshape(*lead, total, T)[..., 1:, :]
+    return x.reshape(*lead, T, total - 1)[..., :T]
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -978,6 +1000,8 @@ class Twin(torch.nn.Module):
                 tabs = rope_tables(T, c["width"] // c["heads"], c["rope_base"])
             elif kind == "alibi":
                 tabs = (alibi_biases(T, c["heads"], c["causal"]),)
+            elif kind == "relative":
+                tabs = (relative_positions(T, c["width"]),)
             else:  # causal mask: True where key j > query i
                 tabs = (np.triu(np.ones((T, T), dtype=bool), k=1),)
             self._tables[key] = tuple(
@@ -988,8 +1012,10 @@ class Twin(torch.nn.Module):
     def attention(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
         """u (B, T, D) -> y (B, T, D). Packed q|k|v = u [Wq; Wk; Wv]^T, the per-head norms
         (each head's dh features one row; l2 QK-norm: q times s_h), RoPE on q and k,
-        S = c q k^T with c = beta (l2 QK-norm) or beta / sqrt(dh), plus ALiBi's biases,
-        causal mask, softmax,
+        S = c q k^T with c = beta (l2 QK-norm) or beta / sqrt(dh), plus ALiBi's biases, or
+        relative: S = c ((q + u) k^T + shift((q + v) (p W_R^T)^T)) as the reference computes it
+        (compute_attention_with_relative_encodings; its bidirectional shift, which gives distance
+        i - j, for causal models too), causal mask, softmax,
         heads concatenated, then Wo."""
         c = self.cfg
         B, T, D = u.shape
@@ -1029,7 +1055,15 @@ class Twin(torch.nn.Module):
         at = self.hook_block(prefix) + "attn."
         q, k, v = (self.hook(at + name, t.transpose(1, 2)).transpose(1, 2)  # hooks: (B, T, H, dh)
                    for name, t in (("hook_q", q), ("hook_k", k), ("hook_v", v)))
-        scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
+        if c["pos"] == "relative":
+            u_h = self.p[prefix + ".rel_u"].reshape(1, H, 1, dh)
+            v_h = self.p[prefix + ".rel_v"].reshape(1, H, 1, dh)
+            keys = self._table("relative", T)[0] @ self.p[prefix + ".rel.weight"].t()  # (2T, D)
+            keys = keys.reshape(2 * T, H, dh).transpose(0, 1)  # (H, 2T, dh)
+            content = (q + u_h) @ k.transpose(-1, -2)  # (B, H, T, T)
+            scores = (content + relative_shift((q + v_h) @ keys.transpose(-1, -2))) * scale
+        else:
+            scores = (q @ k.transpose(-1, -2)) * scale  # (B, H, T, T)
         if c["pos"] == "alibi":
             scores = scores + self._table("alibi", T)[0]
         if c["causal"]:

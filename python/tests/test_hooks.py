@@ -250,6 +250,15 @@ def test_alibi_scores_hold_the_bias_and_match_the_twin(causal):
     np.testing.assert_allclose(got[visible], np.broadcast_to(want, got.shape)[visible], rtol=1e-6)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_relative_scores_match_the_twin(causal):
+    # The twin computes Transformer-XL's terms with the reference's shifted (T, 2T) product.
+    model = normlab.init(vocab=13, width=16, heads=2, layers=2, pos="relative", causal=causal,
+                         init_std=0.3, seed=9)
+    tokens = np.random.default_rng(5).integers(0, 13, size=(2, 9))
+    assert_hooked_logits_match(model, tokens, INTERVENTIONS["scores"])
+
+
 def test_a_doubled_scale_halves_the_normalized_rows():
     model = small(dict(scheme="pre"))  # rmsnorm: y = x / scale * g
     tokens = np.random.default_rng(5).integers(0, 13, size=(2, 5))

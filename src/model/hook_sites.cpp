@@ -118,7 +118,8 @@ void apply_pattern(const AttentionShape& s, const T* qkv, const T* probs, T* o) 
 }  // namespace
 
 template <typename T>
-void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
+void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o,
+                               const RelativeLogits<T>* relative) const {
   if (hooks_ == nullptr) return;
   const Workspace& w = *ws_;
   const ModelConfig& c = config_;
@@ -130,8 +131,8 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
   std::vector<T> square;             // (B, H, T, T)
   bool changed = false;
   if (hooks_->wants(block + "hook_attn_scores")) {
-    // S = scale · q·k [+ ALiBi's bias], −inf where a causal query does not see the key
-    // (TransformerLens's mask).
+    // S = scale · q·k [+ ALiBi's bias] [scale · Transformer-XL's terms], −inf where a causal
+    // query does not see the key (TransformerLens's mask).
     square.assign(rows * len, T(0));
     for (int64_t b = 0; b < B; ++b) {
       for (int h = 0; h < H; ++h) {
@@ -146,6 +147,8 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o) const {
             const T* key = qkv + (b * len + k) * 3 * D + D + h * dh;
             T dot = 0;
             for (int e = 0; e < dh; ++e) dot += q[e] * key[e];
+            if (relative != nullptr)
+              dot += relative_term<T>(*relative, len, D, h * dh, dh, q, key, t, k);
             s[k] = T(shape.scale) * dot;
             if (shape.alibi) s[k] += T(alibi_slope(h, H) * alibi_bias(t, k, c.causal));
           }
@@ -200,7 +203,8 @@ template bool Model<float>::offer(const std::string&, float*, int64_t,
 template void Model<float>::offer_norm(const std::string&, const NormParams&, const float*, float*,
                                        float*, float*, int64_t) const;
 template void Model<float>::offer_qkv(int, float*) const;
-template void Model<float>::offer_attention(int, const float*, float*, float*) const;
+template void Model<float>::offer_attention(int, const float*, float*, float*,
+                                            const RelativeLogits<float>*) const;
 template void Model<float>::offer_stream(int, float*) const;
 template std::string Model<double>::hook_block(int) const;
 template std::vector<int64_t> Model<double>::hook_shape(int64_t, const std::vector<int64_t>&) const;
@@ -210,7 +214,8 @@ template bool Model<double>::offer(const std::string&, double*, int64_t,
 template void Model<double>::offer_norm(const std::string&, const NormParams&, const double*,
                                         double*, double*, double*, int64_t) const;
 template void Model<double>::offer_qkv(int, double*) const;
-template void Model<double>::offer_attention(int, const double*, double*, double*) const;
+template void Model<double>::offer_attention(int, const double*, double*, double*,
+                                             const RelativeLogits<double>*) const;
 template void Model<double>::offer_stream(int, double*) const;
 
 }  // namespace normlab

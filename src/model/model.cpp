@@ -48,6 +48,9 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   a.declare(w.embed_mean, scheme_.embed_norm ? N : 0);
   a.declare(w.embed_rstd, scheme_.embed_norm ? N : 0);
   a.declare(w.sinusoid, c.pos == PosEncoding::sinusoidal ? len * D : 0);
+  const bool relative = c.pos == PosEncoding::relative;
+  const int64_t rel_rows = relative ? relative_rows(len) : 0;
+  a.declare(w.rel_table, rel_rows * D);
   w.stream.resize(S + 1);
   for (auto& s : w.stream) a.declare(s, N * D);
   w.subs.resize(S);
@@ -80,6 +83,10 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   }
   if (scheme_.sublayers.front().interpolate) a.declare(w.d_xhat, N * D);  // nGPT's dL/dN_x(x)
   a.declare(w.d_qkv, N * 3 * D);
+  a.declare(w.d_rel_u, relative ? batch * D : 0);
+  a.declare(w.d_rel_v, relative ? batch * D : 0);
+  a.declare(w.d_rel_keys, batch * rel_rows * D);
+  a.declare(w.d_rel_keys_sum, rel_rows * D);
   a.declare(w.d_hidden, c.mlp ? N * M : 0);
   a.declare(w.d_hidden_pre, c.mlp ? N * M : 0);
   a.declare(w.d_logits_raw, scheme_.logit_scale ? R * V : 0);
@@ -103,6 +110,10 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len, const OutputRows& ou
   w.carved_for = out;
   if (c.pos == PosEncoding::sinusoidal) fill_sinusoid(len, c.width, w.sinusoid.data());
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
+  if (c.pos == PosEncoding::relative) {
+    fill_relative_sinusoid(len, c.width, w.rel_table.data());
+    for (SublayerBuffers<T>& sub : w.subs) sub.rel_table = w.rel_table.data();
+  }
 }
 
 template <typename T>

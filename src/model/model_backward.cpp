@@ -252,7 +252,11 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     if (grad_hooks_ != nullptr) offer_attention_grads(i, sub.qkv, sub.probs, w.d_attn_o.data());
     const AttentionShape shape = attention_shape(c, batch, len);
-    attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
+    if (c.pos == PosEncoding::relative) {
+      relative_attention_backward(p, sub, batch, len);
+    } else {
+      attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
+    }
     if (grad_hooks_ != nullptr) offer_qkv_grads(i, w.d_qkv.data());
     train_qkv_hook_->backward(i, w.d_qkv.data(), N);
     if (scheme_.sphere_qk) {  // nGPT: q, k = s_qk f ⊙ q/|q| after RoPE
@@ -301,6 +305,34 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
 }
 
 // The head norms' backward, part by part (head_norm.hpp).
+// The kernel writes u's, v's and the keys' gradients per sequence (core/kernels/relative.hpp);
+// their sums over the sequences are added to the gradients, and W_R's is
+//   dW_R += dr^T p   (r = p W_R^T, dr (2T − 1, D) the keys' gradient, p the sinusoid).
+template <typename T>
+void Model<T>::relative_attention_backward(const SublayerParams& p, const SublayerBuffers<T>& sub,
+                                           int64_t batch, int64_t len) {
+  Workspace& w = *ws_;
+  const int64_t D = config_.width, K = relative_rows(len);
+  const RelativeLogits<T> rel{params_.data() + p.rel_u, params_.data() + p.rel_v, sub.rel_keys};
+  const RelativeGrads<T> d_rel{w.d_rel_u.data(), w.d_rel_v.data(), w.d_rel_keys.data()};
+  attention_backward(attention_shape(config_, batch, len), sub.qkv, sub.probs, w.d_attn_o.data(),
+                     w.d_qkv.data(), &rel, &d_rel);
+  T* du = grads_.data() + p.rel_u;
+  T* dv = grads_.data() + p.rel_v;
+  T* dr = w.d_rel_keys_sum.data();
+  std::fill(dr, dr + K * D, T(0));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t d = 0; d < D; ++d) {
+      du[d] += w.d_rel_u[b * D + d];
+      dv[d] += w.d_rel_v[b * D + d];
+    }
+    for (int64_t k = 0; k < K * D; ++k) dr[k] += w.d_rel_keys[b * K * D + k];
+  }
+  linear_backward(sub.rel_table, params_.data() + p.rel_w, static_cast<const T*>(dr),
+                  static_cast<T*>(nullptr), grads_.data() + p.rel_w,
+                  {.rows = K, .in = D, .out = D});
+}
+
 template <typename T>
 void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const T* q_normed,
                                    const T* mean, const T* rstd, T* d_qkv, int64_t rows) {
@@ -329,6 +361,12 @@ template void Model<float>::branch_backward(int, int64_t, int64_t, const float*,
                                             float*);
 template void Model<double>::branch_backward(int, int64_t, int64_t, const double*, const double*,
                                              double*);
+template void Model<float>::relative_attention_backward(const SublayerParams&,
+                                                        const SublayerBuffers<float>&, int64_t,
+                                                        int64_t);
+template void Model<double>::relative_attention_backward(const SublayerParams&,
+                                                         const SublayerBuffers<double>&, int64_t,
+                                                         int64_t);
 template void Model<float>::head_norms_backward(const SublayerParams&, const float*, const float*,
                                                 const float*, const float*, float*, int64_t);
 template void Model<double>::head_norms_backward(const SublayerParams&, const double*,

@@ -28,7 +28,8 @@ constexpr Names<PosEncoding> kPos[] = {{PosEncoding::none, "none"},
                                        {PosEncoding::learned, "learned"},
                                        {PosEncoding::sinusoidal, "sinusoidal"},
                                        {PosEncoding::rope, "rope"},
-                                       {PosEncoding::alibi, "alibi"}};
+                                       {PosEncoding::alibi, "alibi"},
+                                       {PosEncoding::relative, "relative"}};
 constexpr Names<Activation> kActivations[] = {{Activation::gelu, "gelu"},
                                               {Activation::relu, "relu"}};
 constexpr Names<Toggle> kToggles[] = {
@@ -319,6 +320,12 @@ void validate(const ModelConfig& c) {
     require(c.head_dim() % 2 == 0,
             fmt::format("rope needs an even head dimension; width {} / heads {} = {}", c.width,
                         c.heads, c.head_dim()));
+  }
+  if (c.pos == PosEncoding::relative) {  // p_δ is sines then cosines (core/kernels/relative.hpp)
+    require(c.width % 2 == 0,
+            fmt::format("relative needs an even width (its sinusoid of distances has sine and "
+                        "cosine halves); got width {}",
+                        c.width));
   }
   const SchemeRow& row = scheme_row(c.scheme);
   if (c.norm == NormKind::none) {

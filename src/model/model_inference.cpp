@@ -54,6 +54,10 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     sinusoid = w.sinusoid.data();
   }
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
+  if (c.pos == PosEncoding::relative) {
+    fill_relative_sinusoid(len, D, w.rel_table.data());
+    w.sub.rel_table = w.rel_table.data();
+  }
 
   auto norm = [&](const NormParams& np, const T* x, T* y, int64_t rows_n) {
     norm_forward(norm_weights(params_, np), x, y, {w.mean.data(), w.rstd.data()}, {rows_n, D},
@@ -93,6 +97,11 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
       t.row_ids = out_rows == N ? w.all_rows.data() : rows.data();
       t.input = stream.residual_input();
       t.qkv = p.is_attention ? w.sub.qkv : nullptr;
+      if (p.is_attention && c.pos == PosEncoding::relative) {  // the keys branch_forward wrote
+        t.rel_u = params_.data() + p.rel_u;
+        t.rel_v = params_.data() + p.rel_v;
+        t.rel_keys = w.sub.rel_keys;
+      }
       t.heads = p.is_attention ? w.sub.attn_o : nullptr;
       t.branch = w.sub.y;
       t.branch_normed = z;
@@ -126,6 +135,7 @@ int64_t Model<T>::declare_inference_buffers(int64_t batch, int64_t len, int64_t 
   const int64_t N = batch * len, R = out_rows, D = c.width, V = c.vocab;
   a.clear();
   a.declare(w.sinusoid, c.pos == PosEncoding::sinusoidal ? len * D : 0);
+  a.declare(w.rel_table, c.pos == PosEncoding::relative ? relative_rows(len) * D : 0);
   a.declare(w.embed_raw, scheme_.embed_norm ? N * D : 0);
   a.declare(w.mean, N);
   a.declare(w.rstd, N);

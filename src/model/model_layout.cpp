@@ -190,6 +190,14 @@ void Model<T>::build_layout() {
                              .decay = true,
                              .init_value = residual_std * branch,
                              .unit_norm = cols});
+      // Transformer-XL's relative terms (core/kernels/relative.hpp): u and v drawn as the
+      // reference draws them, N(0, 0.02²); W_R as q and k.
+      if (c.pos == PosEncoding::relative) {
+        p.rel_u = layout_.add({.name = prefix + ".rel_u", .shape = {D}, .init_value = 0.02});
+        p.rel_v = layout_.add({.name = prefix + ".rel_v", .shape = {D}, .init_value = 0.02});
+        p.rel_w = layout_.add(
+            {.name = prefix + ".rel.weight", .shape = {D, D}, .decay = true, .init_value = std});
+      }
       // Per-head norms over dh features (docs/checkpoint.md), then the l2 QK-norm's s_h (H);
       // none of them decays.
       const HeadNorms& hn = scheme_.head_norms;

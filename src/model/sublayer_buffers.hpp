@@ -11,6 +11,7 @@
 #include <span>
 
 #include "core/kernels/attention.hpp"
+#include "core/kernels/relative.hpp"
 #include "core/kernels/rope.hpp"
 #include "model/residual/qkv_hook.hpp"
 #include "normlab/model/model_config.hpp"
@@ -37,7 +38,9 @@ struct SublayerBuffers {
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
   T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
   const RopeTable<T>* rope = nullptr;                          // (T, dh) RoPE's factors
-  QkvHook<T>* qkv_hook = nullptr;                              // the pass's (qkv_hook.hpp)
+  const T* rel_table = nullptr;    // (2T − 1, D) pos relative: the sinusoid p_δ (relative.hpp)
+  T* rel_keys = nullptr;           // (2T − 1, D) pos relative: r_δ = W_R p_δ, kept for backward
+  QkvHook<T>* qkv_hook = nullptr;  // the pass's (qkv_hook.hpp)
 };
 
 // What decides sublayer i's buffers: its slots and kind, the pass, and its rows.
@@ -75,6 +78,8 @@ void declare_sublayer_buffers(SublayerBuffers<T>& b, const ModelConfig& c, const
                        ? shape.batch * H * shape.len * attention_probs_stride(shape.len)
                        : 0);
   declare(b.attn_o, attention ? R * D : 0);
+  declare(b.rel_keys,
+          attention && c.pos == PosEncoding::relative ? relative_rows(shape.len) * D : 0);
   declare(b.hidden_pre, mlp ? N * M : 0);
   declare(b.hidden, mlp ? N * M : 0);
   declare(b.hidden_raw, training && mlp && s.mlp_scale ? N * M : 0);

@@ -85,12 +85,18 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     b.qkv_hook->forward(i, b.qkv, rows);
     if (hooks_ != nullptr) offer_qkv(i, b.qkv);
     const AttentionShape shape = attention_shape(c, batch, len);
+    RelativeLogits<T> relative_terms;
+    const RelativeLogits<T>* relative = nullptr;
+    if (c.pos == PosEncoding::relative) {
+      relative_terms = relative_logits(p, b, len);
+      relative = &relative_terms;
+    }
     if (attention.streams) {
       out_rows = attention.query_count;
-      attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o);
+      attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o, relative);
     } else {
-      attention_forward(shape, b.qkv, b.attn_o, attention.probs);
-      if (hooks_ != nullptr) offer_attention(i, b.qkv, attention.probs, b.attn_o);
+      attention_forward(shape, b.qkv, b.attn_o, attention.probs, relative);
+      if (hooks_ != nullptr) offer_attention(i, b.qkv, attention.probs, b.attn_o, relative);
     }
     linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});
   } else {
@@ -120,6 +126,16 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
   }
   if (hooks_ != nullptr) offer(block + "hook_" + kind + "_out_normed", z, out_rows, {D});
   return z;
+}
+
+template <typename T>
+RelativeLogits<T> Model<T>::relative_logits(const SublayerParams& p, const SublayerBuffers<T>& b,
+                                            int64_t len) const {
+  const int D = config_.width;
+  // r = p W_R^T: (2T − 1, D) keys, one per distance δ = i − j.
+  linear_forward(b.rel_table, params_.data() + p.rel_w, b.rel_keys,
+                 {.rows = relative_rows(len), .in = D, .out = D});
+  return {params_.data() + p.rel_u, params_.data() + p.rel_v, b.rel_keys};
 }
 
 template <typename T>
@@ -178,6 +194,12 @@ template const float* Model<float>::branch_forward(int, int64_t, int64_t, const 
 template const double* Model<double>::branch_forward(int, int64_t, int64_t, const double*, int64_t,
                                                      const SublayerBuffers<double>&,
                                                      const AttentionStrategy<double>&) const;
+template RelativeLogits<float> Model<float>::relative_logits(const SublayerParams&,
+                                                             const SublayerBuffers<float>&,
+                                                             int64_t) const;
+template RelativeLogits<double> Model<double>::relative_logits(const SublayerParams&,
+                                                               const SublayerBuffers<double>&,
+                                                               int64_t) const;
 template void Model<float>::add_forward(int, const float*, const float*,
                                         const SublayerBuffers<float>&, float*, int64_t) const;
 template void Model<double>::add_forward(int, const double*, const double*,

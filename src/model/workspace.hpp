@@ -27,6 +27,7 @@ struct Model<T>::Workspace {
   std::span<T> embed_mean, embed_rstd;   // (N)
   std::span<T> sinusoid;                 // (T, D) sinusoidal positions
   RopeTable<T> rope;                     // (T, dh) RoPE factors
+  std::span<T> rel_table;                // (2T − 1, D) pos relative: p_δ (relative.hpp)
   std::vector<std::span<T>> stream;      // S + 1 buffers (N, D): input of each sublayer
   std::vector<SublayerBuffers<T>> subs;  // S (sublayer_buffers.hpp)
   // S × (N, D): what sublayer i's f read, the residual stream's input(i).
@@ -87,9 +88,13 @@ struct Model<T>::Workspace {
   // Backward scratch.
   std::span<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
   std::span<T> d_qkv;                                                 // (N, 3D)
-  std::span<T> d_hidden, d_hidden_pre;                                // (N, M)
-  std::span<T> d_logits_raw;                                          // (R, V)
-  std::span<T> d_final, d_final_in;                                   // (R, D)
+  // pos relative: the relative terms' gradients per sequence, and the keys' summed over them.
+  std::span<T> d_rel_u, d_rel_v;        // (B, D)
+  std::span<T> d_rel_keys;              // (B, 2T − 1, D)
+  std::span<T> d_rel_keys_sum;          // (2T − 1, D)
+  std::span<T> d_hidden, d_hidden_pre;  // (N, M)
+  std::span<T> d_logits_raw;            // (R, V)
+  std::span<T> d_final, d_final_in;     // (R, D)
 };
 
 // Buffers of forward_rows, declared by Model::declare_inference_buffers and the inference
@@ -99,6 +104,7 @@ struct Model<T>::EvalWorkspace {
   Arena<T> arena;
   std::span<T> sinusoid;          // (T, D)
   RopeTable<T> rope;              // (T, dh) RoPE factors
+  std::span<T> rel_table;         // (2T − 1, D) pos relative: p_δ (relative.hpp)
   std::span<T> embed_raw;         // (N, D)
   std::span<T> mean, rstd;        // (N) the embedding and final norms' statistics
   SublayerBuffers<T> sub;         // the one set every sublayer reuses (sublayer_buffers.hpp)

@@ -40,10 +40,11 @@ void check_model_has_particle_law(const ModelConfig& c) {
                     "none",
                     to_string(c.qk_norm)));
   }
-  if (c.pos == normlab::PosEncoding::alibi) {
-    throw UsageError(
-        "pos alibi adds a bias by distance to the attention logits, which the particle law "
-        "does not model; --from-checkpoint allows pos none, learned, sinusoidal and rope");
+  if (c.pos == normlab::PosEncoding::alibi || c.pos == normlab::PosEncoding::relative) {
+    throw UsageError(fmt::format(
+        "pos {} adds terms by distance to the attention logits, which the particle law "
+        "does not model; --from-checkpoint allows pos none, learned, sinusoidal and rope",
+        to_string(c.pos)));
   }
   if (c.norm != NormKind::rmsnorm && c.norm != NormKind::l2) {
     // scalenorm is one (its own learned scale per norm, which the law's single c does not

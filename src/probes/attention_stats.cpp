@@ -3,14 +3,28 @@
 #include <algorithm>
 #include <cmath>
 
+#include <stdexcept>
+
 #include "core/kernels/alibi.hpp"
+#include "core/kernels/relative.hpp"
 #include "normlab/model/model.hpp"
 
 namespace normlab {
 
-AttentionGeometry attention_geometry(const ModelConfig& c, int64_t len) {
+AttentionGeometry attention_geometry(const ModelConfig& c, const SublayerTrace<float>& trace) {
   // The same scale as Model::forward and forward_rows.
-  return {len, c.width, c.heads, c.causal, attention_scale(c), c.pos == PosEncoding::alibi};
+  AttentionGeometry g{
+      trace.len, c.width, c.heads, c.causal, attention_scale(c), c.pos == PosEncoding::alibi};
+  if (c.pos == PosEncoding::relative) {
+    if (trace.rel_keys == nullptr) {
+      throw std::logic_error("attention_geometry: pos relative without the trace's relative keys");
+    }
+    g.relative = true;
+    g.rel_u = trace.rel_u;
+    g.rel_v = trace.rel_v;
+    g.rel_keys = trace.rel_keys;
+  }
+  return g;
 }
 
 AttentionRowStats attention_stats_from_probs(const float* p, int64_t n) {
@@ -57,6 +71,10 @@ AttentionRowStats attention_query_stats(const AttentionGeometry& g, const float*
     const float* k = base + j * row + g.width;
     double dot = 0;
     for (int c = 0; c < dh; ++c) dot += static_cast<double>(q[c]) * k[c];
+    if (g.relative) {
+      const RelativeLogits<float> rel{g.rel_u, g.rel_v, g.rel_keys};
+      dot += relative_term<double>(rel, T, g.width, h * dh, dh, q, k, t, j);
+    }
     scratch[j] = g.scale * dot;
     if (g.alibi) scratch[j] += alibi_slope(h, g.heads) * alibi_bias(t, j, g.causal);
   }

@@ -45,7 +45,7 @@ DispersionResult run_dispersion_probe(Model<float>& model, const ProbeInput& inp
       model, input, config,
       [&](const SweepSample& s) {
         const SublayerTrace<float>& t = *s.trace;
-        const AttentionGeometry g = attention_geometry(c, t.len);
+        const AttentionGeometry g = attention_geometry(c, t);
         const int64_t Q = static_cast<int64_t>(s.query->size());
         stats.resize(Q * H);
         // One task per (query, head); each writes its own slot, so the sums below run in the

@@ -152,6 +152,9 @@ INSTANTIATE_TEST_SUITE_P(
         // ALiBi in the streaming attention, causal and bidirectional.
         Case{Scheme::pre, PosEncoding::alibi, true, 2},
         Case{Scheme::peri, PosEncoding::alibi, false, 2},
+        // Transformer-XL's relative terms in the streaming attention.
+        Case{Scheme::pre, PosEncoding::relative, true, 2},
+        Case{Scheme::post, PosEncoding::relative, false, 2},
         Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
         Case{Scheme::post_attn, PosEncoding::learned, true, 1},
         Case{Scheme::ngpt, PosEncoding::none, false, 2},

@@ -424,6 +424,10 @@ std::vector<Variant> variants() {
       {"embed_scale_tied_pre_rmsnorm", "embed_scale=3 tied=true"},
       {"alibi_heads3_bidirectional_post_layernorm",
        "pos=alibi heads=3 width=12 causal=false scheme=post norm=layernorm"},
+      // Transformer-XL's relative terms: u, v and W_R among the checked parameters.
+      {"relative_pre_rmsnorm", "pos=relative"},
+      {"relative_heads3_bidirectional_post_layernorm",
+       "pos=relative heads=3 width=12 causal=false scheme=post norm=layernorm"},
       {"sinusoidal_ngpt_l2", "pos=sinusoidal scheme=ngpt norm=l2"},
       {"rope_ngpt_l2", "pos=rope scheme=ngpt norm=l2"},
       {"rope_heads4_bidirectional_ngpt_l2", "pos=rope heads=4 causal=false scheme=ngpt norm=l2", 3,

@@ -120,7 +120,9 @@ TEST(AttentionStats, MatchModelProbabilities) {
   for (auto [causal, pos] : {std::pair{true, PosEncoding::rope},
                              {false, PosEncoding::rope},
                              {true, PosEncoding::alibi},
-                             {false, PosEncoding::alibi}}) {
+                             {false, PosEncoding::alibi},
+                             {true, PosEncoding::relative},
+                             {false, PosEncoding::relative}}) {
     ModelConfig c;
     c.vocab = 13;
     c.width = 16;
@@ -141,16 +143,28 @@ TEST(AttentionStats, MatchModelProbabilities) {
     m.forward(tokens.data(), B, T);
     ref.forward(tokens.data(), B, T);
     // The training forward does not keep q|k|v for outside use; forward_rows hands it over.
-    std::vector<float> qkv;
+    // Its pointers live during the call: q|k|v and the relative terms are copied.
+    std::vector<float> qkv, rel_u, rel_v, rel_keys;
+    AttentionGeometry g;
     const int layer1 = c.mlp ? 2 : 1;
     m.forward_rows(tokens.data(), B, T, 1, {B * T - 1}, [&](const SublayerTrace<float>& t) {
-      if (t.index == layer1) qkv.assign(t.qkv, t.qkv + B * T * 3 * c.width);
+      if (t.index != layer1) return;
+      qkv.assign(t.qkv, t.qkv + B * T * 3 * c.width);
+      g = attention_geometry(c, t);
+      if (g.relative) {
+        rel_u.assign(t.rel_u, t.rel_u + c.width);
+        rel_v.assign(t.rel_v, t.rel_v + c.width);
+        rel_keys.assign(t.rel_keys, t.rel_keys + (2 * T - 1) * c.width);
+        g.rel_u = rel_u.data();
+        g.rel_v = rel_v.data();
+        g.rel_keys = rel_keys.data();
+      }
     });
     ASSERT_FALSE(qkv.empty());
+    EXPECT_EQ(g.relative, pos == PosEncoding::relative);
     const float* probs = m.attention_probs(layer1);  // (B, H, T, Tp)
     const double* probs64 = ref.attention_probs(layer1);
     const int64_t Tp = (T + 15) / 16 * 16;
-    const AttentionGeometry g = attention_geometry(c, T);
     std::vector<double> scratch;
     StatErrors entropy, max_weight;
     double spread = 0;

@@ -45,7 +45,12 @@ inline double max_abs(const std::vector<double>& a) {
 // normalizations of n entries.
 inline double forward_roundings(const ModelConfig& c, int64_t T) {
   const double M = c.mlp ? double(c.mlp_mult) * c.width : 0;
-  const double longest = std::max<double>({double(T), double(c.width), M, double(c.vocab)});
+  // pos relative: a logit sums ⟨q, k⟩, ⟨u, k⟩ and ⟨q + v, r⟩ (3·dh terms), r itself a sum of D
+  // (core/kernels/relative.hpp).
+  const double relative =
+      c.pos == PosEncoding::relative ? double(c.width) + 3.0 * c.head_dim() : 0.0;
+  const double longest =
+      std::max<double>({double(T), double(c.width), M, double(c.vocab), relative});
   const bool mhc = c.scheme == Scheme::hyper_connections && c.sinkhorn;
   const double sinkhorn = mhc ? 2.0 * kSinkhornIters * c.streams : 0;
   return c.layers * c.sublayers_per_layer() * (longest + sinkhorn);

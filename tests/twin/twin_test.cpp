@@ -157,7 +157,8 @@ constexpr const char* kAttnResSteps = "--steps 20 --lr 0.005";
 // gradient differs); 20 AdamW steps move them all.
 constexpr const char* kMoveScalars = "--steps 20 --lr 0.01";
 
-// Every scheme at least once; every norm kind; rope, ALiBi, sinusoidal and learned positions; tied;
+// Every scheme at least once; every norm kind; rope, ALiBi, relative, sinusoidal and learned
+// positions; tied;
 // bidirectional; relu; 2- and 3-layer models with MLP; several heads. Most use init std 0.3
 // so that attention is far from uniform; a few keep the default 0.02 or less, where activations
 // are small enough that the placement of eps inside the square root changes the numbers (for
@@ -170,6 +171,11 @@ const TwinCase kCases[] = {
      "--scheme pre --norm rmsnorm --pos alibi --width 16 --heads 2 --init-std 0.3"},
     {"post_layernorm_alibi_bidirectional_heads3",
      "--scheme post --norm layernorm --pos alibi --bidirectional --width 12 --heads 3 "
+     "--init-std 0.3"},
+    {"pre_rmsnorm_relative_heads2",
+     "--scheme pre --norm rmsnorm --pos relative --width 16 --heads 2 --init-std 0.3"},
+    {"post_layernorm_relative_bidirectional_heads3",
+     "--scheme post --norm layernorm --pos relative --bidirectional --width 12 --heads 3 "
      "--init-std 0.3"},
     {"post_layernorm_embed_scale_sinusoidal_bidirectional",
      "--scheme post --norm layernorm --embed-scale 4 --pos sinusoidal --bidirectional "

@@ -57,6 +57,9 @@ struct SublayerParams {
   NormParams norm_in, norm_out, norm_post;
   int64_t w_in = -1;            // attention: q|k|v (3D, D); MLP: up (M, D)
   int64_t w_out = -1;           // attention: o (D, D);      MLP: down (D, M)
+  int64_t rel_u = -1;           // pos relative: content bias u (D) (core/kernels/relative.hpp)
+  int64_t rel_v = -1;           // pos relative: position bias v (D)
+  int64_t rel_w = -1;           // pos relative: W_R (D, D), relative keys r_δ = W_R p_δ
   int64_t alpha = -1;           // nGPT interpolation step (D), stored (ngpt_scales)
   int64_t s_qk = -1;            // nGPT: attention's q/k scale (D), stored (ngpt_scales)
   int64_t s_uv = -1;            // nGPT: MLP's pre-activation scale (M), stored (ngpt_scales)
@@ -88,6 +91,9 @@ struct SublayerTrace {
   const T* input = nullptr;          // (R_i, D) x, the stream entering the sublayer
   const T* qkv = nullptr;            // attention: (B·T, 3D) q|k|v of every row, after the
                                      // head norms and RoPE (logits: attention_scale · q·k)
+  // pos relative: the terms the logits add (core/kernels/relative.hpp), else null: u, v (D)
+  // and the relative keys (2T − 1, D).
+  const T *rel_u = nullptr, *rel_v = nullptr, *rel_keys = nullptr;
   const T* heads = nullptr;          // attention: (R_i, D) heads concatenated, before w_out
   const T* branch = nullptr;         // (R_i, D) y = f(u)
   const T* branch_normed = nullptr;  // (R_i, D) N_out(y); the same as branch without one
@@ -100,6 +106,8 @@ using SublayerObserver = std::function<void(const SublayerTrace<T>&)>;
 
 template <typename T>
 struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
+template <typename T>
+struct RelativeLogits;  // src/core/kernels/relative.hpp
 template <typename T>
 struct AttentionStrategy;
 template <typename T>
@@ -275,6 +283,10 @@ class Model {
   // Returns z: b.z, or b.y without an output norm.
   const T* branch_forward(int i, int64_t batch, int64_t len, const T* x, int64_t rows,
                           const SublayerBuffers<T>& b, const AttentionStrategy<T>& attention) const;
+  // pos relative: attention sublayer p's terms for length len, its relative keys
+  // r = p_δ W_R^T computed into b.rel_keys (core/kernels/relative.hpp).
+  RelativeLogits<T> relative_logits(const SublayerParams& p, const SublayerBuffers<T>& b,
+                                    int64_t len) const;
   // add_forward: out (rows, D) = N_post(a ⊙ x + b ⊙ z), or nGPT's x + α ⊙ (z − x); the sum
   // goes to b.r first when the sublayer has a post-norm.
   void add_forward(int i, const T* x, const T* z, const SublayerBuffers<T>& b, T* out,
@@ -287,6 +299,10 @@ class Model {
   // Training backward of sublayer i's branch z = N_out(f(s · N_in(v))), v (N, D) its input:
   // dz gives dL/dv, added into d_v.
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
+  // pos relative: attention's backward with Transformer-XL's terms, from the workspace's d_attn_o
+  // into d_qkv and the gradients of u, v and W_R.
+  void relative_attention_backward(const SublayerParams& p, const SublayerBuffers<T>& sub,
+                                   int64_t batch, int64_t len);
   int hyper_streams() const { return config_.streams; }  // hyper-connections: n
 
   // The forward hooks' sites (src/model/hook_sites.cpp), each a no-op without hooks_. Names:
@@ -307,7 +323,8 @@ class Model {
   // hook_attn_scores and hook_pattern (B, H, T, T) and hook_z (B, T, H, dh) after attention
   // wrote probs (B, H, T, Tp) and o (N, D).
   void offer_qkv(int i, T* qkv) const;
-  void offer_attention(int i, const T* qkv, T* probs, T* o) const;
+  void offer_attention(int i, const T* qkv, T* probs, T* o,
+                       const RelativeLogits<T>* relative) const;
   // The stream entering sublayer i (its hook_resid_pre or hook_resid_mid, after the previous
   // block's hook_resid_post), x (N, D) in place.
   void offer_stream(int i, T* x) const;

@@ -47,8 +47,9 @@ enum class Scheme {
   custom
 };
 
-// alibi: a bias on the attention logits, no position in the embeddings (docs/schemes.md).
-enum class PosEncoding { none, learned, sinusoidal, rope, alibi };
+// alibi: a bias on the attention logits, no position in the embeddings; relative:
+// Transformer-XL's learned terms by distance in the logits (docs/schemes.md).
+enum class PosEncoding { none, learned, sinusoidal, rope, alibi, relative };
 // A switch whose default depends on the scheme.
 enum class Toggle { automatic, on, off };
 // QK-norm: a per-head norm of the queries and keys inside attention (docs/schemes.md).

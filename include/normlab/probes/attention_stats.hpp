@@ -15,6 +15,11 @@
 #include "normlab/model/model_config.hpp"
 
 namespace normlab {
+template <typename T>
+struct SublayerTrace;  // normlab/model/model.hpp
+}  // namespace normlab
+
+namespace normlab {
 
 struct AttentionRowStats {
   double max_weight = 0;  // max_j p_j
@@ -33,9 +38,14 @@ struct AttentionGeometry {
   bool causal = true;
   double scale = 1;
   bool alibi = false;  // logits + m_h · bias(t, j), ALiBi (ModelConfig::pos, docs/schemes.md)
+  // pos relative: logits + scale · Transformer-XL's terms of the sublayer (SublayerTrace's
+  // rel_u, rel_v (D) and rel_keys (2T − 1, D), src/core/kernels/relative.hpp).
+  bool relative = false;
+  const float *rel_u = nullptr, *rel_v = nullptr, *rel_keys = nullptr;
 };
 
-AttentionGeometry attention_geometry(const ModelConfig& config, int64_t len);
+// The geometry of an attention sublayer; with pos relative, the trace's terms.
+AttentionGeometry attention_geometry(const ModelConfig& config, const SublayerTrace<float>& trace);
 
 // From a row of probabilities (n entries summing to 1).
 AttentionRowStats attention_stats_from_probs(const float* p, int64_t n);
