@@ -38,8 +38,8 @@ struct SublayerBuffers {
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
   T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
   const RopeTable<T>* rope = nullptr;                          // (T, dh) RoPE's factors
-  const T* rel_table = nullptr;    // (2T − 1, D) pos relative: the sinusoid p_δ (relative.hpp)
-  T* rel_keys = nullptr;           // (2T − 1, D) pos relative: r_δ = W_R p_δ, kept for backward
+  const T* rel_table = nullptr;  // (2T − 1, D) pos relative: p_δ (relative.hpp), set once carved
+  T* rel_keys = nullptr;         // (2T − 1, D) pos relative: r_δ = W_R p_δ, kept for backward
   QkvHook<T>* qkv_hook = nullptr;  // the pass's (qkv_hook.hpp)
 };
 
