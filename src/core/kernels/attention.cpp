@@ -9,6 +9,7 @@
 #include "core/kernels/alibi.hpp"
 #include "core/kernels/block16.hpp"
 #include "core/kernels/common_width.hpp"
+#include "core/kernels/dot.hpp"
 #include "core/kernels/fast_math.hpp"
 #include "core/parallel.hpp"
 #include "core/scratch.hpp"
@@ -134,54 +135,91 @@ void add_alibi(T* P, int64_t ld, int64_t i0, int64_t rows, int64_t jp, double sl
   }
 }
 
-// Transformer-XL's relative terms on a group of raw scores P (rows, ld), query rows
-// i0 .. i0 + rows − 1, keys [0, jend) of the head at `base` (qkv row stride `row`):
-//   P_ij += ⟨u_h, k_j⟩ + ⟨q_i + v_h, r_{i−j}⟩   (relative.hpp)
+// Transformer-XL's relative terms of one head (relative.hpp), laid out so that a query's
+// terms over its keys are contiguous slices, and the sums run over whole rows:
+//   Rt (dh, W), W = 2T − 1: Rt[c][m] = r_δ[h·dh + c] for δ = T − 1 − m (the keys by descending
+//   distance), so query i reads key j's at m = j + T − 1 − i, row c's slice from T − 1 − i;
+//   ck (T): ⟨u_h, k_j⟩.
+template <typename T>
+void relative_columns(const AttentionShape& s, int h, const RelativeLogits<T>& rel, T* Rt) {
+  const int64_t W = relative_rows(s.len);
+  const int D = s.width, dh = D / s.heads;
+  for (int c = 0; c < dh; ++c) {
+    for (int64_t m = 0; m < W; ++m) Rt[c * W + m] = rel.keys[(W - 1 - m) * D + h * dh + c];
+  }
+}
+
+// Adds the relative terms to a group of raw scores P (rows, ld), query rows i0 .. i0 + rows − 1,
+// keys [0, jend), of the head at `base` (qkv row stride 3D):
+//   P_ij += ⟨u_h, k_j⟩ + Σ_c (q_i + v_h)[c] · Rt[c][j + T − 1 − i]
 template <typename T>
 void add_relative(T* P, int64_t ld, int64_t i0, int64_t rows, int64_t jend, const T* base,
-                  const AttentionShape& s, int h, const RelativeLogits<T>& rel) {
-  const int D = s.width, dh = D / s.heads;
-  const int64_t row = 3 * D;
+                  const AttentionShape& s, int h, const RelativeLogits<T>& rel, const T* Rt,
+                  const T* ck) {
+  const int64_t Tn = s.len, W = relative_rows(Tn), row = 3 * static_cast<int64_t>(s.width);
+  const int dh = s.width / s.heads;
+  const T* v = rel.v + h * dh;
   for (int64_t r = 0; r < rows; ++r) {
-    const T* q = base + (i0 + r) * row;
-    for (int64_t j = 0; j < jend; ++j) {
-      P[r * ld + j] +=
-          relative_term<T>(rel, s.len, D, h * dh, dh, q, base + j * row + D, i0 + r, j);
+    const int64_t i = i0 + r;
+    T* __restrict p = P + r * ld;
+    const T* q = base + i * row;
+    for (int64_t j = 0; j < jend; ++j) p[j] += ck[j];
+    for (int c = 0; c < dh; ++c) {
+      const T a = q[c] + v[c];
+      const T* __restrict rt = Rt + c * W + (Tn - 1 - i);
+      for (int64_t j = 0; j < jend; ++j) p[j] += a * rt[j];
     }
   }
 }
 
 // The relative terms' backward for sequence b, head h (relative.hpp): adds their share to
 // dQ and dK (T, dhp) and writes the head's columns of d_rel's row b. dS (T, Tp) is ∂L/∂A, zero
-// beyond each row's keys; Q and K (T, dhp) the head's queries and keys.
+// beyond each row's keys; Q and K (T, dhp) the head's queries and keys. With Rt as above,
+//   g_ic = Σ_j dS_ij Rt[c][j + T − 1 − i]   (dq_i and dv_h),   colsum_j = Σ_i dS_ij
+//   dRt[c][j + T − 1 − i] += dS_ij (q_i + v_h)[c],   dk_j += colsum_j u_h,
+//   du_h = Σ_j colsum_j k_j.
 template <typename T>
 void relative_backward(const AttentionShape& s, int64_t b, int h, const T* dS, const T* Q,
                        const T* K, int64_t dhp, const RelativeLogits<T>& rel,
                        const RelativeGrads<T>& d_rel, T* dQ, T* dK) {
-  const int64_t Tn = s.len, Tp = pad16(Tn), rel_rows = relative_rows(Tn);
+  const int64_t Tn = s.len, Tp = pad16(Tn), W = relative_rows(Tn);
   const int D = s.width, dh = D / s.heads, c0 = h * dh;
+  T* buf = scratch<T>(ScratchUse::attention_relative, 2 * dh * W + Tn);
+  T* Rt = buf;               // (dh, W)
+  T* dRt = Rt + dh * W;      // (dh, W)
+  T* colsum = dRt + dh * W;  // (T)
+  relative_columns(s, h, rel, Rt);
+  std::fill(dRt, dRt + dh * W + Tn, T(0));
   T* du = d_rel.u + b * D + c0;
   T* dv = d_rel.v + b * D + c0;
-  T* dr = d_rel.keys + b * rel_rows * D + c0;
-  std::fill(du, du + dh, T(0));
   std::fill(dv, dv + dh, T(0));
-  for (int64_t k = 0; k < rel_rows; ++k) std::fill(dr + k * D, dr + k * D + dh, T(0));
   const T* u = rel.u + c0;
   const T* v = rel.v + c0;
   for (int64_t i = 0; i < Tn; ++i) {
     const int64_t jend = s.causal ? i + 1 : Tn;
-    for (int64_t j = 0; j < jend; ++j) {
-      const T g = dS[i * Tp + j];
-      const int64_t k = i - j + Tn - 1;
-      const T* r = rel.keys + k * D + c0;
-      for (int c = 0; c < dh; ++c) {
-        dQ[i * dhp + c] += g * r[c];
-        dK[j * dhp + c] += g * u[c];
-        du[c] += g * K[j * dhp + c];
-        dv[c] += g * r[c];
-        dr[k * D + c] += g * (Q[i * dhp + c] + v[c]);
-      }
+    const T* __restrict ds = dS + i * Tp;
+    for (int64_t j = 0; j < jend; ++j) colsum[j] += ds[j];
+    for (int c = 0; c < dh; ++c) {
+      const int64_t off = c * W + (Tn - 1 - i);
+      const T g = dot_lanes(ds, Rt + off, jend);
+      dQ[i * dhp + c] += g;
+      dv[c] += g;
+      const T a = Q[i * dhp + c] + v[c];
+      T* __restrict drt = dRt + off;
+      for (int64_t j = 0; j < jend; ++j) drt[j] += ds[j] * a;
     }
+  }
+  for (int64_t j = 0; j < Tn; ++j) {
+    for (int c = 0; c < dh; ++c) dK[j * dhp + c] += colsum[j] * u[c];
+  }
+  for (int c = 0; c < dh; ++c) {
+    T sum = 0;
+    for (int64_t j = 0; j < Tn; ++j) sum += colsum[j] * K[j * dhp + c];
+    du[c] = sum;
+  }
+  T* dr = d_rel.keys + b * W * D + c0;
+  for (int64_t m = 0; m < W; ++m) {
+    for (int c = 0; c < dh; ++c) dr[(W - 1 - m) * D + c] = dRt[c * W + m];
   }
 }
 
@@ -240,6 +278,18 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
     gather_rows(base, row, Tn, dh, dhp, Q);
     gather_transposed(base + D, row, Tn, dh, Tp, Kt);
     gather_rows(base + 2 * D, row, Tn, dh, dhp, V);
+    T* Rt = nullptr;  // relative: (dh, 2T − 1) the keys by column, ck (T) ⟨u_h, k_j⟩
+    T* ck = nullptr;
+    if (relative != nullptr) {
+      Rt = scratch<T>(ScratchUse::attention_relative, dh * relative_rows(Tn) + Tn);
+      ck = Rt + dh * relative_rows(Tn);
+      relative_columns(s, h, *relative, Rt);
+      std::fill(ck, ck + Tn, T(0));
+      for (int c = 0; c < dh; ++c) {
+        const T uc = relative->u[h * dh + c];
+        for (int64_t j = 0; j < Tn; ++j) ck[j] += uc * Kt[c * Tp + j];
+      }
+    }
     T* P = probs + (b * s.heads + h) * Tn * Tp;  // (T, Tp) for this (b, h)
     for (int64_t i0 = 0; i0 < Tn; i0 += kRows) {
       const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
@@ -248,7 +298,9 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
       T* Pg = P + i0 * Tp;
       rows_times_mat(rows, Q + i0 * dhp, dhp, 1, false, dh, Kt, Tp, jp, Pg, Tp);
       if (s.alibi) add_alibi(Pg, Tp, i0, rows, jp, alibi_slope(h, s.heads) / s.scale, s.causal);
-      if (relative != nullptr) add_relative(Pg, Tp, i0, rows, jend_group, base, s, h, *relative);
+      if (relative != nullptr) {
+        add_relative(Pg, Tp, i0, rows, jend_group, base, s, h, *relative, Rt, ck);
+      }
       int64_t jend[kRows];  // row r's keys j < jend[r] take part
       for (int64_t r = 0; r < rows; ++r) jend[r] = s.causal ? i0 + r + 1 : Tn;
       if (jp == kBlock && rows == kRows) {
