@@ -15,6 +15,7 @@
 
 #include "core/kernels/attention.hpp"
 #include "core/kernels/attnres.hpp"
+#include "core/kernels/dropout.hpp"
 #include "core/kernels/gemm.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
@@ -83,6 +84,7 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   }
   if (scheme_.sublayers.front().interpolate) a.declare(w.d_xhat, N * D);  // nGPT's dL/dN_x(x)
   a.declare(w.d_qkv, N * 3 * D);
+  a.declare(w.d_dropped, c.dropout > 0 || c.embed_dropout > 0 ? N * D : 0);
   a.declare(w.d_rel_u, relative ? batch * D : 0);
   a.declare(w.d_rel_v, relative ? batch * D : 0);
   a.declare(w.d_rel_keys, batch * rel_rows * D);
@@ -208,6 +210,12 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     }
   }
   if (hooks_ != nullptr) offer("hook_embed", embedded, N, {D});
+  // Dropout sites (core/kernels/dropout.hpp): 0 the embedding stream, i + 1 sublayer i's output;
+  // the hooks see what enters them.
+  if (dropout_key_ && c.embed_dropout > 0) {
+    dropout_apply(static_cast<const T*>(embedded), embedded, N * D, c.embed_dropout, *dropout_key_,
+                  0);
+  }
   rs.begin(N);
   // The stream hooks see stream(i): under two streams the stream x, which input(i) reads;
   // under the other modes what input(i) writes.
@@ -218,6 +226,10 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     if (hooks_ != nullptr && !x_stream) offer_stream(i, w.stream[i].data());
     const T* z = branch_forward(i, batch, len, w.inputs[i], N, w.subs[i],
                                 AttentionStrategy<T>::full(w.subs[i].probs));
+    if (dropout_key_ && c.dropout > 0) {
+      dropout_apply(z, w.subs[i].dropped, N * D, c.dropout, *dropout_key_, i + 1);
+      z = w.subs[i].dropped;
+    }
     rs.update(i, z, N);
   }
 
@@ -283,6 +295,12 @@ const T* Model<T>::branch_input(int i) const {
 template <typename T>
 const T* Model<T>::final_normed() const {
   return scheme_.final_norm && !ws_->rows_listed ? ws_->final_h.data() : nullptr;
+}
+
+template <typename T>
+const T* Model<T>::stream_branch(int i) const {
+  if (dropout_key_ && config_.dropout > 0) return ws_->subs.at(i).dropped;
+  return branch_output_normed(i);
 }
 
 template <typename T>

@@ -12,6 +12,7 @@
 
 #include "core/kernels/activation.hpp"
 #include "core/kernels/attention.hpp"
+#include "core/kernels/dropout.hpp"
 #include "core/kernels/gemm.hpp"
 #include "core/kernels/head_norm.hpp"
 #include "core/kernels/norm.hpp"
@@ -93,10 +94,16 @@ void Model<T>::backward(const T* dlogits) {
   rs.end_backward();
   for (int i = num_sublayers() - 1; i >= 0; --i) {
     const BranchGradient<T> g = rs.update_backward(i);
-    if (grad_hooks_ != nullptr) {
-      offer_grad(hook_block(i) + "hook_" + hook_kind(i) + "_out_normed", g.dz, N, {D});
+    // The stream took the output after dropout, site i + 1 (model.cpp): dz times the mask.
+    const T* dz = g.dz;
+    if (dropout_key_ && c.dropout > 0) {
+      dropout_apply(dz, w.d_dropped.data(), N * D, c.dropout, *dropout_key_, i + 1);
+      dz = w.d_dropped.data();
     }
-    branch_backward(i, w.batch, w.len, g.v, g.dz, g.d_v);
+    if (grad_hooks_ != nullptr) {
+      offer_grad(hook_block(i) + "hook_" + hook_kind(i) + "_out_normed", dz, N, {D});
+    }
+    branch_backward(i, w.batch, w.len, g.v, dz, g.d_v);
     if (stream_grads) {
       offer_grad(hook_block(i) + (i % per_layer == 0 ? "hook_resid_pre" : "hook_resid_mid"), g.d_v,
                  N, {D});
@@ -109,6 +116,10 @@ void Model<T>::backward(const T* dlogits) {
   // Embedding norm, then scatter into the embedding (and position) rows. Sequential: the
   // same token may repeat, and the order of the sums must not depend on threads.
   const T* de = rs.begin_backward();
+  if (dropout_key_ && c.embed_dropout > 0) {  // site 0 (model.cpp)
+    dropout_apply(de, w.d_dropped.data(), N * D, c.embed_dropout, *dropout_key_, 0);
+    de = w.d_dropped.data();
+  }
   if (grad_hooks_ != nullptr) offer_grad("hook_embed", de, N, {D});
   if (scheme_.embed_norm) {
     if (grad_hooks_ != nullptr) {
@@ -148,7 +159,7 @@ T* Model<T>::add_backward(int i, const T* x, const T* d_out, T* d_in, bool resid
   const SublayerParams& p = sublayers_[i];
   const int64_t N = w.batch * w.len;
   const int D = c.width;
-  const T* z = slots.norm_out ? sub.z : sub.y;
+  const T* z = stream_branch(i);
 
   // out = N_post(r)
   const T* dr = d_out;

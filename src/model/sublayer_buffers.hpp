@@ -34,7 +34,8 @@ struct SublayerBuffers {
   T* hidden_raw = nullptr;                       // (N, M) nGPT: before s_uv; null: in place
   T *hidden_pre = nullptr, *hidden = nullptr;    // (N, M) MLP before/after activation
   T* y = nullptr;                                // (R, D) f(u)
-  T *z = nullptr, *out_mean = nullptr, *out_rstd = nullptr;    // (R, D) N_out(y), (R)
+  T *z = nullptr, *out_mean = nullptr, *out_rstd = nullptr;  // (R, D) N_out(y), (R)
+  T* dropped = nullptr;  // (R, D) training with dropout: the output after dropout (dropout.hpp)
   T *r = nullptr, *post_mean = nullptr, *post_rstd = nullptr;  // (R, D) add before N_post
   T *xhat = nullptr, *x_mean = nullptr, *x_rstd = nullptr;     // (R, D) nGPT's N_x(x), (R)
   const RopeTable<T>* rope = nullptr;                          // (T, dh) RoPE's factors
@@ -87,6 +88,7 @@ void declare_sublayer_buffers(SublayerBuffers<T>& b, const ModelConfig& c, const
   declare(b.z, slots.norm_out ? R * D : 0);
   declare(b.out_mean, slots.norm_out ? R : 0);
   declare(b.out_rstd, slots.norm_out ? R : 0);
+  declare(b.dropped, training && c.dropout > 0 ? R * D : 0);
   declare(b.r, slots.norm_post || partial_sum ? R * D : 0);  // AttnRes: the block's partial sum
   declare(b.post_mean, slots.norm_post ? R : 0);
   declare(b.post_rstd, slots.norm_post ? R : 0);

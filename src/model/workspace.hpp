@@ -88,6 +88,7 @@ struct Model<T>::Workspace {
   // Backward scratch.
   std::span<T> d_stream_a, d_stream_b, d_r, d_z, d_y, d_u, d_attn_o;  // (N, D)
   std::span<T> d_qkv;                                                 // (N, 3D)
+  std::span<T> d_dropped;  // (N, D) with dropout: a gradient times the mask (dropout.hpp)
   // pos relative: the relative terms' gradients per sequence, and the keys' summed over them.
   std::span<T> d_rel_u, d_rel_v;        // (B, D)
   std::span<T> d_rel_keys;              // (B, 2T − 1, D)

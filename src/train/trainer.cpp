@@ -18,6 +18,7 @@
 
 #include "core/finite.hpp"
 #include "core/kernels/cross_entropy.hpp"
+#include "core/kernels/dropout.hpp"
 #include "core/parallel.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/base/interrupts.hpp"
@@ -456,7 +457,10 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
     const Batch batch = given ? std::move(*given) : task->make_batch(n, tc.batch, rng);
     const double lr = learning_rate(st.step, tc.steps, tc.warmup, tc.adam.lr, tc.decay,
                                     tc.min_lr_ratio, tc.decay_fraction);
+    // Dropout masks of this step (core/kernels/dropout.hpp); nothing else runs with them.
+    model.set_dropout_key(dropout_step_key(tc.seed, st.step));
     const StepResult r = train_step(model, adam, batch, lr, dlogits, hooks.loss);
+    model.set_dropout_key(std::nullopt);
     if (r.stopped) {
       interrupt();
       break;

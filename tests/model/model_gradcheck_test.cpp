@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/kernels/cross_entropy.hpp"
+#include "core/kernels/dropout.hpp"
 #include "model/hyper_params.hpp"
 #include "normlab/base/rng.hpp"
 #include "normlab/model/model.hpp"
@@ -426,6 +427,11 @@ std::vector<Variant> variants() {
        "pos=alibi heads=3 width=12 causal=false scheme=post norm=layernorm"},
       // Transformer-XL's relative terms: u, v and W_R among the checked parameters.
       {"relative_pre_rmsnorm", "pos=relative"},
+      // Dropout on the embedding stream and on every sublayer's output (a fixed mask).
+      {"dropout_pre_rmsnorm", "dropout=0.3 embed_dropout=0.2"},
+      {"dropout_post_layernorm_sinusoidal",
+       "dropout=0.5 embed_dropout=0.5 scheme=post norm=layernorm pos=sinusoidal"},
+      {"dropout_hyper_connections", "dropout=0.3 scheme=hyper_connections"},
       {"relative_heads3_bidirectional_post_layernorm",
        "pos=relative heads=3 width=12 causal=false scheme=post norm=layernorm"},
       {"sinusoidal_ngpt_l2", "pos=sinusoidal scheme=ngpt norm=l2"},
@@ -615,6 +621,8 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   randomize_scalar_norms(m, 17);
   randomize_qk_norm(m, 19);
   randomize_ngpt(m, 23);
+  // With dropout, one fixed mask: the forward is then a fixed function of the parameters.
+  if (c.dropout > 0 || c.embed_dropout > 0) m.set_dropout_key(dropout_step_key(3, 4));
   const Batch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);

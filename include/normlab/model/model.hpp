@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "normlab/model/activation_hooks.hpp"
@@ -191,6 +192,13 @@ class Model {
 
   void zero_grads();
 
+  // Dropout (config().dropout, embed_dropout; core/kernels/dropout.hpp) applies to the
+  // training forward and backward while a key is set, its masks a function of the key alone:
+  // training sets one per step (dropout_step_key), everything else (evaluation, the CLI's
+  // forward) runs without one.
+  void set_dropout_key(std::optional<uint64_t> key) { dropout_key_ = key; }
+  std::optional<uint64_t> dropout_key() const { return dropout_key_; }
+
   // Read-only views of the last forward's activations, for probes and tests.
   // Residual stream entering sublayer i (i = number of sublayers: the stream after the last);
   // under two streams the stream x.
@@ -301,6 +309,9 @@ class Model {
   void branch_backward(int i, int64_t batch, int64_t len, const T* v, const T* dz, T* d_v);
   // pos relative: attention's backward with Transformer-XL's terms, from the workspace's d_attn_o
   // into d_qkv and the gradients of u, v and W_R.
+  // Training: the branch output of sublayer i that the stream took (N, D): N_out(f(u)), after
+  // dropout when the step has it.
+  const T* stream_branch(int i) const;
   void relative_attention_backward(const SublayerParams& p, const SublayerBuffers<T>& sub,
                                    int64_t batch, int64_t len);
   int hyper_streams() const { return config_.streams; }  // hyper-connections: n
@@ -365,6 +376,7 @@ class Model {
   std::unique_ptr<ResidualStream<T>> residual_;    // the training pass's, by the scheme's mode
   std::unique_ptr<InferenceStream<T>> inference_;  // the inference pass's (with eval_)
   std::unique_ptr<QkvHook<T>> train_qkv_hook_, eval_qkv_hook_;  // each pass's
+  std::optional<uint64_t> dropout_key_;                         // set_dropout_key
   ActivationHooks<T>* hooks_ = nullptr;                         // set_forward_hooks
   ActivationHooks<T>* grad_hooks_ = nullptr;                    // set_gradient_hooks
   // A hooked copy of sublayer i's input when the sublayer reads the stream itself (no input

@@ -91,6 +91,10 @@ struct ModelConfig {
   // Factor on the token embeddings, before positions are added: Vaswani et al.'s and Delétang
   // et al.'s encoders take sqrt(D).
   double embed_scale = 1.0;
+  // Dropout in training (core/kernels/dropout.hpp): the probability of zeroing an element of
+  // each sublayer's output before the add (residual dropout), and of the embedding stream.
+  double dropout = 0.0;
+  double embed_dropout = 0.0;
   bool tied = false;                      // unembedding shares the token embedding matrix
   Toggle final_norm = Toggle::automatic;  // norm before unembedding (auto: per scheme)
   Toggle embed_norm = Toggle::automatic;  // norm on token embeddings (auto: on for peri_init)

@@ -120,6 +120,15 @@ void visit_model_fields(Config& c, Visitor&& v) {
               .help = "Factor on the token embeddings before positions (e.g. sqrt(D))",
               .optional_json = true},
     c.embed_scale, kPositive);
+  constexpr RealRange kProbability{0, 1, true, false};
+  v(FieldInfo{.name = "dropout",
+              .help = "Training dropout on each sublayer's output before the add",
+              .optional_json = true},
+    c.dropout, kProbability);
+  v(FieldInfo{.name = "embed_dropout",
+              .help = "Training dropout on the embedding stream",
+              .optional_json = true},
+    c.embed_dropout, kProbability);
   v(FieldInfo{.name = "tied",
               .help = "Tie the unembedding to the embedding (default untied)",
               .flag = "--tied,!--untied"},

@@ -311,8 +311,7 @@ class HyperStreams final : public ResidualStream<T> {
     const int W = n * (n + 2);
     const T* H = w.hyper_H[i].data();
     const T* mix = w.hyper[i].mix.data();
-    const auto& sub = w.subs[i];
-    const T* z = m_.scheme_.sublayers[i].norm_out ? sub.z : sub.y;
+    const T* z = m_.stream_branch(i);
     T* dz = w.hyper_dz.data();
     T* d_mix = w.d_mix.data();
     // H'_j = B[j] z + Σ_s A_r[s][j] H_s.

@@ -1,0 +1,54 @@
+// Dropout (Srivastava et al. 2014), inverted: y = x ⊙ m / (1 − p), each m ∈ {0, 1} zero with
+// probability p, the expectation of y that of x. Backward: dx = dy ⊙ m / (1 − p), the same
+// operation.
+//
+// The mask is a function of (key, site, index) alone, a counter-based hash (SplitMix64's
+// finalizer, Steele, Lea & Flood 2014):
+//   h = mix(key + site · 0x9E3779B97F4A7C15 + index · 0xD1B54A32D192ED03)   (mod 2^64)
+//   u = (h >> 11) · 2^−53 ∈ [0, 1),   m = 0 iff u < p
+// so it is the same for any thread count, recomputed by the backward instead of stored, and
+// reproduced by the twin (python/normlab/twin.py, dropout_mask). `site` tells apart the places
+// of one step: 0 the embedding stream, i + 1 sublayer i's output (src/model/model.cpp);
+// `index` the element of (N, D).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/parallel.hpp"
+
+namespace normlab {
+
+inline uint64_t dropout_hash(uint64_t key, uint64_t site, uint64_t index) {
+  uint64_t x = key + site * 0x9E3779B97F4A7C15ULL + index * 0xD1B54A32D192ED03ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+inline bool dropout_keeps(uint64_t key, uint64_t site, uint64_t index, double p) {
+  const double u = static_cast<double>(dropout_hash(key, site, index) >> 11) * 0x1.0p-53;
+  return u >= p;
+}
+
+// The key of training step `step` (0-based) of a run of seed `seed`: a function of the two
+// alone, so a resumed run draws the masks an uninterrupted one drew.
+inline uint64_t dropout_step_key(uint64_t seed, int64_t step) {
+  constexpr uint64_t kDropSite = 0x64726f70;  // "drop": apart from the sites of one step
+  return dropout_hash(seed, kDropSite, static_cast<uint64_t>(step));
+}
+
+// out (n) = in ⊙ m / (1 − p) for elements 0 .. n − 1 of `site`; in may equal out.
+template <typename T>
+void dropout_apply(const T* in, T* out, int64_t n, double p, uint64_t key, uint64_t site) {
+  constexpr int64_t kChunk = 4096;
+  const T keep_scale = T(1.0 / (1.0 - p));
+  parallel_for((n + kChunk - 1) / kChunk, [&](int64_t chunk) {
+    const int64_t end = std::min(n, (chunk + 1) * kChunk);
+    for (int64_t k = chunk * kChunk; k < end; ++k) {
+      out[k] = dropout_keeps(key, site, static_cast<uint64_t>(k), p) ? in[k] * keep_scale : T(0);
+    }
+  });
+}
+
+}  // namespace normlab

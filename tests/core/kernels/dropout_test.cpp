@@ -1,0 +1,66 @@
+// The dropout masks (core/kernels/dropout.hpp): the hash is SplitMix64's finalizer, the drop
+// rate is p, masks of two sites are independent, and dropout_apply scales what it keeps by
+// 1 / (1 − p).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/kernels/dropout.hpp"
+
+namespace normlab {
+namespace {
+
+// Key 0, site k, index 0 hashes the k-th state of SplitMix64 seeded 0 (state k · golden
+// gamma), whose published first outputs are these (Steele, Lea & Flood 2014; Vigna's
+// splitmix64.c).
+TEST(DropoutHash, IsSplitMix64) {
+  EXPECT_EQ(dropout_hash(0, 1, 0), 0xe220a8397b1dcdafULL);
+  EXPECT_EQ(dropout_hash(0, 2, 0), 0x6e789e6aa1b965f4ULL);
+  EXPECT_EQ(dropout_hash(0, 3, 0), 0x06c45d188009454fULL);
+}
+
+// Over n = 10^6 elements the dropped fraction is binomial: its sd is sqrt(p(1 − p)/n), and 6
+// sd bound a correct hash's deviation with probability 1 − 2e-9. Two sites agree on an
+// element with probability p² + (1 − p)² when independent.
+TEST(DropoutMask, DropsAFractionPAndSitesAreIndependent) {
+  const int64_t n = 1000000;
+  for (double p : {0.1, 0.5}) {
+    int64_t dropped = 0, agree = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const bool a = dropout_keeps(7, 1, k, p), b = dropout_keeps(7, 2, k, p);
+      dropped += !a;
+      agree += a == b;
+    }
+    const double sd = std::sqrt(p * (1 - p) / n);
+    EXPECT_NEAR(double(dropped) / n, p, 6 * sd) << "p " << p;
+    const double q = p * p + (1 - p) * (1 - p);
+    EXPECT_NEAR(double(agree) / n, q, 6 * std::sqrt(q * (1 - q) / n)) << "p " << p;
+  }
+}
+
+TEST(DropoutMask, ApplyKeepsOrZeroesEachElementScaled) {
+  const int64_t n = 10000;
+  const double p = 0.25;
+  std::vector<double> x(n), y(n);
+  for (int64_t k = 0; k < n; ++k) x[k] = 1.0 + 0.001 * k;
+  dropout_apply(x.data(), y.data(), n, p, 11, 5);
+  for (int64_t k = 0; k < n; ++k) {
+    const double want = dropout_keeps(11, 5, k, p) ? x[k] / (1 - p) : 0.0;
+    ASSERT_DOUBLE_EQ(y[k], want) << k;
+  }
+  // In place, the same.
+  dropout_apply(x.data(), x.data(), n, p, 11, 5);
+  EXPECT_EQ(x, y);
+}
+
+// A step's key depends on the seed and the step alone (resumed runs draw the same masks).
+TEST(DropoutMask, StepKeysDifferByStepAndSeed) {
+  EXPECT_EQ(dropout_step_key(1, 5), dropout_step_key(1, 5));
+  EXPECT_NE(dropout_step_key(1, 5), dropout_step_key(1, 6));
+  EXPECT_NE(dropout_step_key(1, 5), dropout_step_key(2, 5));
+}
+
+}  // namespace
+}  // namespace normlab
