@@ -1,6 +1,6 @@
 // `normlab bench train --preset minimal|small|depth [--threads N] [--json]`: training throughput
 // next to this CPU's single-core SGEMM peak (docs/performance.md). `--scheme`,
-// `--block-size`, `--layers` and `--width` change the preset's model (e.g. the cost of
+// `--block-size`, `--layers`, `--width` and `--pos` change the preset's model (e.g. the cost of
 // block_attnres against pre at the same size, docs/attnres.md).
 #include <cstdio>
 
@@ -129,6 +129,7 @@ void add_bench_command(CLI::App& app) {
   auto block_size = std::make_shared<int>(0);
   auto layers = std::make_shared<int>(0);
   auto width = std::make_shared<int>(0);
+  auto pos = std::make_shared<std::string>();
   train->add_option("--preset", *preset, "Model and batch preset")
       ->check(CLI::IsMember(bench_preset_names()))
       ->capture_default_str();
@@ -147,6 +148,8 @@ void add_bench_command(CLI::App& app) {
       ->check(integer_in(1, 1 << 12));
   train->add_option("--width", *width, "Replace the preset's width D")
       ->check(integer_in(1, 1 << 16));
+  train->add_option("--pos", *pos, "Replace the preset's positional encoding")
+      ->check(CLI::IsMember(pos_encoding_names()));
   train->add_flag("--json", *json, "Print one JSON object");
   auto task_name = std::make_shared<std::string>();
   auto task_len = std::make_shared<int64_t>(0);
@@ -165,6 +168,7 @@ void add_bench_command(CLI::App& app) {
     }
     if (*layers > 0) p.model.layers = *layers;
     if (*width > 0) p.model.width = *width;
+    if (!pos->empty()) p.model.pos = parse_pos_encoding(*pos);
     validate(p.model);
     std::unique_ptr<Task> task;
     int64_t n = *task_len;
@@ -191,6 +195,7 @@ void add_bench_command(CLI::App& app) {
                              {"scheme", scheme_label(p.model)},
                              {"layers", p.model.layers},
                              {"width", p.model.width},
+                             {"pos", to_string(p.model.pos)},
                              {"task", task ? task->label() : "random tokens"},
                              {"task_len", n},
                              {"threads", *threads},
@@ -223,9 +228,10 @@ void add_bench_command(CLI::App& app) {
       return;
     }
     std::printf("%s", describe_machine(machine).c_str());
-    std::printf("preset %s (%s, norm %s, L=%d, D=%d, B=%lld, T=%lld), %s, %d thread(s)\n",
+    std::printf("preset %s (%s, norm %s, pos %s, L=%d, D=%d, B=%lld, T=%lld), %s, %d thread(s)\n",
                 p.name.c_str(), scheme_label(p.model).c_str(), to_string(p.model.norm).c_str(),
-                p.model.layers, p.model.width, static_cast<long long>(p.batch),
+                to_string(p.model.pos).c_str(), p.model.layers, p.model.width,
+                static_cast<long long>(p.batch),
                 static_cast<long long>(task ? task->sequence_length(n) : p.len),
                 task ? task->label().c_str() : "random tokens", *threads);
     if (!task) {
