@@ -111,7 +111,8 @@ def read_safetensors(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
 CONFIG_FIELDS = {
     "vocab": int, "width": int, "heads": int, "layers": int, "mlp": bool, "mlp_mult": int,
     "activation": str, "causal": bool, "pos": str, "max_len": int, "rope_base": float,
-    "beta": float, "embed_scale": float, "dropout": float, "embed_dropout": float, "tied": bool, "final_norm": str, "embed_norm": str,
+    "beta": float, "embed_scale": float, "dropout": float, "embed_dropout": float,
+    "attn_dropout": float, "tied": bool, "final_norm": str, "embed_norm": str,
     "scheme": str, "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
     "mlp_norms": str, "placement": str, "qk_norm": str, "streams": int, "sinkhorn": bool,
@@ -120,7 +121,8 @@ SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
                           "qk_norm": "none", "streams": 4, "sinkhorn": False,
-                          "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0}
+                          "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0,
+                          "attn_dropout": 0.0}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:

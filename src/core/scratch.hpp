@@ -17,6 +17,7 @@ enum class ScratchUse {
   attention_head,          // attention.cpp: one head's q, k, v (and gradients) of a batch
   attention_stream_block,  // attention_stream.cpp: one key block's scores and an output row
   attention_relative,      // attention.cpp: one head's relative keys by column, and gradients
+  attention_dropped,       // attention.cpp: one head's probabilities after dropout
   attnres_query,           // attnres.cpp: q = w ⊙ g (D)
   attnres_queries,         // attnres.cpp: q_p = w_p ⊙ g_p of P points (P, D)
   attnres_partial,         // attnres.cpp: per-shard partial dq (shards, P, D)

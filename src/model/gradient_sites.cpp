@@ -64,6 +64,8 @@ void Model<T>::offer_attention_grads(int i, const T* qkv, const T* probs, const 
   if (!pattern && !scores) return;
   const int64_t rows = B * H * len;
   std::vector<T> dP(rows * len), dS(rows * len, T(0));  // (B, H, T, T)
+  AttentionDropout drop;  // with the step's dropout, ⟨do, v⟩ is the dropped P's gradient
+  const bool dropped = attention_dropout(i, drop);
   for (int64_t b = 0; b < B; ++b) {
     for (int h = 0; h < H; ++h) {
       for (int64_t t = 0; t < len; ++t) {
@@ -75,6 +77,7 @@ void Model<T>::offer_attention_grads(int i, const T* qkv, const T* probs, const 
           const T* v = qkv + (b * len + k) * 3 * D + 2 * D + h * dh;
           T dot = 0;
           for (int e = 0; e < dh; ++e) dot += d_out[e] * v[e];
+          if (dropped) dot = drop.keeps(b, h, H, len, t, k) ? dot * T(1.0 / (1.0 - drop.p)) : T(0);
           dP[r * len + k] = dot;
           expected += p[k] * dot;
         }

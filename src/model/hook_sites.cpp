@@ -95,9 +95,11 @@ void Model<T>::offer_qkv(int i, T* qkv) const {
 namespace {
 
 // o (N, D) = P · v per head, P (B, H, T, Tp), v in the packed qkv (N, 3D): what attention
-// computes from its probabilities (core/kernels/attention.hpp), after a hook changed them.
+// computes from its probabilities (core/kernels/attention.hpp), after a hook changed them; P
+// after the step's dropout when it has one.
 template <typename T>
-void apply_pattern(const AttentionShape& s, const T* qkv, const T* probs, T* o) {
+void apply_pattern(const AttentionShape& s, const T* qkv, const T* probs, T* o,
+                   const AttentionDropout* dropout) {
   const int64_t B = s.batch, len = s.len, Tp = attention_probs_stride(len);
   const int D = s.width, H = s.heads, dh = D / H;
   for (int64_t b = 0; b < B; ++b) {
@@ -108,7 +110,11 @@ void apply_pattern(const AttentionShape& s, const T* qkv, const T* probs, T* o) 
         std::fill(out, out + dh, T(0));
         for (int64_t k = 0; k < len; ++k) {
           const T* v = qkv + (b * len + k) * 3 * D + 2 * D + h * dh;
-          for (int e = 0; e < dh; ++e) out[e] += p[k] * v[e];
+          T pk = p[k];
+          if (dropout != nullptr) {
+            pk = dropout->keeps(b, h, H, len, t, k) ? pk * T(1.0 / (1.0 - dropout->p)) : T(0);
+          }
+          for (int e = 0; e < dh; ++e) out[e] += pk * v[e];
         }
       }
     }
@@ -179,7 +185,10 @@ void Model<T>::offer_attention(int i, const T* qkv, T* probs, T* o,
       for (int64_t r = 0; r < rows; ++r) std::copy_n(square.data() + r * len, len, probs + r * Tp);
     }
   }
-  if (changed) apply_pattern(shape, qkv, probs, o);
+  if (changed) {
+    AttentionDropout drop;
+    apply_pattern(shape, qkv, probs, o, attention_dropout(i, drop) ? &drop : nullptr);
+  }
   offer(block + "hook_z", o, N, {H, dh});
 }
 

@@ -210,8 +210,8 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     }
   }
   if (hooks_ != nullptr) offer("hook_embed", embedded, N, {D});
-  // Dropout sites (core/kernels/dropout.hpp): 0 the embedding stream, i + 1 sublayer i's output;
-  // the hooks see what enters them.
+  // Dropout sites (core/kernels/dropout.hpp): 0 the embedding stream, i + 1 sublayer i's output,
+  // S + 1 + i its attention probabilities (attention_dropout); the hooks see what enters them.
   if (dropout_key_ && c.embed_dropout > 0) {
     dropout_apply(static_cast<const T*>(embedded), embedded, N * D, c.embed_dropout, *dropout_key_,
                   0);
@@ -295,6 +295,15 @@ const T* Model<T>::branch_input(int i) const {
 template <typename T>
 const T* Model<T>::final_normed() const {
   return scheme_.final_norm && !ws_->rows_listed ? ws_->final_h.data() : nullptr;
+}
+
+template <typename T>
+bool Model<T>::attention_dropout(int i, AttentionDropout& out) const {
+  if (!dropout_key_ || config_.attn_dropout <= 0) return false;
+  out = {.p = config_.attn_dropout,
+         .key = *dropout_key_,
+         .site = static_cast<uint64_t>(num_sublayers() + 1 + i)};
+  return true;
 }
 
 template <typename T>

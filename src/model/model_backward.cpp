@@ -263,10 +263,13 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                     grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
     if (grad_hooks_ != nullptr) offer_attention_grads(i, sub.qkv, sub.probs, w.d_attn_o.data());
     const AttentionShape shape = attention_shape(c, batch, len);
+    AttentionDropout drop;
+    const AttentionDropout* dropout = attention_dropout(i, drop) ? &drop : nullptr;
     if (c.pos == PosEncoding::relative) {
-      relative_attention_backward(p, sub, batch, len);
+      relative_attention_backward(p, sub, batch, len, dropout);
     } else {
-      attention_backward(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data());
+      attention_backward<T>(shape, sub.qkv, sub.probs, w.d_attn_o.data(), w.d_qkv.data(), nullptr,
+                            nullptr, dropout);
     }
     if (grad_hooks_ != nullptr) offer_qkv_grads(i, w.d_qkv.data());
     train_qkv_hook_->backward(i, w.d_qkv.data(), N);
@@ -321,13 +324,14 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
 //   dW_R += dr^T p   (r = p W_R^T, dr (2T − 1, D) the keys' gradient, p the sinusoid).
 template <typename T>
 void Model<T>::relative_attention_backward(const SublayerParams& p, const SublayerBuffers<T>& sub,
-                                           int64_t batch, int64_t len) {
+                                           int64_t batch, int64_t len,
+                                           const AttentionDropout* dropout) {
   Workspace& w = *ws_;
   const int64_t D = config_.width, K = relative_rows(len);
   const RelativeLogits<T> rel{params_.data() + p.rel_u, params_.data() + p.rel_v, sub.rel_keys};
   const RelativeGrads<T> d_rel{w.d_rel_u.data(), w.d_rel_v.data(), w.d_rel_keys.data()};
   attention_backward(attention_shape(config_, batch, len), sub.qkv, sub.probs, w.d_attn_o.data(),
-                     w.d_qkv.data(), &rel, &d_rel);
+                     w.d_qkv.data(), &rel, &d_rel, dropout);
   T* du = grads_.data() + p.rel_u;
   T* dv = grads_.data() + p.rel_v;
   T* dr = w.d_rel_keys_sum.data();
@@ -374,10 +378,10 @@ template void Model<double>::branch_backward(int, int64_t, int64_t, const double
                                              double*);
 template void Model<float>::relative_attention_backward(const SublayerParams&,
                                                         const SublayerBuffers<float>&, int64_t,
-                                                        int64_t);
+                                                        int64_t, const AttentionDropout*);
 template void Model<double>::relative_attention_backward(const SublayerParams&,
                                                          const SublayerBuffers<double>&, int64_t,
-                                                         int64_t);
+                                                         int64_t, const AttentionDropout*);
 template void Model<float>::head_norms_backward(const SublayerParams&, const float*, const float*,
                                                 const float*, const float*, float*, int64_t);
 template void Model<double>::head_norms_backward(const SublayerParams&, const double*,

@@ -94,8 +94,10 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     if (attention.streams) {
       out_rows = attention.query_count;
       attention_stream(shape, b.qkv, attention.query_rows, out_rows, b.attn_o, relative);
-    } else {
-      attention_forward(shape, b.qkv, b.attn_o, attention.probs, relative);
+    } else {  // the training forward
+      AttentionDropout drop;
+      const AttentionDropout* dropout = attention_dropout(i, drop) ? &drop : nullptr;
+      attention_forward(shape, b.qkv, b.attn_o, attention.probs, relative, dropout);
       if (hooks_ != nullptr) offer_attention(i, b.qkv, attention.probs, b.attn_o, relative);
     }
     linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});

@@ -3,10 +3,12 @@
 // = 2 is exact):
 //   blocks.0.hook_resid_pre = hook_embed ⊙ m_0 · 2                 (site 0)
 //   blocks.0.hook_resid_mid = hook_resid_pre + hook_attn_out_normed ⊙ m_1 · 2   (site 1)
-// and that without a key (every pass but a training step) the model is the one without dropout.
+// and that without a key (every pass but a training step) the model is the one without dropout,
+// also for the attention probabilities' dropout (its mask: attention_dropout_test.cpp).
 // The gradients with a fixed mask are checked by model_gradcheck_test.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -106,6 +108,32 @@ TEST(ModelDropout, WithoutAKeyTheModelIsTheOneWithoutDropout) {
   const double* d = with.forward(tok.data(), B, T);
   double diff = 0;
   for (int64_t k = 0; k < B * T * c.vocab; ++k) diff += std::abs(d[k] - logits[k]);
+  EXPECT_GT(diff, 1e-3);
+}
+
+// The attention probabilities' dropout acts in a training step and only there: alone in the
+// config, it changes the logits with a key and leaves them without one.
+TEST(ModelDropout, AttentionDropoutActsWithAKeyOnly) {
+  ModelConfig c = dropout_config();
+  c.dropout = 0;
+  c.embed_dropout = 0;
+  c.attn_dropout = 0.5;
+  Model<double> m(c);
+  m.init(5);
+  ModelConfig plain = c;
+  plain.attn_dropout = 0;
+  Model<double> without(plain);
+  without.params() = m.params();
+  const int64_t B = 2, T = 6, V = c.vocab;
+  const std::vector<int32_t> tok = tokens(B * T, V);
+  const double* a = without.forward(tok.data(), B, T);
+  const std::vector<double> logits(a, a + B * T * V);
+  const double* b = m.forward(tok.data(), B, T);
+  for (int64_t k = 0; k < B * T * V; ++k) ASSERT_EQ(logits[k], b[k]) << k;
+  m.set_dropout_key(dropout_step_key(1, 0));
+  const double* d = m.forward(tok.data(), B, T);
+  double diff = 0;
+  for (int64_t k = 0; k < B * T * V; ++k) diff += std::abs(d[k] - logits[k]);
   EXPECT_GT(diff, 1e-3);
 }
 

@@ -432,6 +432,9 @@ std::vector<Variant> variants() {
       {"dropout_post_layernorm_sinusoidal",
        "dropout=0.5 embed_dropout=0.5 scheme=post norm=layernorm pos=sinusoidal"},
       {"dropout_hyper_connections", "dropout=0.3 scheme=hyper_connections"},
+      {"attn_dropout_pre_rmsnorm", "attn_dropout=0.3"},
+      {"attn_dropout_relative_bidirectional_post",
+       "attn_dropout=0.5 pos=relative causal=false scheme=post norm=layernorm"},
       {"relative_heads3_bidirectional_post_layernorm",
        "pos=relative heads=3 width=12 causal=false scheme=post norm=layernorm"},
       {"sinusoidal_ngpt_l2", "pos=sinusoidal scheme=ngpt norm=l2"},
@@ -622,7 +625,9 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   randomize_qk_norm(m, 19);
   randomize_ngpt(m, 23);
   // With dropout, one fixed mask: the forward is then a fixed function of the parameters.
-  if (c.dropout > 0 || c.embed_dropout > 0) m.set_dropout_key(dropout_step_key(3, 4));
+  if (c.dropout > 0 || c.embed_dropout > 0 || c.attn_dropout > 0) {
+    m.set_dropout_key(dropout_step_key(3, 4));
+  }
   const Batch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);

@@ -108,7 +108,8 @@ using SublayerObserver = std::function<void(const SublayerTrace<T>&)>;
 template <typename T>
 struct SublayerBuffers;  // src/model/sublayer_buffers.hpp
 template <typename T>
-struct RelativeLogits;  // src/core/kernels/relative.hpp
+struct RelativeLogits;    // src/core/kernels/relative.hpp
+struct AttentionDropout;  // src/core/kernels/attention.hpp
 template <typename T>
 struct AttentionStrategy;
 template <typename T>
@@ -312,8 +313,11 @@ class Model {
   // Training: the branch output of sublayer i that the stream took (N, D): N_out(f(u)), after
   // dropout when the step has it.
   const T* stream_branch(int i) const;
+  // Training with attn_dropout and a key: attention sublayer i's mask (site S + 1 + i,
+  // core/kernels/dropout.hpp) into `out`, and true; otherwise false.
+  bool attention_dropout(int i, AttentionDropout& out) const;
   void relative_attention_backward(const SublayerParams& p, const SublayerBuffers<T>& sub,
-                                   int64_t batch, int64_t len);
+                                   int64_t batch, int64_t len, const AttentionDropout* dropout);
   int hyper_streams() const { return config_.streams; }  // hyper-connections: n
 
   // The forward hooks' sites (src/model/hook_sites.cpp), each a no-op without hooks_. Names:

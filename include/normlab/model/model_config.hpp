@@ -92,10 +92,12 @@ struct ModelConfig {
   // et al.'s encoders take sqrt(D).
   double embed_scale = 1.0;
   // Dropout in training (core/kernels/dropout.hpp): the probability of zeroing an element of
-  // each sublayer's output before the add (residual dropout), and of the embedding stream.
+  // each sublayer's output before the add (residual dropout), of the embedding stream, and of
+  // the attention probabilities.
   double dropout = 0.0;
   double embed_dropout = 0.0;
-  bool tied = false;                      // unembedding shares the token embedding matrix
+  double attn_dropout = 0.0;  // of the attention probabilities (core/kernels/attention.hpp)
+  bool tied = false;          // unembedding shares the token embedding matrix
   Toggle final_norm = Toggle::automatic;  // norm before unembedding (auto: per scheme)
   Toggle embed_norm = Toggle::automatic;  // norm on token embeddings (auto: on for peri_init)
   Scheme scheme = Scheme::pre;

@@ -129,6 +129,10 @@ void visit_model_fields(Config& c, Visitor&& v) {
               .help = "Training dropout on the embedding stream",
               .optional_json = true},
     c.embed_dropout, kProbability);
+  v(FieldInfo{.name = "attn_dropout",
+              .help = "Training dropout on the attention probabilities",
+              .optional_json = true},
+    c.attn_dropout, kProbability);
   v(FieldInfo{.name = "tied",
               .help = "Tie the unembedding to the embedding (default untied)",
               .flag = "--tied,!--untied"},

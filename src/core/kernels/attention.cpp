@@ -223,6 +223,20 @@ void relative_backward(const AttentionShape& s, int64_t b, int h, const T* dS, c
   }
 }
 
+// Pd = P ⊙ m / (1 − p) for query rows i0 .. i0 + rows − 1 of head (b, h), keys [0, jend) (the
+// attention probabilities' dropout, AttentionDropout).
+template <typename T>
+void drop_probs(const T* P, T* Pd, int64_t ld, int64_t i0, int64_t rows, int64_t jend,
+                const AttentionShape& s, int64_t b, int h, const AttentionDropout& d) {
+  const T scale = T(1.0 / (1.0 - d.p));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < jend; ++j) {
+      const bool keep = d.keeps(b, h, s.heads, s.len, i0 + r, j);
+      Pd[r * ld + j] = keep ? P[r * ld + j] * scale : T(0);
+    }
+  }
+}
+
 // Runs f(known, b, h) for every (sequence b, head h) of s in parallel, known the head width as
 // with_head_width gives it (a constant for the studies' head widths).
 template <typename F>
@@ -252,7 +266,7 @@ int64_t attention_probs_stride(int64_t len) {
 // as over that row's own keys.
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
-                       const RelativeLogits<T>* relative) {
+                       const RelativeLogits<T>* relative, const AttentionDropout* dropout) {
   require_attention_shape(s, "attention_forward");
   const int64_t Tn = s.len;
   const int D = s.width;
@@ -309,8 +323,15 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
         for (int64_t r = 0; r < rows; ++r) softmax_row(Pg + r * Tp, jend[r], jp, scale);
       }
       for (int64_t r = 0; r < rows; ++r) std::fill(Pg + r * Tp + jp, Pg + (r + 1) * Tp, T(0));
-      // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own).
-      rows_times_mat(rows, Pg, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
+      // o_i = Σ_j P_ij v_j over the group's keys (P_ij = 0 beyond row i's own), P after
+      // dropout when it has one.
+      const T* Po = Pg;
+      if (dropout != nullptr) {
+        T* Pd = scratch<T>(ScratchUse::attention_dropped, kRows * Tp);
+        drop_probs(Pg, Pd, Tp, i0, rows, jend_group, s, b, h, *dropout);
+        Po = Pd;
+      }
+      rows_times_mat(rows, Po, Tp, 1, false, jend_group, V, dhp, dhp, O + i0 * dhp, dhp);
     }
     scatter_rows(O, dhp, Tn, dh, o + b * Tn * D + h * dh, D);
   });
@@ -319,7 +340,7 @@ void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
                         T* dqkv, const RelativeLogits<T>* relative,
-                        const RelativeGrads<T>* d_relative) {
+                        const RelativeGrads<T>* d_relative, const AttentionDropout* dropout) {
   require_attention_shape(s, "attention_backward");
   require_contract((relative == nullptr) == (d_relative == nullptr), "attention_backward",
                    "relative terms and their gradients both or neither");
@@ -356,8 +377,12 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
       const int64_t rows = std::min<int64_t>(kRows, Tn - i0);
       const int64_t jend_group = s.causal ? i0 + rows : Tn;
       const int64_t jp = pad16(jend_group);
-      // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys.
+      // dP_ij = ⟨dO_i, V_j⟩ for the group's rows and keys; with dropout that is the gradient
+      // of the dropped P, and the mask carries it to P.
       rows_times_mat(rows, dO + i0 * dhp, dhp, 1, false, dh, Vt, Tp, jp, dS + i0 * Tp, Tp);
+      if (dropout != nullptr) {
+        drop_probs(dS + i0 * Tp, dS + i0 * Tp, Tp, i0, rows, jend_group, s, b, h, *dropout);
+      }
       if (jp == kBlock && rows == kRows) {  // the loop below, for rows of one block
         softmax_backward_rows_one_block<kRows>(P + i0 * Tp, dS + i0 * Tp, Tp, scale);
         for (int64_t r = 0; r < rows; ++r) {
@@ -384,7 +409,16 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     // dk_j = Σ_i dS_ij q_i and dv_j = Σ_i P_ij do_i: the transposes of dS and P times Q and
     // dO; causal terms with i < j are zero and skipped group by group.
     rows_times_mat(Tn, dS, 1, Tp, s.causal, Tn, Q, dhp, dhp, dK, dhp);
-    rows_times_mat(Tn, P, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
+    const T* Pv = P;  // dv reads P after dropout
+    if (dropout != nullptr) {
+      T* Pd = scratch<T>(ScratchUse::attention_dropped, Tn * Tp);
+      std::fill(Pd, Pd + Tn * Tp, T(0));
+      for (int64_t i = 0; i < Tn; ++i) {
+        drop_probs(P + i * Tp, Pd + i * Tp, Tp, i, 1, s.causal ? i + 1 : Tn, s, b, h, *dropout);
+      }
+      Pv = Pd;
+    }
+    rows_times_mat(Tn, Pv, 1, Tp, s.causal, Tn, dO, dhp, dhp, dV, dhp);
     if (relative != nullptr)
       relative_backward(s, b, h, dS, Q, K, dhp, *relative, *d_relative, dQ, dK);
     T* out = dqkv + b * Tn * row + h * dh;
@@ -395,14 +429,14 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
 }
 
 template void attention_forward<float>(const AttentionShape&, const float*, float*, float*,
-                                       const RelativeLogits<float>*);
+                                       const RelativeLogits<float>*, const AttentionDropout*);
 template void attention_forward<double>(const AttentionShape&, const double*, double*, double*,
-                                        const RelativeLogits<double>*);
+                                        const RelativeLogits<double>*, const AttentionDropout*);
 template void attention_backward<float>(const AttentionShape&, const float*, const float*,
                                         const float*, float*, const RelativeLogits<float>*,
-                                        const RelativeGrads<float>*);
+                                        const RelativeGrads<float>*, const AttentionDropout*);
 template void attention_backward<double>(const AttentionShape&, const double*, const double*,
                                          const double*, double*, const RelativeLogits<double>*,
-                                         const RelativeGrads<double>*);
+                                         const RelativeGrads<double>*, const AttentionDropout*);
 
 }  // namespace normlab

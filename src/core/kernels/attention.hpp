@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "core/kernels/dropout.hpp"
 #include "core/kernels/relative.hpp"
 
 namespace normlab {
@@ -27,6 +28,19 @@ struct AttentionShape {
   bool alibi = false;  // add ALiBi's bias to the scaled logits (alibi.hpp)
 };
 
+// Dropout of the probabilities in training (dropout.hpp): o_i = Σ_j P_ij m_ij v_j / (1 − p), the
+// mask m_ij of element ((b·H + h)·T + i)·T + j of `site`. probs keeps P itself; the backward
+// applies the same mask to dP and to P in dv.
+struct AttentionDropout {
+  double p = 0;
+  uint64_t key = 0;
+  uint64_t site = 0;
+  bool keeps(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
+    const int64_t index = ((b * heads + h) * len + i) * len + j;
+    return dropout_keeps(key, site, static_cast<uint64_t>(index), p);
+  }
+};
+
 // Row stride of the stored probabilities: T rounded up to a multiple of 16.
 int64_t attention_probs_stride(int64_t len);
 
@@ -34,13 +48,15 @@ int64_t attention_probs_stride(int64_t len);
 // masked and padding entries are 0. `relative`: Transformer-XL's terms (relative.hpp), or null.
 template <typename T>
 void attention_forward(const AttentionShape& s, const T* qkv, T* o, T* probs,
-                       const RelativeLogits<T>* relative = nullptr);
+                       const RelativeLogits<T>* relative = nullptr,
+                       const AttentionDropout* dropout = nullptr);
 
 // dqkv (B, T, 3D) overwritten with the gradient of q, k and v; probs as attention_forward
 // wrote them. With `relative`, its gradients are written to `d_relative` (both or neither).
 template <typename T>
 void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, const T* d_o,
                         T* dqkv, const RelativeLogits<T>* relative = nullptr,
-                        const RelativeGrads<T>* d_relative = nullptr);
+                        const RelativeGrads<T>* d_relative = nullptr,
+                        const AttentionDropout* dropout = nullptr);
 
 }  // namespace normlab

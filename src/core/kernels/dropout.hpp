@@ -8,7 +8,8 @@
 //   u = (h >> 11) · 2^−53 ∈ [0, 1),   m = 0 iff u < p
 // so it is the same for any thread count, recomputed by the backward instead of stored, and
 // reproduced by the twin (python/normlab/twin.py, dropout_mask). `site` tells apart the places
-// of one step: 0 the embedding stream, i + 1 sublayer i's output (src/model/model.cpp);
+// of one step: 0 the embedding stream, i + 1 sublayer i's output, S + 1 + i the attention
+// probabilities of sublayer i of S (src/model/model.cpp);
 // `index` the element of (N, D).
 #pragma once
 
