@@ -111,7 +111,7 @@ def read_safetensors(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, str]]:
 CONFIG_FIELDS = {
     "vocab": int, "width": int, "heads": int, "layers": int, "mlp": bool, "mlp_mult": int,
     "activation": str, "causal": bool, "pos": str, "max_len": int, "rope_base": float,
-    "beta": float, "embed_scale": float, "dropout": float, "embed_dropout": float,
+    "beta": float, "embed_scale": float, "dropout": float, "embed_dropout": float, "sinusoid_from_end": bool,
     "attn_dropout": float, "tied": bool, "final_norm": str, "embed_norm": str,
     "scheme": str, "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
@@ -121,7 +121,7 @@ SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
                           "qk_norm": "none", "streams": 4, "sinkhorn": False,
-                          "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0,
+                          "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0, "sinusoid_from_end": False,
                           "attn_dropout": 0.0}
 
 
@@ -624,12 +624,14 @@ def normalize(kind: str, x: torch.Tensor, gain: Optional[torch.Tensor],
     raise TwinError(f"unknown norm kind '{kind}'")
 
 
-def sinusoid_table(T: int, D: int) -> np.ndarray:
-    """PE[t, d] = sin(t w_d) for even d, cos(t w_d) for odd d, w_d = 10000^(-(d - d % 2) / D);
+def sinusoid_table(T: int, D: int, from_end: bool = False) -> np.ndarray:
+    """PE[t, d] = sin(p_t w_d) for even d, cos(p_t w_d) for odd d, w_d = 10000^(-(d - d % 2) / D),
+    p_t = t, or T - t counted from the end (Deletang et al.'s positions T, T-1, ..., 1);
     computed in double like normlab."""
     d = np.arange(D)
     freq = np.power(10000.0, -(d - d % 2).astype(np.float64) / D)
-    angle = np.arange(T, dtype=np.float64)[:, None] * freq[None, :]
+    positions = np.arange(T, 0, -1.0) if from_end else np.arange(T, dtype=np.float64)
+    angle = positions[:, None] * freq[None, :]
     return np.where(d % 2 == 0, np.sin(angle), np.cos(angle))
 
 
@@ -997,7 +999,7 @@ class Twin(torch.nn.Module):
         if key not in self._tables:
             c = self.cfg
             if kind == "sinusoid":
-                tabs = (sinusoid_table(T, c["width"]),)
+                tabs = (sinusoid_table(T, c["width"], c["sinusoid_from_end"]),)
             elif kind == "rope":
                 tabs = rope_tables(T, c["width"] // c["heads"], c["rope_base"])
             elif kind == "alibi":

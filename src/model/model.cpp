@@ -110,7 +110,9 @@ void Model<T>::ensure_workspace(int64_t batch, int64_t len, const OutputRows& ou
   w.batch = batch;
   w.len = len;
   w.carved_for = out;
-  if (c.pos == PosEncoding::sinusoidal) fill_sinusoid(len, c.width, w.sinusoid.data());
+  if (c.pos == PosEncoding::sinusoidal) {
+    fill_sinusoid(len, c.width, w.sinusoid.data(), c.sinusoid_from_end);
+  }
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);
   if (c.pos == PosEncoding::relative) {
     fill_relative_sinusoid(len, c.width, w.rel_table.data());

@@ -50,7 +50,7 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
   }
   const T* sinusoid = nullptr;
   if (c.pos == PosEncoding::sinusoidal) {
-    fill_sinusoid(len, D, w.sinusoid.data());
+    fill_sinusoid(len, D, w.sinusoid.data(), c.sinusoid_from_end);
     sinusoid = w.sinusoid.data();
   }
   if (c.pos == PosEncoding::rope) prepare_rope_table(w.rope, len, c.width / c.heads, c.rope_base);

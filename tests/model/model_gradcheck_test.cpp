@@ -418,6 +418,8 @@ std::vector<Variant> variants() {
       {"rope_heads4_peri_layernorm", "pos=rope heads=4 scheme=peri norm=layernorm"},
       {"rope_bidirectional_post_rmsnorm", "pos=rope causal=false scheme=post"},
       {"sinusoidal_pre_layernorm", "pos=sinusoidal norm=layernorm"},
+      {"sinusoid_from_end_post_layernorm",
+       "pos=sinusoidal sinusoid_from_end=true scheme=post norm=layernorm causal=false"},
       {"alibi_pre_rmsnorm", "pos=alibi"},
       // Delétang et al.'s input: the token embeddings times sqrt(D), then sin/cos positions.
       {"embed_scale_sinusoidal_post_layernorm",

@@ -177,6 +177,9 @@ const TwinCase kCases[] = {
     {"post_layernorm_relative_bidirectional_heads3",
      "--scheme post --norm layernorm --pos relative --bidirectional --width 12 --heads 3 "
      "--init-std 0.3"},
+    {"post_layernorm_sinusoid_from_end_bidirectional",
+     "--scheme post --norm layernorm --pos sinusoidal --sinusoid-from-end --bidirectional "
+     "--init-std 0.3"},
     {"post_layernorm_embed_scale_sinusoidal_bidirectional",
      "--scheme post --norm layernorm --embed-scale 4 --pos sinusoidal --bidirectional "
      "--init-std 0.3"},

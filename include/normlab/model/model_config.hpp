@@ -87,6 +87,9 @@ struct ModelConfig {
   PosEncoding pos = PosEncoding::none;       // positional encoding
   int max_len = 1024;                        // longest sequence for learned absolute positions
   double rope_base = 10000.0;                // RoPE frequency base
+  // pos sinusoidal: positions count from the sequence's end, t ↦ T − t (src/model/sinusoid.hpp).
+  // No effect with the other encodings, so that a sweep over pos may keep it set.
+  bool sinusoid_from_end = false;
   double beta = 1.0;  // attention temperature: logits scaled by beta / sqrt(D / H)
   // Factor on the token embeddings, before positions are added: Vaswani et al.'s and Delétang
   // et al.'s encoders take sqrt(D).

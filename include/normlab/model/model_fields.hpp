@@ -114,6 +114,11 @@ void visit_model_fields(Config& c, Visitor&& v) {
     limits::max_len);
   v(FieldInfo{.name = "rope_base", .help = "RoPE frequency base"}, c.rope_base,
     RealRange{1, kUnbounded, false, false});
+  v(FieldInfo{.name = "sinusoid_from_end",
+              .help = "Sinusoidal positions count from the end: t -> T - t",
+              .flag = "--sinusoid-from-end",
+              .optional_json = true},
+    c.sinusoid_from_end);
   v(FieldInfo{.name = "beta", .help = "Attention temperature: logits scaled by beta/sqrt(D/H)"},
     c.beta, kPositive);
   v(FieldInfo{.name = "embed_scale",
