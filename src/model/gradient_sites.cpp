@@ -77,7 +77,7 @@ void Model<T>::offer_attention_grads(int i, const T* qkv, const T* probs, const 
           const T* v = qkv + (b * len + k) * 3 * D + 2 * D + h * dh;
           T dot = 0;
           for (int e = 0; e < dh; ++e) dot += d_out[e] * v[e];
-          if (dropped) dot = drop.keeps(b, h, H, len, t, k) ? dot * T(1.0 / (1.0 - drop.p)) : T(0);
+          if (dropped) dot *= T(drop.factor(b, h, H, len, t, k));
           dP[r * len + k] = dot;
           expected += p[k] * dot;
         }

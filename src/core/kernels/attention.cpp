@@ -228,11 +228,9 @@ void relative_backward(const AttentionShape& s, int64_t b, int h, const T* dS, c
 template <typename T>
 void drop_probs(const T* P, T* Pd, int64_t ld, int64_t i0, int64_t rows, int64_t jend,
                 const AttentionShape& s, int64_t b, int h, const AttentionDropout& d) {
-  const T scale = T(1.0 / (1.0 - d.p));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < jend; ++j) {
-      const bool keep = d.keeps(b, h, s.heads, s.len, i0 + r, j);
-      Pd[r * ld + j] = keep ? P[r * ld + j] * scale : T(0);
+      Pd[r * ld + j] = P[r * ld + j] * T(d.factor(b, h, s.heads, s.len, i0 + r, j));
     }
   }
 }

@@ -39,6 +39,10 @@ struct AttentionDropout {
     const int64_t index = ((b * heads + h) * len + i) * len + j;
     return dropout_keeps(key, site, static_cast<uint64_t>(index), p);
   }
+  // What P_ij is multiplied by: m_ij / (1 − p).
+  double factor(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
+    return keeps(b, h, heads, len, i, j) ? 1.0 / (1.0 - p) : 0.0;
+  }
 };
 
 // Row stride of the stored probabilities: T rounded up to a multiple of 16.
