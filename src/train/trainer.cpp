@@ -229,6 +229,18 @@ void list_json_differences(const std::string& path, const nlohmann::json& before
   out.push_back(fmt::format("{} was {}, now {}", path, text(before), text(after)));
 }
 
+// A run folder's settings as this version reads them: a model or training field written before
+// it existed reads as its default (optional_json, as checkpoints do), so the same run written by
+// an older normlab compares equal. Unreadable settings are compared as written.
+nlohmann::json settings_as_read(nlohmann::json run) {
+  try {
+    if (run.contains("model")) run["model"] = to_json(model_config_from_json(run["model"]));
+    if (run.contains("train")) run["train"] = to_json(train_config_from_json(run["train"]));
+  } catch (const InputError&) {
+  }
+  return run;
+}
+
 }  // namespace
 
 int64_t checkpoint_step(const fs::path& run_dir) {
@@ -262,7 +274,7 @@ void prepare_run(const fs::path& run_dir, const RunSpec& spec) {
   if (!spec.eval.is_null()) j["eval"] = spec.eval;
   const fs::path file = run_dir / kRunFile;
   if (fs::exists(file)) {
-    nlohmann::json old = parse_json_file(file);
+    const nlohmann::json old = settings_as_read(parse_json_file(file));
     std::vector<std::string> changes;
     for (const char* key : {"model", "task", "train", "eval"}) {
       list_json_differences(key, old.value(key, nlohmann::json()), j[key], changes);

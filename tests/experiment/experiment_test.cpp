@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include <sqlite3.h>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include "normlab/base/errors.hpp"
 #include "normlab/experiment/experiment.hpp"
@@ -703,6 +705,27 @@ TEST(ExperimentRun, ChangedFileIntoTheSameFolderIsRefused) {
                        "directory, or remove that run folder to train it again"),
             std::string::npos)
       << r.err;
+}
+
+// A run folder written before a model field existed (no "dropout" in its run.json) is the same
+// run as today's, whose dropout is the default 0: it resumes as finished, not refused.
+TEST(ExperimentRun, RunWrittenBeforeAFieldExistedResumes) {
+  TempDir tmp;
+  std::ofstream(tmp / "tiny.toml") << kValid;
+  const auto out = tmp / "results";
+  ASSERT_EQ(run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()}).exit_code, 0);
+  int edited = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out / "runs")) {
+    const std::filesystem::path file = entry.path() / "run.json";
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(file));
+    ASSERT_EQ(j["model"].erase("dropout"), 1u) << file;
+    std::ofstream(file) << j.dump(2);
+    ++edited;
+  }
+  ASSERT_EQ(edited, 6);
+  const auto r = run_normlab({"run", (tmp / "tiny.toml").string(), "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find("0 to do, 6 already done"), std::string::npos) << r.describe();
 }
 
 }  // namespace
