@@ -14,7 +14,10 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/parallel.hpp"
 
@@ -27,9 +30,15 @@ inline uint64_t dropout_hash(uint64_t key, uint64_t site, uint64_t index) {
   return x ^ (x >> 31);
 }
 
+// u ≥ p in integers: u = m · 2^−53 with m = h >> 11 an integer below 2^53, and p · 2^53 is
+// exact (a power-of-two scaling), so u ≥ p iff m ≥ ⌈p · 2^53⌉. The same decisions as the
+// floating-point test, in 64-bit integer lanes that vectorize.
+inline uint64_t dropout_threshold(double p) {
+  return static_cast<uint64_t>(std::ceil(p * 0x1.0p53));
+}
+
 inline bool dropout_keeps(uint64_t key, uint64_t site, uint64_t index, double p) {
-  const double u = static_cast<double>(dropout_hash(key, site, index) >> 11) * 0x1.0p-53;
-  return u >= p;
+  return (dropout_hash(key, site, index) >> 11) >= dropout_threshold(p);
 }
 
 // The key of training step `step` (0-based) of a run of seed `seed`: a function of the two
@@ -39,16 +48,30 @@ inline uint64_t dropout_step_key(uint64_t seed, int64_t step) {
   return dropout_hash(seed, kDropSite, static_cast<uint64_t>(step));
 }
 
+// out[k] = in[k] ⊙ m_k / (1 − p) for k in [begin, end); in may equal out. A dropped element is
+// +0 whatever in[k] holds: the product's bits ANDed with an all-ones or all-zeros mask, integer
+// lanes with no branch, which the compiler vectorizes on AVX2 and AVX-512 (a select between a
+// float product and 0 it leaves scalar on AVX2).
+template <typename T>
+void dropout_range(const T* in, T* out, int64_t begin, int64_t end, T keep_scale,
+                   uint64_t threshold, uint64_t key, uint64_t site) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  for (int64_t k = begin; k < end; ++k) {
+    const Bits kept = std::bit_cast<Bits>(in[k] * keep_scale);
+    const bool keeps = (dropout_hash(key, site, static_cast<uint64_t>(k)) >> 11) >= threshold;
+    out[k] = std::bit_cast<T>(kept & (keeps ? ~Bits(0) : Bits(0)));
+  }
+}
+
 // out (n) = in ⊙ m / (1 − p) for elements 0 .. n − 1 of `site`; in may equal out.
 template <typename T>
 void dropout_apply(const T* in, T* out, int64_t n, double p, uint64_t key, uint64_t site) {
   constexpr int64_t kChunk = 4096;
   const T keep_scale = T(1.0 / (1.0 - p));
+  const uint64_t threshold = dropout_threshold(p);
   parallel_for((n + kChunk - 1) / kChunk, [&](int64_t chunk) {
-    const int64_t end = std::min(n, (chunk + 1) * kChunk);
-    for (int64_t k = chunk * kChunk; k < end; ++k) {
-      out[k] = dropout_keeps(key, site, static_cast<uint64_t>(k), p) ? in[k] * keep_scale : T(0);
-    }
+    dropout_range(in, out, chunk * kChunk, std::min(n, (chunk + 1) * kChunk), keep_scale, threshold,
+                  key, site);
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/kernels/dropout.hpp"
@@ -53,6 +54,71 @@ TEST(DropoutMask, ApplyKeepsOrZeroesEachElementScaled) {
   // In place, the same.
   dropout_apply(x.data(), x.data(), n, p, 11, 5);
   EXPECT_EQ(x, y);
+}
+
+// The integer test m ≥ ⌈p · 2^53⌉ makes the decisions of u = m · 2^−53 ≥ p, the definition the
+// twin computes (python/normlab/twin.py), also at the p where they could part: p = m · 2^−53
+// for the very m of an element, and the doubles on either side of it.
+TEST(DropoutMask, IntegerThresholdDecidesAsTheUniformDraw) {
+  auto keeps_by_uniform = [](uint64_t key, uint64_t site, uint64_t k, double p) {
+    return static_cast<double>(dropout_hash(key, site, k) >> 11) * 0x1.0p-53 >= p;
+  };
+  std::vector<double> ps = {0.0, 0.1, 0.25, 0.5, 0.9, 1.0, 0x1.0p-53, 0x1.0p-1074};
+  for (uint64_t k = 0; k < 8; ++k) {
+    const double exact = static_cast<double>(dropout_hash(3, 4, k) >> 11) * 0x1.0p-53;
+    ps.insert(ps.end(), {exact, std::nextafter(exact, 0.0), std::nextafter(exact, 1.0)});
+  }
+  int64_t both_ways = 0;
+  for (double p : ps) {
+    for (uint64_t k = 0; k < 20000; ++k) {
+      const bool keeps = dropout_keeps(3, 4, k, p);
+      ASSERT_EQ(keeps, keeps_by_uniform(3, 4, k, p)) << "p " << p << " k " << k;
+      both_ways += keeps;
+    }
+  }
+  // The boundary p's decide element k both ways: kept at p = its own u, dropped just above.
+  for (uint64_t k = 0; k < 8; ++k) {
+    const double exact = static_cast<double>(dropout_hash(3, 4, k) >> 11) * 0x1.0p-53;
+    EXPECT_TRUE(dropout_keeps(3, 4, k, exact));
+    EXPECT_FALSE(dropout_keeps(3, 4, k, std::nextafter(exact, 1.0)));
+  }
+  EXPECT_GT(both_ways, 0);
+}
+
+// A dropped element is +0 whatever it held (negative, infinite, NaN), in float and double.
+template <typename T>
+void expect_dropped_elements_are_positive_zero() {
+  const int64_t n = 4096;
+  const double p = 0.5;
+  std::vector<T> x(n);
+  for (int64_t k = 0; k < n; ++k) {
+    const T values[] = {T(-1.5), -std::numeric_limits<T>::infinity(),
+                        std::numeric_limits<T>::quiet_NaN(), T(2)};
+    x[k] = values[k % 4];
+  }
+  std::vector<T> y(n);
+  dropout_apply(x.data(), y.data(), n, p, 5, 9);
+  int64_t dropped = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (dropout_keeps(5, 9, k, p)) {
+      const T want = x[k] * T(2);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[k])) << k;
+      } else {
+        EXPECT_EQ(y[k], want) << k;
+      }
+    } else {
+      ++dropped;
+      EXPECT_EQ(y[k], T(0)) << k;
+      EXPECT_FALSE(std::signbit(y[k])) << k;
+    }
+  }
+  EXPECT_GT(dropped, n / 4);
+}
+
+TEST(DropoutMask, DroppedElementsArePositiveZero) {
+  expect_dropped_elements_are_positive_zero<float>();
+  expect_dropped_elements_are_positive_zero<double>();
 }
 
 // A step's key depends on the seed and the step alone (resumed runs draw the same masks).
