@@ -128,13 +128,16 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
   const std::map<std::string, claims::KeptInterval> kept = read_kept_intervals(ledger);
   struct FolderCount {
     int seeds = 0;
-    bool decided_by_pilot = true;  // D6: every claim of the folder is
+    fs::path dir;
+    std::vector<claims::Claim> claims;  // the selected claims of the folder, for D6
   };
   std::map<std::string, FolderCount> per_folder;
   for (const claims::Claim& c : selected) {
     const claims::StudyRun study = claims::plan_study(c.study, c.sets, tier, out, 0);
     const std::string folder = study.folder.filename().string();
     const auto k = kept.find(c.id);
+    per_folder[folder].dir = study.folder;
+    per_folder[folder].claims.push_back(c);
     try {
       const claims::SeedCount s = claims::seed_count(
           c, study.folder,
@@ -150,14 +153,13 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
       }
       FolderCount& f = per_folder[folder];
       f.seeds = std::max(f.seeds, s.seeds);
-      f.decided_by_pilot = f.decided_by_pilot && s.decided_by_pilot;
     } catch (const InputError& e) {
       std::printf("%s  %s: %s\n", c.id.c_str(), folder.c_str(), e.what());
     }
   }
   if (!per_folder.empty()) std::printf("\nseeds per study folder (the largest of its claims'):\n");
   for (const auto& [folder, f] : per_folder) {
-    if (f.decided_by_pilot) {
+    if (claims::decided_by_pilot(f.claims, f.dir)) {
       std::printf("  %-48s %d, decided by its pilot (D6): no other arm runs\n", folder.c_str(),
                   f.seeds);
     } else {

@@ -158,8 +158,9 @@ size_t write_study_record(StudyRun& s, const nlohmann::json& invocation) {
 // invocation of no time.
 void keep_pilot(StudyRun& s) {
   std::printf(
-      "study %s: decided by its pilot (design rule D6): D1 finds every claim of the "
-      "study untestable on the baseline's runs already there, so no other arm runs\n",
+      "study %s: decided by its pilot (design rule D6): D1 finds every claim it governs "
+      "untestable on the baseline's runs already there, and the others read those runs alone, "
+      "so no other arm runs\n",
       s.folder.filename().string().c_str());
   std::fflush(stdout);
   s.ok = true;
@@ -251,6 +252,15 @@ void read_study_record(StudyRun& s) {
         "writes them)",
         file.string()));
   }
+}
+
+// Whether an earlier ledger run trained every arm of the study in its folder (its record says
+// it finished, not by its pilot): D6 then has no arm to spare, and a second ledger run over
+// the same folder decides its claims as the first did.
+bool ran_every_arm(const StudyRun& s) {
+  StudyRun earlier = s;
+  read_study_record(earlier);
+  return earlier.ok && !earlier.decided_by_pilot;
 }
 
 }  // namespace
@@ -379,7 +389,7 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       read_study_record(s);
       continue;
     }
-    if (decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
+    if (!ran_every_arm(s) && decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {
       run_study(s, o.program, kept);

@@ -52,6 +52,16 @@ std::string kept_interval_rule(bool wide) {
               : fmt::format("the kept interval is not wider than its effect: {}", kMinSeeds);
 }
 
+// Whether every term of `c` has rows for at least kMinSeeds pairs among the runs already in the
+// folder: a claim that reads the pilot's arm alone (a grid's reference column), which no other
+// arm can change.
+bool reads_the_runs_there(const Claim& c, const std::filesystem::path& study_dir) {
+  const std::filesystem::path csv = study_dir / c.source;
+  if (!std::filesystem::exists(csv)) return false;
+  const CsvTable table = read_csv_table(csv);
+  return pair_values(c, table, study_facts(study_dir)).size() >= static_cast<size_t>(kMinSeeds);
+}
+
 }  // namespace
 
 SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
@@ -110,15 +120,20 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
 
 bool decided_by_pilot(const std::vector<Claim>& claims, const std::filesystem::path& study_dir) {
   if (claims.empty() || !std::filesystem::exists(study_dir / "results.csv")) return false;
+  bool untestable_found = false;
   for (const Claim& c : claims) {
-    if (!informativeness_applies(c)) return false;
     try {
-      if (!seed_count(c, study_dir, std::nullopt).decided_by_pilot) return false;
+      if (informativeness_applies(c)) {
+        if (!seed_count(c, study_dir, std::nullopt).decided_by_pilot) return false;
+        untestable_found = true;
+      } else if (!reads_the_runs_there(c, study_dir)) {
+        return false;
+      }
     } catch (const InputError&) {
       return false;
     }
   }
-  return true;
+  return untestable_found;
 }
 
 }  // namespace normlab::claims

@@ -175,5 +175,94 @@ TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
   EXPECT_EQ(kept.at("claims").at(0).at("verdict"), "untestable (ceiling)") << kept.dump();
 }
 
+// D6 with a grid's reference column: beside the claim D1 finds untestable, a finding that reads
+// pre alone (no D1 check). The pilot holds every row it reads, so the pilot still decides the
+// study and the finding is measured on the pilot's five seeds. A reference column on post, an
+// arm the pilot did not run, keeps the study running.
+void write_claims_with_reference(const fs::path& dir, const std::string& reference_variant) {
+  testing::write_bytes(dir / "tiny.toml",
+                       R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.post_vs_pre"
+sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
+study = ")" + kStudy.string() +
+                           R"("
+terms = [
+  { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
+  { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
+]
+expect = "negative"
+
+[[claim]]
+id = "tiny.reference"
+sentence = "The reference column: one arm's TVD beyond the training lengths."
+study = ")" + kStudy.string() +
+                           R"("
+terms = [
+  { filter = { variant = ")" +
+                           reference_variant +
+                           R"(", weights = "raw", metric = "tvd", length = "beyond_training" } },
+]
+expect = "measure"
+)");
+}
+
+TEST(ClaimsSeeds, AReferenceColumnOnThePilotsArmLetsThePilotDecide) {
+  TempDir tmp;
+  write_claims_with_reference(tmp / "claims", "pre");
+  const fs::path study = tmp / "out" / "claims_tiny-quick";
+  write_pilot(study, {0.01, 0.01, 0.01, 0.01, 0.01});
+  auto r = run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                        "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("5, decided by its pilot (D6): no other arm runs"), std::string::npos)
+      << r.out;
+
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: decided by its pilot (design rule D6)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(study / "runs")) << "the ledger trained an arm";
+  const auto ledger = nlohmann::json::parse(testing::slurp(tmp / "out" / "claims.json"));
+  for (const nlohmann::json& claim : ledger.at("claims")) {
+    if (claim.at("id") == "tiny.reference") {
+      EXPECT_EQ(claim.at("verdict"), "measured") << claim.dump();
+      EXPECT_EQ(claim.at("values").size(), 5u) << claim.dump();
+      EXPECT_NEAR(claim.at("effect").get<double>(), 0.01, 1e-12) << claim.dump();
+    } else {
+      EXPECT_EQ(claim.at("verdict"), "untestable (ceiling)") << claim.dump();
+    }
+  }
+}
+
+TEST(ClaimsSeeds, AReferenceColumnOnAnotherArmKeepsTheStudyRunning) {
+  TempDir tmp;
+  write_claims_with_reference(tmp / "claims", "post");
+  write_pilot(tmp / "out" / "claims_tiny-quick", {0.01, 0.01, 0.01, 0.01, 0.01});
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_EQ(r.out.find("decided by its pilot (D6): no other arm runs"), std::string::npos) << r.out;
+}
+
+// A study an earlier ledger run finished (its record: ok, not by its pilot) is not decided by
+// its pilot on a second run, even where D1 finds its claims untestable: every arm is there, and
+// the second run decides as the first did.
+TEST(ClaimsSeeds, AStudyTheLedgerFinishedIsNotDecidedByItsPilotLater) {
+  TempDir tmp;
+  write_claims_with_reference(tmp / "claims", "pre");
+  const fs::path study = tmp / "out" / "claims_tiny-quick";
+  write_pilot(study, {0.01, 0.01, 0.01, 0.01, 0.01});
+  testing::write_bytes(study / "ledger_study.json",
+                       R"({"command": "normlab run", "seconds": 1.0, "ok": true, "failure": ""})");
+  const auto r = run_normlab({"claims", "run", "--tier", "quick", "--claims",
+                              (tmp / "claims").string(), "--out", (tmp / "out").string()});
+  EXPECT_EQ(r.out.find("decided by its pilot"), std::string::npos) << r.describe();
+}
+
 }  // namespace
 }  // namespace normlab

@@ -66,9 +66,11 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                      const std::optional<KeptInterval>& kept);
 
 // D6: whether the runs already in STUDY_DIR decide every one of `claims` (all the ledger's
-// claims of that study): each is governed by D1, and its seed_count finds it untestable on at
-// least kMinSeeds seeds of its baseline arm. False when the folder has no results.csv or a
-// claim cannot be checked there (the study then runs, and its evaluation says why).
+// claims of that study): at least one is governed by D1, each claim D1 governs is untestable
+// by its seed_count on at least kMinSeeds seeds of its baseline arm, and each other claim reads
+// only those runs (every term has rows for kMinSeeds pairs or more: a grid's reference column
+// on the baseline). False when the folder has no results.csv or a claim cannot be checked
+// there (the study then runs, and its evaluation says why).
 bool decided_by_pilot(const std::vector<Claim>& claims, const std::filesystem::path& study_dir);
 
 }  // namespace normlab::claims
