@@ -112,7 +112,7 @@ void apply_pattern(const AttentionShape& s, const T* qkv, const T* probs, T* o,
           const T* v = qkv + (b * len + k) * 3 * D + 2 * D + h * dh;
           T pk = p[k];
           if (dropout != nullptr) {
-            pk = dropout->keeps(b, h, H, len, t, k) ? pk * T(1.0 / (1.0 - dropout->p)) : T(0);
+            pk = dropout->keeps(b, h, H, len, t, k) ? pk * T(dropout->keep_factor()) : T(0);
           }
           for (int e = 0; e < dh; ++e) out[e] += pk * v[e];
         }

@@ -228,10 +228,11 @@ void relative_backward(const AttentionShape& s, int64_t b, int h, const T* dS, c
 template <typename T>
 void drop_probs(const T* P, T* Pd, int64_t ld, int64_t i0, int64_t rows, int64_t jend,
                 const AttentionShape& s, int64_t b, int h, const AttentionDropout& d) {
+  const T keep_scale = T(d.keep_factor());
+  const uint64_t threshold = dropout_threshold(d.p);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < jend; ++j) {
-      Pd[r * ld + j] = P[r * ld + j] * T(d.factor(b, h, s.heads, s.len, i0 + r, j));
-    }
+    dropout_scale_row(P + r * ld, Pd + r * ld, jend, d.index(b, h, s.heads, s.len, i0 + r, 0),
+                      keep_scale, threshold, d.key, d.site);
   }
 }
 

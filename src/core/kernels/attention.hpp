@@ -35,13 +35,17 @@ struct AttentionDropout {
   double p = 0;
   uint64_t key = 0;
   uint64_t site = 0;
-  bool keeps(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
-    const int64_t index = ((b * heads + h) * len + i) * len + j;
-    return dropout_keeps(key, site, static_cast<uint64_t>(index), p);
+  uint64_t index(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
+    return static_cast<uint64_t>(((b * heads + h) * len + i) * len + j);
   }
+  bool keeps(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
+    return dropout_keeps(key, site, index(b, h, heads, len, i, j), p);
+  }
+  // What a kept P_ij is multiplied by: 1 / (1 − p).
+  double keep_factor() const { return 1.0 / (1.0 - p); }
   // What P_ij is multiplied by: m_ij / (1 − p).
   double factor(int64_t b, int h, int heads, int64_t len, int64_t i, int64_t j) const {
-    return keeps(b, h, heads, len, i, j) ? 1.0 / (1.0 - p) : 0.0;
+    return keeps(b, h, heads, len, i, j) ? keep_factor() : 0.0;
   }
 };
 

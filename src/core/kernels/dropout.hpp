@@ -63,6 +63,23 @@ void dropout_range(const T* in, T* out, int64_t begin, int64_t end, T keep_scale
   }
 }
 
+// out[j] = in[j] · f_j for j in [0, n), f_j = keep_scale where element first + j of `site` is
+// kept and +0 where it is dropped: a product even for a dropped element (so 0 · NaN is NaN and
+// a negative value gives −0), the attention's dropout of its probabilities and their gradients
+// (AttentionDropout). f_j is keep_scale's bits ANDed with the mask, so the loop vectorizes as
+// dropout_range does; in may equal out.
+template <typename T>
+void dropout_scale_row(const T* in, T* out, int64_t n, uint64_t first, T keep_scale,
+                       uint64_t threshold, uint64_t key, uint64_t site) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const Bits scale = std::bit_cast<Bits>(keep_scale);
+  for (int64_t j = 0; j < n; ++j) {
+    const bool keeps =
+        (dropout_hash(key, site, first + static_cast<uint64_t>(j)) >> 11) >= threshold;
+    out[j] = in[j] * std::bit_cast<T>(scale & (keeps ? ~Bits(0) : Bits(0)));
+  }
+}
+
 // out (n) = in ⊙ m / (1 − p) for elements 0 .. n − 1 of `site`; in may equal out.
 template <typename T>
 void dropout_apply(const T* in, T* out, int64_t n, double p, uint64_t key, uint64_t site) {
