@@ -121,6 +121,36 @@ TEST(DropoutMask, DroppedElementsArePositiveZero) {
   expect_dropped_elements_are_positive_zero<double>();
 }
 
+// The attention's form multiplies every element by its factor, 1/(1 − p) or 0, as
+// AttentionDropout::factor says: a dropped NaN stays NaN and a dropped negative is −0.
+template <typename T>
+void expect_scale_row_is_the_product_with_the_factor() {
+  const int64_t n = 4096;
+  const double p = 0.5;
+  std::vector<T> x(n), y(n);
+  for (int64_t j = 0; j < n; ++j) {
+    const T values[] = {T(-1.5), std::numeric_limits<T>::quiet_NaN(), T(0.25), T(-0.0)};
+    x[j] = values[j % 4];
+  }
+  const uint64_t first = 777;
+  dropout_scale_row(x.data(), y.data(), n, first, T(1.0 / (1.0 - p)), dropout_threshold(p), 5, 9);
+  for (int64_t j = 0; j < n; ++j) {
+    const T factor = dropout_keeps(5, 9, first + j, p) ? T(1.0 / (1.0 - p)) : T(0);
+    const T want = x[j] * factor;
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(y[j])) << j;
+    } else {
+      EXPECT_EQ(y[j], want) << j;
+      EXPECT_EQ(std::signbit(y[j]), std::signbit(want)) << j;
+    }
+  }
+}
+
+TEST(DropoutMask, ScaleRowIsTheProductWithTheFactor) {
+  expect_scale_row_is_the_product_with_the_factor<float>();
+  expect_scale_row_is_the_product_with_the_factor<double>();
+}
+
 // A step's key depends on the seed and the step alone (resumed runs draw the same masks).
 TEST(DropoutMask, StepKeysDifferByStepAndSeed) {
   EXPECT_EQ(dropout_step_key(1, 5), dropout_step_key(1, 5));
