@@ -91,8 +91,9 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
 // With --tables: a training study that finished in an earlier ledger run, perhaps on another
 // machine, has its tables kept in `tables` and no runs there any more. When its folder here has
 // no record of its own and the kept experiment.json is the experiment the study would run now
-// (the same config hash), the kept tables are copied into the folder and used instead of
-// training the study again. False (and nothing copied) otherwise.
+// (the same config hash, the kept file read as this version reads it: an older normlab's
+// tables of the same experiment count), the kept tables are copied into the folder and used
+// instead of training the study again. False (and nothing copied) otherwise.
 bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
   if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
       fs::exists(tables / "runs") || !fs::exists(tables / kStudyRecord) ||
@@ -106,8 +107,8 @@ bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
         [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
     e.tier = s.tier;
     e.sets = s.sets;
-    if (experiment_config_hash(to_json(e)) !=
-        experiment_config_hash(parse_json_file(tables / "experiment.json"))) {
+    if (experiment_config_hash(to_json(e)) != experiment_config_hash(experiment_json_as_read(
+                                                  parse_json_file(tables / "experiment.json")))) {
       return false;
     }
   } catch (const std::exception&) {

@@ -364,6 +364,20 @@ nlohmann::json to_json(const Experiment& e) {
   return out;
 }
 
+nlohmann::json experiment_json_as_read(nlohmann::json j) {
+  try {
+    if (j.contains("train")) j["train"] = to_json(train_config_from_json(j["train"]));
+    if (j.contains("variants") && j["variants"].is_array()) {
+      for (nlohmann::json& v : j["variants"]) {
+        if (v.contains("model")) v["model"] = to_json(model_config_from_json(v["model"]));
+        if (v.contains("train")) v["train"] = to_json(train_config_from_json(v["train"]));
+      }
+    }
+  } catch (const InputError&) {
+  }
+  return j;
+}
+
 std::filesystem::path run_directory(const std::filesystem::path& out, const Variant& v,
                                     uint64_t seed) {
   return out / "runs" / run_folder_name(v.slug, seed);

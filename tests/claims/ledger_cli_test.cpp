@@ -282,6 +282,18 @@ TEST(ClaimsRun, FinishedStudyIsReusedFromItsKeptTables) {
   EXPECT_EQ(second["claims"][0]["verdict"], first["claims"][0]["verdict"]);
   EXPECT_EQ(second["claims"][0]["effect"], first["claims"][0]["effect"]);
 
+  // Kept by an older normlab, before the models had a dropout field: the same experiment.
+  const fs::path kept_experiment = tables / "claims_tiny-quick" / "experiment.json";
+  auto older = nlohmann::json::parse(testing::slurp(kept_experiment));
+  for (nlohmann::json& v : older.at("variants")) ASSERT_EQ(v.at("model").erase("dropout"), 1u);
+  testing::write_bytes(kept_experiment, older.dump(2));
+  r = ledger("older");
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: finished in an earlier ledger run"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err.find("runs ("), std::string::npos) << r.err;
+
   // The study file changed (another learning rate): its kept tables are not that experiment.
   const size_t lr = text.find("lr = 0.01");
   ASSERT_NE(lr, std::string::npos);

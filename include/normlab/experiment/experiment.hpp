@@ -86,6 +86,12 @@ Experiment read_experiment(TomlSection& top, const std::string& file);
 
 nlohmann::json to_json(const Experiment& e);
 
+// An experiment.json an older normlab wrote, as this one writes the same experiment: each
+// model and training config (the top one and every variant's) read as checkpoints are, its
+// optional fields that did not exist then at their defaults. Configs that do not read are
+// left as written, so the comparison that follows finds them different.
+nlohmann::json experiment_json_as_read(nlohmann::json j);
+
 // The [probe] keys of the length probes — variance, lengths, samples, dilution — read into `e`
 // (after its variants) and validated before anything runs: every length against the task's
 // range and each variant's model (validate_variance), dilution only for set_complement.
