@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "normlab/base/errors.hpp"
 #include "normlab/core/memory_budget.hpp"
@@ -15,6 +16,7 @@
 #include "normlab/model/scheme_table.hpp"
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/run_folder.hpp"
+#include "normlab/train/trainer.hpp"
 
 namespace normlab {
 namespace {
@@ -365,15 +367,9 @@ nlohmann::json to_json(const Experiment& e) {
 }
 
 nlohmann::json experiment_json_as_read(nlohmann::json j) {
-  try {
-    if (j.contains("train")) j["train"] = to_json(train_config_from_json(j["train"]));
-    if (j.contains("variants") && j["variants"].is_array()) {
-      for (nlohmann::json& v : j["variants"]) {
-        if (v.contains("model")) v["model"] = to_json(model_config_from_json(v["model"]));
-        if (v.contains("train")) v["train"] = to_json(train_config_from_json(v["train"]));
-      }
-    }
-  } catch (const InputError&) {
+  j = settings_as_read(std::move(j));
+  if (j.contains("variants") && j["variants"].is_array()) {
+    for (nlohmann::json& v : j["variants"]) v = settings_as_read(std::move(v));
   }
   return j;
 }

@@ -229,19 +229,20 @@ void list_json_differences(const std::string& path, const nlohmann::json& before
   out.push_back(fmt::format("{} was {}, now {}", path, text(before), text(after)));
 }
 
-// A run folder's settings as this version reads them: a model or training field written before
-// it existed reads as its default (optional_json, as checkpoints do), so the same run written by
-// an older normlab compares equal. Unreadable settings are compared as written.
-nlohmann::json settings_as_read(nlohmann::json run) {
+}  // namespace
+
+nlohmann::json settings_as_read(nlohmann::json settings) {
   try {
-    if (run.contains("model")) run["model"] = to_json(model_config_from_json(run["model"]));
-    if (run.contains("train")) run["train"] = to_json(train_config_from_json(run["train"]));
+    if (settings.contains("model")) {
+      settings["model"] = to_json(model_config_from_json(settings["model"]));
+    }
+    if (settings.contains("train")) {
+      settings["train"] = to_json(train_config_from_json(settings["train"]));
+    }
   } catch (const InputError&) {
   }
-  return run;
+  return settings;
 }
-
-}  // namespace
 
 int64_t checkpoint_step(const fs::path& run_dir) {
   const fs::path state = state_file(run_dir);

@@ -48,19 +48,25 @@ void write_pilot(const fs::path& folder, const std::vector<double>& per_seed) {
     "tier": "quick", "sets": []})");
 }
 
-void write_claim(const fs::path& dir) {
-  testing::write_bytes(dir / "tiny.toml", R"(paper = "0000.00001"
-title = "A tiny paper"
-[[claim]]
+// The claim D1 governs: post against pre, TVD beyond the training lengths.
+std::string post_vs_pre_claim() {
+  return R"([[claim]]
 id = "tiny.post_vs_pre"
 sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
-study = ")" + kStudy.string() + R"("
+study = ")" +
+         kStudy.string() + R"("
 terms = [
   { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
   { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
 ]
 expect = "negative"
-)");
+)";
+}
+
+const char* kTinyPaper = "paper = \"0000.00001\"\ntitle = \"A tiny paper\"\n";
+
+void write_claim(const fs::path& dir) {
+  testing::write_bytes(dir / "tiny.toml", kTinyPaper + post_vs_pre_claim());
 }
 
 TEST(ClaimsSeeds, FromTheBaselineSpreadOfASyntheticPilot) {
@@ -181,19 +187,7 @@ TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
 // arm the pilot did not run, keeps the study running.
 void write_claims_with_reference(const fs::path& dir, const std::string& reference_variant) {
   testing::write_bytes(dir / "tiny.toml",
-                       R"(paper = "0000.00001"
-title = "A tiny paper"
-[[claim]]
-id = "tiny.post_vs_pre"
-sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
-study = ")" + kStudy.string() +
-                           R"("
-terms = [
-  { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
-  { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
-]
-expect = "negative"
-
+                       kTinyPaper + post_vs_pre_claim() + R"(
 [[claim]]
 id = "tiny.reference"
 sentence = "The reference column: one arm's TVD beyond the training lengths."

@@ -88,6 +88,12 @@ struct TrainHooks {
   CustomLoss loss;
 };
 
+// Settings with a "model" and a "train" object (a run.json, a variant of an experiment.json) as
+// this version reads them: a field written before it existed reads as its default
+// (optional_json, as checkpoints do), so the same settings written by an older normlab compare
+// equal. Settings that do not read are returned as written.
+nlohmann::json settings_as_read(nlohmann::json settings);
+
 // The step of the run's last checkpoint, 0 without one.
 int64_t checkpoint_step(const std::filesystem::path& run_dir);
 
