@@ -128,6 +128,7 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
   const std::map<std::string, claims::KeptInterval> kept = read_kept_intervals(ledger);
   struct FolderCount {
     int seeds = 0;
+    int without_pilot = 0;  // claims whose count waits for a pilot (or could not be read)
     fs::path dir;
     std::vector<claims::Claim> claims;  // the selected claims of the folder, for D6
   };
@@ -155,11 +156,15 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
       f.seeds = std::max(f.seeds, s.seeds);
     } catch (const InputError& e) {
       std::printf("%s  %s: %s\n", c.id.c_str(), folder.c_str(), e.what());
+      ++per_folder[folder].without_pilot;
     }
   }
   if (!per_folder.empty()) std::printf("\nseeds per study folder (the largest of its claims'):\n");
   for (const auto& [folder, f] : per_folder) {
-    if (claims::decided_by_pilot(f.claims, f.dir)) {
+    if (f.without_pilot > 0) {
+      std::printf("  %-48s none yet: %d claim(s) wait for the pilot (D3, above)\n", folder.c_str(),
+                  f.without_pilot);
+    } else if (claims::decided_by_pilot(f.claims, f.dir)) {
       std::printf("  %-48s %d, decided by its pilot (D6): no other arm runs\n", folder.c_str(),
                   f.seeds);
     } else {

@@ -45,11 +45,24 @@ double sample_sd(const std::vector<PairValue>& v) {
 }
 
 // The rule of D3 that reads the kept ledger alone: at least 10 seeds where the kept interval
-// is wider than its effect, else the minimum.
-std::string kept_interval_rule(bool wide) {
-  return wide ? fmt::format("the kept interval is wider than its effect: at least {}",
-                            kSeedsWhenWide)
-              : fmt::format("the kept interval is not wider than its effect: {}", kMinSeeds);
+// is wider than its effect, else the minimum, which is also the count of a claim the kept
+// ledger has no interval for (a claim added since, or one never measured).
+std::string kept_interval_rule(const SeedCount& s) {
+  if (!s.kept) return fmt::format("no kept interval: {}", kMinSeeds);
+  return s.wide ? fmt::format("the kept interval is wider than its effect: at least {}",
+                              kSeedsWhenWide)
+                : fmt::format("the kept interval is not wider than its effect: {}", kMinSeeds);
+}
+
+// The pilot's rows of a study's table: its pairs (seeds) 1 to kPilotSeeds (D3), whatever else
+// has run since. A pair that is not an integer is no seed of a pilot.
+CsvTable pilot_rows(CsvTable table, const std::string& pair_by) {
+  const size_t pair = table.column(pair_by);
+  std::erase_if(table.rows, [&](const std::vector<std::string>& row) {
+    const std::optional<int64_t> seed = cell_integer(row[pair]);
+    return !seed || *seed < 1 || *seed > kPilotSeeds;
+  });
+  return table;
 }
 
 // Whether every term of `c` has rows for at least kMinSeeds pairs among the runs already in the
@@ -67,14 +80,15 @@ bool reads_the_runs_there(const Claim& c, const std::filesystem::path& study_dir
 SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
                      const std::optional<KeptInterval>& kept) {
   SeedCount s;
-  s.wide = kept.has_value() && kept->wide();
+  s.kept = kept.has_value();
+  s.wide = s.kept && kept->wide();
   if (!informativeness_applies(c)) {
     // No D1 check (no baseline arm beyond training with a floor and ceiling: a fit, a loss, a
     // negative control's band): D3's second rule alone, which needs no pilot.
     s.sd = std::nan("");
     s.by_resolution = kMinSeeds;
     s.seeds = s.wide ? kSeedsWhenWide : kMinSeeds;
-    s.rule = "no D1 check; " + kept_interval_rule(s.wide);
+    s.rule = "no D1 check; " + kept_interval_rule(s);
     return s;
   }
   const std::filesystem::path csv = study_dir / c.source;
@@ -83,7 +97,7 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
         fmt::format("claim '{}': no pilot in {} (no {})", c.id, study_dir.string(), c.source));
   }
   const Claim base = baseline_arm(c);
-  const CsvTable table = read_csv_table(csv);
+  const CsvTable table = pilot_rows(read_csv_table(csv), c.pair_by);
   const StudyFacts facts = study_facts(study_dir);
   s.baseline = pair_values(base, table, facts);
   s.sd = sample_sd(s.baseline);
@@ -109,12 +123,12 @@ SeedCount seed_count(const Claim& c, const std::filesystem::path& study_dir,
   }
   s.seeds = std::min(kMaxSeeds, std::max(s.by_resolution, s.wide ? kSeedsWhenWide : 0));
   if (!s.delta) {
-    s.rule = "no length beyond training in the pilot; " + kept_interval_rule(s.wide);
+    s.rule = "no length beyond training in the pilot; " + kept_interval_rule(s);
     return s;
   }
   s.rule = fmt::format("t·√2·sd/√n ≤ δ gives {}{}{}", s.by_resolution,
                        s.by_resolution == kMaxSeeds ? " (the cap)" : "",
-                       s.wide ? "; " + kept_interval_rule(true) : "");
+                       s.wide ? "; " + kept_interval_rule(s) : "");
   return s;
 }
 

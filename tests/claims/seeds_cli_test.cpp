@@ -85,6 +85,22 @@ TEST(ClaimsSeeds, FromTheBaselineSpreadOfASyntheticPilot) {
   EXPECT_NE(r.out.find("claims_tiny-quick"), std::string::npos) << r.out;
 }
 
+// The pilot is seeds 1 to 5 (D3): a folder that has since run seeds 6 to 10 of the baseline,
+// here far noisier, gives the count the pilot gave.
+TEST(ClaimsSeeds, ReadsThePilotsSeedsAloneAfterMoreHaveRun) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  write_pilot(tmp / "out" / "claims_tiny-quick",
+              {0.22, 0.18, 0.26, 0.20, 0.24, 0.02, 0.45, 0.01, 0.44, 0.03});
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("pilot n = 5, baseline sd 0.03162, delta 0.025 -> 15 seeds"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(ClaimsSeeds, AWideKeptIntervalAsksForTen) {
   TempDir tmp;
   write_claim(tmp / "claims");
@@ -109,6 +125,32 @@ TEST(ClaimsSeeds, NoPilotSaysSo) {
                               (tmp / "claims").string(), "--out", (tmp / "out").string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.out.find("no pilot in"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("none yet: 1 claim(s) wait for the pilot"), std::string::npos) << r.out;
+}
+
+// A claim without D1's check that the kept ledger has no interval for (a claim added since):
+// the minimum, and the rule says there is no kept interval.
+TEST(ClaimsSeeds, AClaimWithoutAKeptIntervalTakesTheMinimum) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.fit"
+sentence = "The fitted slope is measured."
+study = ")" + kStudy.string() + R"("
+source = "dilution_fit.csv"
+terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
+expect = "measure"
+)");
+  testing::write_bytes(tmp / "kept.json", R"({"claims": []})");
+  const auto r =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "kept.json").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("tiny.fit  claims_tiny-quick: no pilot needed -> 5 seeds (no D1 check; "
+                       "no kept interval: 5)"),
+            std::string::npos)
+      << r.out;
 }
 
 // A claim on a table other than results.csv has no D1 check (no floor and ceiling): its count

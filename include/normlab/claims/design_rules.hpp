@@ -33,6 +33,9 @@ inline constexpr double kResolvedFraction = 0.05;
 inline constexpr int kMinSeeds = 5;
 inline constexpr int kMaxSeeds = 20;
 inline constexpr int kSeedsWhenWide = 10;
+// D3's pilot is seeds 1 to kPilotSeeds of the baseline arm; seed_count reads those rows alone,
+// so a study folder that has since run more seeds gives the count its pilot gave.
+inline constexpr int kPilotSeeds = 5;
 
 // A claim's interval in a kept ledger (docs/claims.json): D3's "at least 10" applies where it
 // is wider than the effect.
@@ -43,15 +46,16 @@ struct KeptInterval {
   bool wide() const { return high - low > (effect < 0 ? -effect : effect); }
 };
 
-// D3 for one claim from the pilot in its study folder (the baseline arm alone, results.csv and
-// experiment.json): the baseline's per-seed claim value (its terms of negative weight, sign
-// flipped), their sd, δ = 0.05·|c − f| averaged over the lengths beyond training (D1's floor
-// and ceiling), and the seed count.
+// D3 for one claim from the pilot in its study folder (the baseline arm's seeds 1 to
+// kPilotSeeds in results.csv, and experiment.json): the baseline's per-seed claim value (its terms
+// of negative weight, sign flipped), their sd, δ = 0.05·|c − f| averaged over the lengths beyond
+// training (D1's floor and ceiling), and the seed count.
 struct SeedCount {
   std::vector<PairValue> baseline;  // one per pilot seed
   double sd = 0;
   std::optional<double> delta;    // none: the claim has no floor and ceiling (no D1 check)
   int by_resolution = 0;          // seeds_to_resolve(sd, δ), or kMinSeeds without δ
+  bool kept = false;              // the kept ledger has an interval for the claim
   bool wide = false;              // the kept interval is wider than its effect
   int seeds = 0;                  // max(by_resolution, 10 if wide), at most kMaxSeeds
   bool decided_by_pilot = false;  // D6: D1 finds the claim untestable on the pilot; `seeds`
