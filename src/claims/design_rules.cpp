@@ -17,9 +17,7 @@ std::vector<int64_t> dense_length_grid(int64_t train_max, int64_t max_length,
   for (;;) {
     x *= 1.25;
     if (x > static_cast<double>(max_length)) break;
-    int64_t n = static_cast<int64_t>(std::ceil(x));
-    n = std::max(n, range.min);
-    n = (n + range.step - 1) / range.step * range.step;  // round up to a multiple of step
+    const int64_t n = round_up_to_step(range, static_cast<int64_t>(std::ceil(x)));
     if (n > max_length) break;
     if (lengths.empty() || n > lengths.back()) lengths.push_back(n);
   }

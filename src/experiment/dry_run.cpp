@@ -120,7 +120,10 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
   for (const Variant& v : e.variants) {
     if (steps_to_do.count(v.label) == 0) continue;
     const std::unique_ptr<Task> task = make_task_from_json(e.task);
-    const int64_t len = (v.train.min_len + v.train.max_len + 1) / 2;
+    // The mean training length, or the next the task accepts (Dyck: even lengths).
+    const int64_t len = std::min(
+        round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
+        v.train.max_len);
     const BenchPreset preset{v.label, v.model, v.train.batch, len};
     const TrainBenchResult r =
         run_train_bench(preset, v.train.threads, 2, 10, 0.3, task.get(), len);

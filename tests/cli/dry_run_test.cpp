@@ -64,5 +64,34 @@ TEST(DryRun, MarksSweptKeys) {
   EXPECT_NE(r.out.find("8 runs (4 variants × 2 seeds)"), std::string::npos) << r.out;
 }
 
+// The estimate trains at the mean training length, rounded up to one the task accepts: Dyck's
+// strings have even lengths, and (2 + 40 + 1) / 2 = 21 is not one.
+TEST(DryRun, EstimatesAtALengthTheTaskAccepts) {
+  TempDir dir;
+  std::ofstream(dir / "dyck.toml") << R"toml(name = "tiny_dyck"
+schemes = ["pre"]
+seeds = [1]
+[task]
+name = "dyck"
+k = 2
+m = 4
+[model]
+width = 5
+layers = 1
+mlp = false
+[train]
+steps = 40
+batch = 4
+lengths = [2, 40]
+[eval]
+lengths = [40]
+samples = 8
+)toml";
+  const auto r = run_normlab(
+      {"run", (dir / "dyck.toml").string(), "--out", (dir / "out").string(), "--dry-run"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("1 runs to do: about "), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace normlab

@@ -34,6 +34,13 @@ struct LengthRange {
   int64_t step = 1;
 };
 
+// The smallest multiple of r.step that is at least max(n, r.min): n itself when r accepts it
+// (r.step ≥ 1; the result may pass r.max).
+inline int64_t round_up_to_step(const LengthRange& r, int64_t n) {
+  const int64_t at_least = n < r.min ? r.min : n;
+  return (at_least + r.step - 1) / r.step * r.step;
+}
+
 class Task {
  public:
   virtual ~Task() = default;
