@@ -16,6 +16,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/kernels/block16.hpp"
 #include "core/kernels/norm.hpp"
 #include "core/parallel.hpp"
 #include "model/buffers.hpp"
@@ -29,17 +30,63 @@
 namespace normlab {
 namespace {
 
-// One pass over D values of an update's gradient g: y += a·g, and returns ⟨x, g⟩ (the
-// gradient of the coefficient a when the update added a·x).
+// The backward of one row's update H'_j = B[j] z + Σ_s A_r[s][j] H_s, given g (n, D), g_j =
+// dL/dH'_j. With the inputs x_s = H_s for s < n and x_n = z, and their coefficients
+// a_s[j] = A_r[s][j], a_n[j] = B[j]:
+//   dx_s[d] = Σ_j a_s[j] g_j[d]  (j ascending: dH (n, D) and dz overwritten),
+//   da_s[j] = ⟨x_s, g_j⟩          (d ascending: into d_mix's A_r and B).
+// The dot products run in lanes, one per j: g transposed into gT (D, Jp), Jp = n rounded up to
+// a multiple of 16 (lanes j ≥ n stay 0), and kInputsAtOnce inputs' sums advance together one d
+// at a time, in registers.
 template <typename T>
-T add_scaled_and_dot(T a, const T* g, const T* x, T* y, int D) {
-  T dot = 0;
-  for (int d = 0; d < D; ++d) {
-    y[d] += a * g[d];
-    dot += x[d] * g[d];
+struct UpdateBackwardScratch {
+  std::vector<T> gT;     // (D, Jp)
+  std::vector<T> zeros;  // (D): the input of the lanes past x_n
+};
+
+constexpr int kInputsAtOnce = 4;
+
+template <typename T>
+void update_backward_row(const T* H, const T* z, const T* mix, const T* g, T* dH, T* dz, T* d_mix,
+                         int n, int D, UpdateBackwardScratch<T>& scratch) {
+  const int64_t Jp = pad16(n);
+  if (scratch.gT.size() != static_cast<size_t>(D * Jp)) {
+    scratch.gT.assign(D * Jp, T(0));
+    scratch.zeros.assign(D, T(0));
   }
-  return dot;
+  const auto input = [&](int s) { return s < n ? H + s * D : s == n ? z : scratch.zeros.data(); };
+  const auto coefficient = [&](int s, int j) { return s < n ? n + s * n + j : n + n * n + j; };
+  for (int j = 0; j < n; ++j) {
+    for (int d = 0; d < D; ++d) scratch.gT[d * Jp + j] = g[j * D + d];
+  }
+  for (int s0 = 0; s0 <= n; s0 += kInputsAtOnce) {
+    const T* x[kInputsAtOnce];
+    for (int k = 0; k < kInputsAtOnce; ++k) x[k] = input(s0 + k);
+    for (int64_t j0 = 0; j0 < Jp; j0 += kBlock) {
+      Block16<T> dots[kInputsAtOnce] = {};
+      for (int d = 0; d < D; ++d) {
+        const Block16<T> gd = load16(scratch.gT.data() + d * Jp + j0);
+        for (int k = 0; k < kInputsAtOnce; ++k) dots[k] += gd * x[k][d];
+      }
+      for (int k = 0; k < kInputsAtOnce && s0 + k <= n; ++k) {
+        for (int64_t j = j0; j < std::min<int64_t>(j0 + kBlock, n); ++j) {
+          d_mix[coefficient(s0 + k, static_cast<int>(j))] = dots[k][j - j0];
+        }
+      }
+    }
+  }
+  for (int s = 0; s <= n; ++s) {
+    T* out = s < n ? dH + s * D : dz;
+    for (int d0 = 0; d0 < D; d0 += kBlock) {
+      Block16<T> v = {};
+      for (int j = 0; j < n; ++j) v += load_first(g + j * D + d0, D - d0) * mix[coefficient(s, j)];
+      store_first(out + d0, D - d0, v);
+    }
+  }
 }
+
+// HC's pre-activations are computed for this many (row, stream) pairs at once, one per lane.
+constexpr int kPairs = kBlock;
 
 template <typename T>
 T sigmoid(T x) {
@@ -71,19 +118,32 @@ class HyperStreams final : public ResidualStream<T> {
       const T* Wb = m.params_.data() + hp.dynamic_beta;
       const T sa = m.params_[hp.alpha_scale], sb = m.params_[hp.beta_scale];
       for_row_shards(rows, [&](int64_t, int64_t r0, int64_t r1) {
-        std::vector<T> acc(n + 2);
-        for (int64_t r = r0; r < r1; ++r) {
-          T* act = b.act + r * W;
-          T* mix = b.mix + r * W;
-          for (int s = 0; s < n; ++s) {
-            const T* hb = b.hbar + (r * n + s) * D;
-            std::fill(acc.begin(), acc.end(), T(0));
-            for (int d = 0; d < D; ++d) {
-              for (int c = 0; c <= n; ++c) acc[c] += hb[d] * Wa[d * (n + 1) + c];
-              acc[n + 1] += hb[d] * Wb[d];
-            }
-            for (int c = 0; c <= n; ++c) act[s * (n + 1) + c] = std::tanh(acc[c]);
-            act[n * (n + 1) + s] = std::tanh(acc[n + 1]);
+        // The pairs (r, s) of the shard, kPairs at a time: their H̄ rows transposed into
+        // hbT (D, kPairs), so that each pre-activation H̄_s W_α[:, c] (and H̄_s w_β) is a sum
+        // over d in ascending order in its own lane, as one pair at a time would add it.
+        std::vector<T> hbT(D * kPairs);
+        std::vector<Block16<T>> acc(n + 2);
+        const int64_t p_end = r1 * n;
+        for (int64_t p0 = r0 * n; p0 < p_end; p0 += kPairs) {
+          const int64_t count = std::min<int64_t>(kPairs, p_end - p0);
+          std::fill(hbT.begin(), hbT.end(), T(0));
+          for (int64_t p = 0; p < count; ++p) {
+            const T* hb = b.hbar + (p0 + p) * D;
+            for (int d = 0; d < D; ++d) hbT[d * kPairs + p] = hb[d];
+          }
+          std::fill(acc.begin(), acc.end(), Block16<T>{});
+          for (int d = 0; d < D; ++d) {
+            const Block16<T> h = load16(hbT.data() + d * kPairs);
+            for (int c = 0; c <= n; ++c) acc[c] += h * Wa[d * (n + 1) + c];
+            acc[n + 1] += h * Wb[d];
+          }
+          for (int64_t p = 0; p < count; ++p) {
+            const int64_t r = (p0 + p) / n;
+            const int s = static_cast<int>((p0 + p) % n);
+            T* act = b.act + r * W;
+            T* mix = b.mix + r * W;
+            for (int c = 0; c <= n; ++c) act[s * (n + 1) + c] = std::tanh(acc[c][p]);
+            act[n * (n + 1) + s] = std::tanh(acc[n + 1][p]);
             mix[s] = Sa[s * (n + 1)] + sa * act[s * (n + 1)];
             for (int j = 0; j < n; ++j) {
               mix[n + s * n + j] = Sa[s * (n + 1) + 1 + j] + sa * act[s * (n + 1) + 1 + j];
@@ -314,29 +374,12 @@ class HyperStreams final : public ResidualStream<T> {
     const T* z = m_.stream_branch(i);
     T* dz = w.hyper_dz.data();
     T* d_mix = w.d_mix.data();
-    // H'_j = B[j] z + Σ_s A_r[s][j] H_s.
+    // H'_j = B[j] z + Σ_s A_r[s][j] H_s (update_backward_row).
     for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
+      UpdateBackwardScratch<T> scratch;
       for (int64_t r = r0; r < r1; ++r) {
-        const T* m = mix + r * W;
-        T* dm = d_mix + r * W;
-        const T* zr = z + r * D;
-        T* dzr = dz + r * D;
-        std::fill(dzr, dzr + D, T(0));
-        for (int j = 0; j < n; ++j) {
-          const T* g = dH_out + (r * n + j) * D;
-          const T bj = m[n + n * n + j];
-          dm[n + n * n + j] = add_scaled_and_dot(bj, g, zr, dzr, D);
-        }
-        for (int s = 0; s < n; ++s) {
-          const T* Hs = H + (r * n + s) * D;
-          T* dHs = dH_in + (r * n + s) * D;
-          std::fill(dHs, dHs + D, T(0));
-          for (int j = 0; j < n; ++j) {
-            const T* g = dH_out + (r * n + j) * D;
-            const T a = m[n + s * n + j];
-            dm[n + s * n + j] = add_scaled_and_dot(a, g, Hs, dHs, D);
-          }
-        }
+        update_backward_row(H + r * n * D, z + r * D, mix + r * W, dH_out + r * n * D,
+                            dH_in + r * n * D, dz + r * D, d_mix + r * W, n, D, scratch);
       }
     });
     // z = f(N_in(h)): dh from dz (the slots' add is not used: no residual path).
@@ -416,31 +459,50 @@ class HyperStreams final : public ResidualStream<T> {
         }
         std::copy(g.begin(), g.end(), e + r * W);
       }
-      // W_α, w_β: Σ over rows and streams of H̄ ⊗ e, sequential.
+      // W_α, w_β: Σ over rows and streams of H̄ ⊗ e, sequential. W_α's gradient is added up
+      // transposed, dWaT (n + 1, D), so that the sums over d run contiguous; each element
+      // still adds its terms in the order of the rows and streams.
       const T* hbar = buf.hbar.data();
       T* dWa = m_.grads_.data() + hp.dynamic_alpha;
       T* dWb = m_.grads_.data() + hp.dynamic_beta;
+      std::vector<T> dWaT((n + 1) * D);
+      for (int d = 0; d < D; ++d) {
+        for (int c = 0; c <= n; ++c) dWaT[c * D + d] = dWa[d * (n + 1) + c];
+      }
       for (int64_t r = 0; r < N; ++r) {
         const T* er = e + r * W;
         for (int s = 0; s < n; ++s) {
           const T* hb = hbar + (r * n + s) * D;
-          for (int d = 0; d < D; ++d) {
-            for (int c = 0; c <= n; ++c) dWa[d * (n + 1) + c] += hb[d] * er[s * (n + 1) + c];
-            dWb[d] += hb[d] * er[n * (n + 1) + s];
+          for (int c = 0; c <= n; ++c) {
+            const T ec = er[s * (n + 1) + c];
+            T* __restrict out = dWaT.data() + c * D;
+            for (int d = 0; d < D; ++d) out[d] += hb[d] * ec;
           }
+          const T eb = er[n * (n + 1) + s];
+          for (int d = 0; d < D; ++d) dWb[d] += hb[d] * eb;
         }
       }
-      // dH̄, then through N into dH.
+      for (int d = 0; d < D; ++d) {
+        for (int c = 0; c <= n; ++c) dWa[d * (n + 1) + c] = dWaT[c * D + d];
+      }
+      // dH̄_s[d] = e_β[s] w_β[d] + Σ_c e_α[s][c] W_α[d][c], c ascending; then through N into
+      // dH. W_α is read transposed (WaT (n + 1, D)) so that each term runs over d contiguous.
       T* dhbar = w.d_hbar.data();
+      std::vector<T> WaT((n + 1) * D);
+      for (int d = 0; d < D; ++d) {
+        for (int c = 0; c <= n; ++c) WaT[c * D + d] = Wa[d * (n + 1) + c];
+      }
       for_row_shards(N, [&](int64_t, int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* er = e + r * W;
           for (int s = 0; s < n; ++s) {
-            T* out = dhbar + (r * n + s) * D;
-            for (int d = 0; d < D; ++d) {
-              T v = er[n * (n + 1) + s] * Wb[d];
-              for (int c = 0; c <= n; ++c) v += er[s * (n + 1) + c] * Wa[d * (n + 1) + c];
-              out[d] = v;
+            T* __restrict out = dhbar + (r * n + s) * D;
+            const T eb = er[n * (n + 1) + s];
+            for (int d = 0; d < D; ++d) out[d] = eb * Wb[d];
+            for (int c = 0; c <= n; ++c) {
+              const T ec = er[s * (n + 1) + c];
+              const T* wc = WaT.data() + c * D;
+              for (int d = 0; d < D; ++d) out[d] += ec * wc[d];
             }
           }
         }
