@@ -35,7 +35,7 @@ namespace {
 
 void run_train_study(const std::string& file, const std::string& tier,
                      const std::vector<std::string>& sets, const std::string& out_opt, int jobs,
-                     const std::string& keep, bool dry_run) {
+                     const std::string& keep, const std::vector<std::string>& reuse, bool dry_run) {
   Experiment e =
       read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
@@ -46,6 +46,7 @@ void run_train_study(const std::string& file, const std::string& tier,
   o.program = fs::read_symlink("/proc/self/exe");
   o.jobs = jobs;
   o.keep = keep;
+  o.reuse.assign(reuse.begin(), reuse.end());
   o.shard = shard_from_environment();
   if (dry_run) {
     std::printf("%s", dry_run_report(*load_experiment_document(file, tier, sets), e, o.out,
@@ -81,6 +82,7 @@ void run_train_study(const std::string& file, const std::string& tier,
     for (const std::string& set : sets) command += " --set " + shell_quoted(set);
     command += " --out " + shell_quoted(o.out.string());
     if (!keep.empty()) command += " --keep " + shell_quoted(keep);
+    for (const std::string& r : reuse) command += " --reuse " + shell_quoted(r);
     throw Interrupted(fmt::format("{}; `{}` resumes", stopped.what(), command));
   } catch (const std::exception& error) {
     if (o.mpi == nullptr) throw;
@@ -137,6 +139,7 @@ void add_run_command(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto jobs = std::make_shared<int>(0);
   auto keep = std::make_shared<std::string>();
+  auto reuse = std::make_shared<std::vector<std::string>>();
   auto dry_run = std::make_shared<bool>(false);
   auto tier = std::make_shared<std::string>();
   auto sets = std::make_shared<std::vector<std::string>>();
@@ -159,6 +162,13 @@ void add_run_command(CLI::App& app) {
                   "restore from it the runs the results folder lacks (docs/experiments.md, "
                   "\"Keeping runs\")")
       ->check(non_empty_path());
+  cmd->add_option("--reuse", *reuse,
+                  "A folder of other studies' runs (a results folder's runs/, or kept runs), "
+                  "repeatable: a run that ended there with the same settings is copied instead "
+                  "of trained (not for a study with a [probe] table; docs/experiments.md, "
+                  "\"Reusing runs\")")
+      ->allow_extra_args(false)
+      ->check(non_empty_path());
   cmd->add_flag("--dry-run", *dry_run,
                 "Train nothing: print every resolved value and where it was written, each run "
                 "and its state in the results folder, and an estimate of the training time");
@@ -175,13 +185,14 @@ void add_run_command(CLI::App& app) {
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(*file, applied, *sets, *out, *jobs, *keep, *dry_run);
+      run_train_study(*file, applied, *sets, *out, *jobs, *keep, *reuse, *dry_run);
     } else {
       if (launched_by_mpirun()) {
         throw UsageError("a particle study runs in one process; start it without mpirun");
       }
-      if (!keep->empty()) {
-        throw UsageError("--keep keeps a training study's runs; a particle study has none");
+      if (!keep->empty() || !reuse->empty()) {
+        throw UsageError(
+            "--keep and --reuse are for a training study's runs; a particle study has none");
       }
       if (*dry_run)
         throw UsageError("--dry-run lists a training study's runs; a particle study has none");

@@ -175,16 +175,37 @@ void keep_pilot(StudyRun& s) {
                          {"decided_by_pilot", true}});
 }
 
+// The runs folders of the other studies under `roots` (the ledger's OUT and its tables folder):
+// `normlab run --reuse` copies from them a run with the same settings instead of training it
+// (docs/claims.md, "Runs that two studies share").
+std::vector<fs::path> runs_of_other_studies(const std::vector<fs::path>& roots,
+                                            const std::string& own) {
+  std::vector<fs::path> folders;
+  for (const fs::path& root : roots) {
+    if (root.empty() || !fs::is_directory(root)) continue;
+    for (const fs::directory_entry& study : fs::directory_iterator(root)) {
+      if (study.path().filename() != own && fs::is_directory(study.path() / "runs")) {
+        folders.push_back(study.path() / "runs");
+      }
+    }
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
 // Starts the study as a child process, times it, and leaves its record in its folder: this
 // invocation added to the earlier ones, `seconds` their sum (a study resumed after its
 // ledger was stopped counts only the invocations that ended).
-// With `kept` (not empty), the study keeps its runs there as they end (`normlab run --keep`).
-void run_study(StudyRun& s, const fs::path& program, const fs::path& kept) {
+// With `kept` (not empty), the study keeps its runs there as they end (`normlab run --keep`);
+// each of `reuse` is passed as `normlab run --reuse`.
+void run_study(StudyRun& s, const fs::path& program, const fs::path& kept,
+               const std::vector<fs::path>& reuse) {
   std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(), s.command().c_str());
   const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> args = s.args;
   if (!kept.empty()) args.insert(args.end(), {"--keep", kept.string()});
+  for (const fs::path& r : reuse) args.insert(args.end(), {"--reuse", r.string()});
   catch_interrupts();
   const int status = run_child(program, args);
   const int signal = interrupt_signal();
@@ -393,7 +414,9 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     if (!ran_every_arm(s) && decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {
-      run_study(s, o.program, kept);
+      run_study(s, o.program, kept,
+                s.trains ? runs_of_other_studies({out, o.tables}, s.folder.filename().string())
+                         : std::vector<fs::path>{});
     }
     if (s.ok && !tables.empty()) {
       copy_study_tables(s.folder, tables);

@@ -50,6 +50,30 @@ bool evaluated(const Experiment& e, const fs::path& dir) {
   return true;
 }
 
+bool has_probes(const Experiment& e) {
+  return e.probe_depth || e.probe_variance || e.probe_dilution || e.probe_bridge;
+}
+
+// Run hash → run folder, for every run in the `folders` that ended as `e` asks (finished and
+// evaluated with its weights, or diverged): what `--reuse` restores from. Folders that do not
+// exist are skipped (a study that has not run yet).
+std::map<std::string, fs::path> reusable_runs(const Experiment& e,
+                                              const std::vector<fs::path>& folders) {
+  std::map<std::string, fs::path> by_hash;
+  for (const fs::path& folder : folders) {
+    if (!fs::is_directory(folder)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(folder)) {
+      const fs::path dir = entry.path();
+      if (!is_kept_run(dir)) continue;
+      const RunStatus status = read_run_status(dir);
+      if (status == RunStatus::diverged || (status == RunStatus::finished && evaluated(e, dir))) {
+        by_hash.emplace(run_hash(dir), dir);
+      }
+    }
+  }
+  return by_hash;
+}
+
 // A run's probes ([probe]) as soon as it has finished, where it was trained (this process, an
 // MPI rank, a Slurm array task), so that its rows carry them into the store.
 void probe_if_finished(const Experiment& e, const Job& job) {
@@ -187,7 +211,14 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     probe_if_finished(e, job);
     keep_run(job.dir, o.keep / job.dir.filename());
   };
-  std::vector<size_t> todo, restored;  // indices into `jobs`
+  std::vector<size_t> todo, restored, reused;  // indices into `jobs`
+  if (!o.reuse.empty() && has_probes(e)) {
+    std::fprintf(stderr,
+                 "%s: --reuse not used: the study's [probe] table needs each run's weights\n",
+                 e.name.c_str());
+  }
+  const std::map<std::string, fs::path> reusable =
+      has_probes(e) ? std::map<std::string, fs::path>{} : reusable_runs(e, o.reuse);
   int total = 0, skipped = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (static_cast<int>(i % static_cast<size_t>(o.shard.count)) != o.shard.index) continue;
@@ -203,6 +234,12 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       restore_kept_run(kept, jobs[i].dir);
       restored.push_back(i);
     }
+    if (!ended_here(jobs[i].dir) && checkpoint_step(jobs[i].dir) == 0) {
+      if (const auto found = reusable.find(run_hash(jobs[i].dir)); found != reusable.end()) {
+        restore_reused_run(found->second, jobs[i].dir);
+        reused.push_back(i);
+      }
+    }
     if (ended_here(jobs[i].dir)) {
       if (!o.keep.empty() && !is_kept_run(kept)) keep(jobs[i]);
       ++skipped;
@@ -214,8 +251,10 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   ResultsStore store(results_store_file(o.out, o.shard));
   if (o.shard.count > 1) store.mark_shard(o.shard.index, o.shard.count);
   const int64_t experiment_id = store.begin_experiment(experiment_record(e));
-  for (size_t i : restored) {
-    store.record_run(experiment_id, gather_run_rows(e, *jobs[i].variant, jobs[i].seed, o.out));
+  for (const std::vector<size_t>* copied : {&restored, &reused}) {
+    for (size_t i : *copied) {
+      store.record_run(experiment_id, gather_run_rows(e, *jobs[i].variant, jobs[i].seed, o.out));
+    }
   }
   const int jobs_here = o.jobs > 0 ? o.jobs : e.jobs;
   const int workers = o.mpi != nullptr ? o.mpi->size() - 1 : 0;
@@ -240,10 +279,15 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
                         resuming.size() > listed
                             ? fmt::format(" and {} more", resuming.size() - listed)
                             : "");
-  const std::string restored_note =
-      restored.empty()
-          ? ""
-          : fmt::format(", {} of them restored from {}", restored.size(), o.keep.string());
+  std::string restored_note = restored.empty() ? ""
+                                               : fmt::format(", {} of them restored from {}",
+                                                             restored.size(), o.keep.string());
+  if (!reused.empty()) {
+    restored_note += fmt::format(
+        ", {} of them another study's runs with the same settings "
+        "(--reuse)",
+        reused.size());
+  }
   std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done%s%s), %s; results in %s\n",
                e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped,
                restored_note.c_str(), resuming_note.c_str(), where.c_str(), o.out.string().c_str());

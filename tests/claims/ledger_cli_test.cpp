@@ -250,6 +250,31 @@ TEST(ClaimsRun, KeptRunsOutliveTheResultsFolder) {
   EXPECT_EQ(record["command"].get<std::string>().find("--keep"), std::string::npos) << record;
 }
 
+// Runs another study keeps with the same settings (a grid's pilot kept where --tables keeps
+// that study's runs) are copied into this study instead of trained (`normlab run --reuse`); the
+// recorded command stays the study's own.
+TEST(ClaimsRun, RunsAnotherStudyKeepsWithTheSameSettingsAreReused) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.shared", kStudy.string()));
+  const fs::path tables = tmp / "tables";
+  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+                        "--out", (tmp / "other").string(), "--keep",
+                        (tables / "another_study-quick" / "runs").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--tables", tables.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.err.find("4 runs (2 to do, 2 already done, 2 of them another study's runs with "
+                       "the same settings (--reuse))"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "out" / "claims_tiny-quick" / "runs" / "pre__seed1" / "final"));
+  const auto record =
+      nlohmann::json::parse(testing::slurp(tables / "claims_tiny-quick" / "ledger_study.json"));
+  EXPECT_EQ(record["command"].get<std::string>().find("--reuse"), std::string::npos) << record;
+}
+
 // A study that finished in an earlier ledger run keeps only its tables; a ledger with an empty
 // OUT (another machine) uses them instead of training the study again, and decides the same.
 // A changed study (another seed list) is run.

@@ -108,8 +108,9 @@ TEST(KeptRuns, AParticleStudyHasNoRunsToKeep) {
   const auto r = run_normlab(
       {"run", file.string(), "--out", (dir / "p").string(), "--keep", (dir / "kept").string()});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
-  EXPECT_NE(r.err.find("--keep keeps a training study's runs; a particle study has none"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("--keep and --reuse are for a training study's runs; a particle study has none"),
+      std::string::npos)
       << r.err;
 }
 

@@ -132,6 +132,10 @@ struct StudyOptions {
   Shard shard;                    // a Slurm array task's share of the runs
   MpiComm* mpi = nullptr;         // under mpirun: the ranks (this is rank 0)
   std::filesystem::path keep;     // kept runs (kept_runs.hpp); empty: none
+  // Folders of other studies' runs (a results folder's runs/, or kept runs): a run that ended
+  // there with this run's settings is restored from it instead of trained (kept_runs.hpp,
+  // restore_reused_run). Not for a study with a [probe] table, whose probes need weights.
+  std::vector<std::filesystem::path> reuse;
 };
 
 // Runs (or resumes) the experiment, or this shard of it; under MPI, as rank 0: trains `jobs`

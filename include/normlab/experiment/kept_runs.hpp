@@ -25,4 +25,11 @@ void keep_run(const std::filesystem::path& dir, const std::filesystem::path& kep
 // run.json last; the restored run has no checkpoints.
 void restore_kept_run(const std::filesystem::path& kept, const std::filesystem::path& dir);
 
+// Reused runs (`normlab run --reuse DIR`): a run that another study trained with the same
+// settings — the same run.json but for its label and status, so the same run hash — is copied
+// from there instead of trained again: run.json, metrics.jsonl and the evaluation files
+// (eval_*.csv, eval_*.json), each atomically, run.json last. Not its probes' files, which
+// follow its own study's [probe] table.
+void restore_reused_run(const std::filesystem::path& from, const std::filesystem::path& dir);
+
 }  // namespace normlab
