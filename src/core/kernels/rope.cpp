@@ -29,27 +29,59 @@ void rotate_head_pairs(T* x, const T* even, const T* odd, int dh, T s_sign) {
 }
 
 #ifdef __AVX512F__
-// The same for float, 16 features (8 pairs) per step; a head's last step is masked when dh is
-// not a multiple of 16. Pairs never straddle a step (steps start at even features). For the
+// 16 features of x (lanes beyond mask m untouched) rotated by the factors e and o of their
+// lanes, as rotate_head_pairs: x'_j = fma(x_{2p}, e_j, x_{2p+1} · o_j).
+void rotate_16(float* x, __mmask16 m, __m512 e, __m512 o) {
+  const __m512 v = _mm512_maskz_loadu_ps(m, x);
+  const __m512 x0 = _mm512_shuffle_ps(v, v, 0xA0);  // x_{2p} in both lanes of pair p
+  const __m512 x1 = _mm512_shuffle_ps(v, v, 0xF5);  // x_{2p+1} in both lanes
+  _mm512_mask_storeu_ps(x, m, _mm512_fmadd_ps(x0, e, _mm512_mul_ps(x1, o)));
+}
+
+// The factors of lanes [k0, k0 + 16) of a head's (even, odd) row, lanes past dh zero; for the
 // inverse, s flips sign: even's odd lanes and odd's even lanes (a sign-bit flip, exact).
-void rotate_head_pairs_avx512(float* x, const float* even, const float* odd, int dh, bool inverse) {
+// With `repeat`, lane l holds feature l mod dh instead (dh dividing 16): every head of a q or k
+// row in one vector step.
+void load_factors(const float* even, const float* odd, int dh, int k0, bool inverse, bool repeat,
+                  __m512& e, __m512& o) {
   const __m512i odd_lanes =
       _mm512_set_epi32(INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0,
                        INT32_MIN, 0, INT32_MIN, 0, INT32_MIN, 0);
   const __m512i even_lanes = _mm512_srli_epi64(odd_lanes, 32);
-  const __m512i flip_even_table = inverse ? odd_lanes : _mm512_setzero_si512();
-  const __m512i flip_odd_table = inverse ? even_lanes : _mm512_setzero_si512();
-  for (int k0 = 0; k0 < dh; k0 += kBlock) {
-    const __mmask16 m = first_lanes_mask(dh - k0);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + k0);
-    const __m512 e = _mm512_castsi512_ps(_mm512_xor_si512(
-        _mm512_castps_si512(_mm512_maskz_loadu_ps(m, even + k0)), flip_even_table));
-    const __m512 o = _mm512_castsi512_ps(
-        _mm512_xor_si512(_mm512_castps_si512(_mm512_maskz_loadu_ps(m, odd + k0)), flip_odd_table));
-    const __m512 x0 = _mm512_shuffle_ps(v, v, 0xA0);  // x_{2p} in both lanes of pair p
-    const __m512 x1 = _mm512_shuffle_ps(v, v, 0xF5);  // x_{2p+1} in both lanes
-    _mm512_mask_storeu_ps(x + k0, m, _mm512_fmadd_ps(x0, e, _mm512_mul_ps(x1, o)));
+  const __mmask16 m = first_lanes_mask(dh - k0);
+  __m512 ev = _mm512_maskz_loadu_ps(m, even + k0);
+  __m512 od = _mm512_maskz_loadu_ps(m, odd + k0);
+  if (repeat) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i feature = _mm512_and_si512(lane, _mm512_set1_epi32(dh - 1));  // l mod dh
+    ev = _mm512_permutexvar_ps(feature, ev);
+    od = _mm512_permutexvar_ps(feature, od);
   }
+  if (inverse) {
+    ev = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(ev), odd_lanes));
+    od = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(od), even_lanes));
+  }
+  e = ev;
+  o = od;
+}
+
+// One head of float features, 16 (8 pairs) per step; the last step is masked when dh is not a
+// multiple of 16. Pairs never straddle a step (steps start at even features).
+void rotate_head_pairs_avx512(float* x, const float* even, const float* odd, int dh, bool inverse) {
+  for (int k0 = 0; k0 < dh; k0 += kBlock) {
+    __m512 e, o;
+    load_factors(even, odd, dh, k0, inverse, false, e, o);
+    rotate_16(x + k0, first_lanes_mask(dh - k0), e, o);
+  }
+}
+
+// Every head of a q or k row of `width` features when dh divides 16 (2, 4, 8): 16 features of
+// 16 / dh heads per step, each lane with its own feature's factors.
+void rotate_row_small_heads_avx512(float* x, int width, const float* even, const float* odd, int dh,
+                                   bool inverse) {
+  __m512 e, o;
+  load_factors(even, odd, dh, 0, inverse, true, e, o);
+  for (int k0 = 0; k0 < width; k0 += kBlock) rotate_16(x + k0, first_lanes_mask(width - k0), e, o);
 }
 #endif
 
@@ -97,6 +129,14 @@ void rope_apply(T* qkv, QkvShape shape, const RopeTable<T>& table, Rotation rota
       const T* odd_row = odd + (r % len) * dh;
       for (int part = 0; part < 2; ++part) {  // q, then k
         T* x = qkv + r * 3 * width + part * width;
+#ifdef __AVX512F__
+        if constexpr (std::is_same_v<T, float>) {
+          if (dh < kBlock && kBlock % dh == 0) {
+            rotate_row_small_heads_avx512(x, width, even_row, odd_row, dh, inverse);
+            continue;
+          }
+        }
+#endif
         for (int h = 0; h < heads; ++h) {
 #ifdef __AVX512F__
           if constexpr (std::is_same_v<T, float>) {
