@@ -69,6 +69,20 @@ void write_claim(const fs::path& dir) {
   testing::write_bytes(dir / "tiny.toml", kTinyPaper + post_vs_pre_claim());
 }
 
+// A claim on the dilution fit's table (no D1 check: no floor and ceiling), in DIR/tiny.toml.
+void write_fit_claim(const fs::path& dir, const std::string& sentence, const std::string& expect) {
+  testing::write_bytes(dir / "tiny.toml", R"(paper = "0000.00001"
+title = "A tiny paper"
+[[claim]]
+id = "tiny.fit"
+sentence = ")" + sentence + R"("
+study = ")" + kStudy.string() + R"("
+source = "dilution_fit.csv"
+terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
+expect = ")" + expect + R"("
+)");
+}
+
 TEST(ClaimsSeeds, FromTheBaselineSpreadOfASyntheticPilot) {
   TempDir tmp;
   write_claim(tmp / "claims");
@@ -132,16 +146,7 @@ TEST(ClaimsSeeds, NoPilotSaysSo) {
 // the minimum, and the rule says there is no kept interval.
 TEST(ClaimsSeeds, AClaimWithoutAKeptIntervalTakesTheMinimum) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00001"
-title = "A tiny paper"
-[[claim]]
-id = "tiny.fit"
-sentence = "The fitted slope is measured."
-study = ")" + kStudy.string() + R"("
-source = "dilution_fit.csv"
-terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
-expect = "measure"
-)");
+  write_fit_claim(tmp / "claims", "The fitted slope is measured.", "measure");
   testing::write_bytes(tmp / "kept.json", R"({"claims": []})");
   const auto r =
       run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
@@ -157,16 +162,7 @@ expect = "measure"
 // comes from the kept interval alone, with no pilot in the folder.
 TEST(ClaimsSeeds, AClaimWithoutFloorAndCeilingNeedsNoPilot) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml", R"(paper = "0000.00001"
-title = "A tiny paper"
-[[claim]]
-id = "tiny.fit"
-sentence = "The fitted slope is negative."
-study = ")" + kStudy.string() + R"("
-source = "dilution_fit.csv"
-terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
-expect = "negative"
-)");
+  write_fit_claim(tmp / "claims", "The fitted slope is negative.", "negative");
   testing::write_bytes(tmp / "kept.json", R"({"claims": [{"id": "tiny.fit",
     "verdict": "inconclusive", "effect": -0.01, "low": -0.1, "high": 0.08}]})");
   const auto r =
