@@ -22,15 +22,21 @@ std::string reason(const nlohmann::json::exception& e) {
 
 }  // namespace
 
+std::string json_parse_problem(const nlohmann::json::exception& e) {
+  if (const auto* syntax = dynamic_cast<const nlohmann::json::parse_error*>(&e)) {
+    return fmt::format("syntax error at byte {}", syntax->byte);
+  }
+  return reason(e);
+}
+
 nlohmann::json parse_json_file(const std::filesystem::path& file) {
   const std::string text = read_file(file);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw InputError(
-        fmt::format("{}: not valid JSON (syntax error at byte {}); a damaged file, "
-                    "or not one normlab wrote",
-                    file.string(), e.byte));
+        fmt::format("{}: not valid JSON ({}); a damaged file, or not one normlab wrote",
+                    file.string(), json_parse_problem(e)));
   }
 }
 

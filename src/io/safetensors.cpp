@@ -12,6 +12,7 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
 #include "normlab/io/printable.hpp"
 
 namespace normlab {
@@ -94,9 +95,9 @@ nlohmann::ordered_json parse_header(const std::string& text, Fail fail) {
   };
   try {
     return nlohmann::ordered_json::parse(text, on_event);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw fail(fmt::format("the header is not valid JSON (syntax error at byte {} of {})", e.byte,
-                           text.size()));
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(fmt::format("the header is not valid JSON ({}; the header has {} bytes)",
+                           json_parse_problem(e), text.size()));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/io/atomic_file.hpp"
+#include "normlab/io/json_file.hpp"
 #include "normlab/io/printable.hpp"
 #include "normlab/io/safetensors.hpp"
 #include "normlab/model/model.hpp"
@@ -88,14 +89,16 @@ LoadedParams parse_param_file(const std::string& bytes, const std::string& sourc
   if (it == file.metadata.end()) {
     throw fail(fmt::format("no model config: __metadata__ has no '{}'", kConfigKey));
   }
+  nlohmann::json config_json;
+  try {
+    config_json = nlohmann::json::parse(it->second);
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(fmt::format("the model config in __metadata__ is not valid JSON ({})",
+                           json_parse_problem(e)));
+  }
   LoadedParams out;
   try {
-    out.config = model_config_from_json(nlohmann::json::parse(it->second));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw fail(
-        fmt::format("the model config in __metadata__ is not valid JSON (syntax error at "
-                    "byte {})",
-                    e.byte));
+    out.config = model_config_from_json(config_json);
   } catch (const InputError& e) {
     throw fail(e.what());
   }

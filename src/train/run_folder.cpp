@@ -20,8 +20,8 @@ std::map<int64_t, CurvePoint> read_run_curve(const std::filesystem::path& metric
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      break;
+    } catch (const nlohmann::json::exception&) {
+      break;  // a torn last line from a killed process, or a damaged one: the curve ends there
     }
     if (!j.contains("step")) continue;
     const int64_t step = j.at("step").get<int64_t>();

@@ -57,5 +57,16 @@ TEST(JsonFile, ASyntaxErrorSaysWhere) {
       << m;
 }
 
+TEST(JsonFile, ANumberBeyondADoubleIsAnInputError) {
+  // "1e999" is JSON syntax, but nlohmann refuses it with out_of_range, not parse_error.
+  TempDir tmp;
+  write_file_atomic(tmp / "e.json", R"({"a": 1e999})");
+  const std::string m = input_error([&] { parse_json_file(tmp / "e.json"); });
+  EXPECT_NE(
+      m.find((tmp / "e.json").string() + ": not valid JSON (number overflow parsing '1e999')"),
+      std::string::npos)
+      << m;
+}
+
 }  // namespace
 }  // namespace normlab

@@ -307,6 +307,24 @@ TEST_F(CheckpointErrors, HeaderCutShort) {
   expect_file_error(bytes, {"not valid JSON", "syntax error at byte"});
 }
 
+TEST_F(CheckpointErrors, NumberBeyondDoubleInHeader) {
+  // Valid JSON syntax that nlohmann refuses with out_of_range, not parse_error.
+  const std::string header = testing::header_json(raw());
+  std::string data;
+  for (const auto& t : raw().tensors) data += t.bytes;
+  expect_file_error(testing::assemble("{\"x\":1e999," + header.substr(1), data),
+                    {"the header is not valid JSON", "number overflow parsing '1e999'"});
+}
+
+TEST_F(CheckpointErrors, NumberBeyondDoubleInConfig) {
+  RawFile f = raw();
+  std::string config = to_json(config_).dump();
+  config.insert(1, "\"x\":-1e999,");
+  f.metadata["normlab_config"] = config;
+  expect_file_error(testing::build(f), {"model config in __metadata__ is not valid JSON",
+                                        "number overflow parsing '-1e999'"});
+}
+
 TEST_F(CheckpointErrors, DuplicateKey) {
   const std::string header = testing::header_json(raw());
   // A second copy of the first tensor's entry, at the front of the object.

@@ -15,6 +15,12 @@ namespace normlab {
 // The parsed file; an InputError naming it when it is not JSON (or too large: read_file).
 nlohmann::json parse_json_file(const std::filesystem::path& file);
 
+// Why nlohmann's parse refused a text, for a message: "syntax error at byte N" for a parse_error,
+// and for a number literal beyond a double ("1e999", valid JSON that nlohmann refuses with
+// out_of_range 406, not parse_error) "number overflow parsing '1e999'". A parse throws only
+// these two, so its caller catches nlohmann::json::exception and names the problem with this.
+std::string json_parse_problem(const nlohmann::json::exception& e);
+
 // The InputError for `e`, met while reading `file`: "FILE: not as normlab writes it (REASON)".
 [[noreturn]] void throw_json_file_error(const std::filesystem::path& file,
                                         const nlohmann::json::exception& e);
