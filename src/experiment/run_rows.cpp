@@ -29,13 +29,14 @@ double number(const nlohmann::json& x) {
   return x.is_number() ? x.get<double>() : NAN;
 }
 
-// run.json without status and label: the run's settings, the same for the same run on any
-// machine. Object keys are sorted, so the dump is canonical.
+// run.json without status and label, as this version reads it (settings_as_read: a field an
+// older normlab did not write is its default): the run's settings, the same for the same run on
+// any machine and from any version. Object keys are sorted, so the dump is canonical.
 std::string run_settings_json(const fs::path& run_dir) {
   return read_json_file(run_dir / "run.json", [](nlohmann::json j) {
     j.erase("status");
     j.erase("label");
-    return j.dump();
+    return settings_as_read(std::move(j)).dump();
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "support/cli.hpp"
 #include "support/experiment_file.hpp"
@@ -100,6 +101,29 @@ TEST(KeptRuns, AKeptRunOfOtherSettingsIsRefused) {
                            "seed 1 asks for now; remove it to train the run again"),
             std::string::npos)
       << other.err;
+}
+
+TEST(KeptRuns, AKeptRunOfAnOlderVersionIsRestored) {
+  // An older normlab's run.json lacks the fields added since; at their defaults they are the
+  // same settings (settings_as_read), so the kept runs are restored, not refused or retrained.
+  TempDir dir;
+  const std::string file = write_study(dir);
+  ASSERT_EQ(run(file, dir / "a", dir / "kept").exit_code, 0);
+  for (const char* name : kRuns) {
+    const fs::path run_json = dir / "kept" / name / "run.json";
+    nlohmann::json j = nlohmann::json::parse(testing::slurp(run_json));
+    ASSERT_EQ(j["model"].at("embed_scale"), 1.0) << name;
+    ASSERT_EQ(j["model"].at("dropout"), 0.0) << name;
+    j["model"].erase("embed_scale");
+    j["model"].erase("dropout");
+    std::ofstream(run_json) << j.dump(2) << "\n";
+  }
+  const auto again = run(file, dir / "b", dir / "kept");
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_NE(again.err.find("4 runs (0 to do, 4 already done, 4 of them restored from "),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(testing::slurp(dir / "b" / "results.csv"), testing::slurp(dir / "a" / "results.csv"));
 }
 
 TEST(KeptRuns, AParticleStudyHasNoRunsToKeep) {
