@@ -118,8 +118,9 @@ std::string describe_machine(const MachineInfo& m) {
 #endif
   out += fmt::format("products: normlab's own, {} (built with -march={})\n", m.products,
                      m.build_arch.empty() ? "default" : m.build_arch);
-  out += fmt::format("openblas: {}, core {} (the particle dynamics and probes' eigen-solvers)\n",
-                     m.openblas, m.openblas_core);
+  out += fmt::format(
+      "openblas: {}, core {} (LAPACK: the probes' eigen-solvers, the particles' Schur form)\n",
+      m.openblas, m.openblas_core);
   return out;
 }
 
@@ -131,12 +132,14 @@ void note_slow_openblas_once() {
     if (chosen != nullptr) {
       std::fprintf(stderr,
                    "normlab: OPENBLAS_CORETYPE=%s makes OpenBLAS run its %s kernels on this CPU "
-                   "(%s), which has AVX2: the particle dynamics and eigen-solvers run slower\n",
+                   "(%s), which has AVX2: the probes' eigen-solvers and the particle dynamics' "
+                   "Schur form run slower\n",
                    chosen, m.openblas_core.c_str(), m.cpu.c_str());
     } else {
       std::fprintf(stderr,
                    "normlab: OpenBLAS does not know this CPU (%s) and runs its %s kernels, though "
-                   "it has AVX2: the particle dynamics and eigen-solvers run slower; "
+                   "it has AVX2: the probes' eigen-solvers and the particle dynamics' Schur form "
+                   "run slower; "
                    "OPENBLAS_CORETYPE=%s selects faster ones\n",
                    m.cpu.c_str(), m.openblas_core.c_str(), m.avx512 ? "SkylakeX" : "Haswell");
     }

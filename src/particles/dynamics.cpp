@@ -2,8 +2,6 @@
 
 #include "normlab/particles/speed_law.hpp"
 
-#include <cblas.h>
-
 #include "core/kernels/gemm.hpp"
 
 #include <algorithm>
@@ -11,11 +9,17 @@
 #include <stdexcept>
 
 #include "particles/kernels.hpp"
+#include "particles/products.hpp"
 #include "particles/schur.hpp"
 
 namespace normlab::particles {
 
 namespace {
+
+// x[i] *= s for i < count.
+void scale(double* x, size_t count, double s) {
+  for (size_t i = 0; i < count; ++i) x[i] *= s;
+}
 
 // In place: each row of g (n, n) becomes the softmax of the row; causal: of its entries k ≤ j,
 // the others set to 0.
@@ -60,10 +64,8 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layer
       d_(config.d),
       dim_(config.d),
       fast_(fast_coordinates) {
-  // The products below call OpenBLAS directly: single-threaded, as everywhere in normlab, so
-  // the numbers do not depend on the machine's core count (and a loaded machine does not
-  // slow them down by oversubscription).
-  ensure_blas_single_threaded();
+  // The products below are normlab's own (core/kernels/gemm.hpp): the same bits on every
+  // x86-64 CPU and at any core count, and at the CPU's speed whether or not OpenBLAS knows it.
   const int d = d_;
   const size_t nd = static_cast<size_t>(n_) * d;
   const size_t dd = static_cast<size_t>(d) * d;
@@ -103,10 +105,8 @@ ParticleSystem::ParticleSystem(const ParticlesConfig& config, LayerWeights layer
   rotation_ = std::move(schur.o);
   // M̃ = Oᵀ M O.
   std::vector<double> tmp(dd);
-  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, rotation_.data(), d,
-              qk_[0].data(), d, 0.0, tmp.data(), d);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, tmp.data(), d,
-              rotation_.data(), d, 0.0, qk_[0].data(), d);
+  gemm(true, false, d, d, d, rotation_.data(), d, qk_[0].data(), d, false, tmp.data(), d);
+  gemm(false, false, d, d, d, tmp.data(), d, rotation_.data(), d, false, qk_[0].data(), d);
   t_upper_ = std::move(schur.t);
   t_sub_.assign(static_cast<size_t>(d - 1), 0.0);
   for (int i = 0; i + 1 < d; ++i) {
@@ -127,8 +127,7 @@ void ParticleSystem::load_layer(int k) {
   for (const HeadWeights& head : weights_.heads) {
     // M = Qᵀ K, so that ⟨Q θ_j, K θ_k⟩ = θ_jᵀ M θ_k.
     std::vector<double> m(static_cast<size_t>(d) * d);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, head.q.data(), d,
-                head.k.data(), d, 0.0, m.data(), d);
+    gemm(true, false, d, d, d, head.q.data(), d, head.k.data(), d, false, m.data(), d);
     qk_.push_back(std::move(m));
   }
 }
@@ -171,13 +170,11 @@ std::vector<double> ParticleSystem::initial_state(const std::vector<double>& the
   std::vector<double> y(size());
   if (span_) {
     // Θ̃ = Θ Bᵀ (n, r).
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_, dim_, d_, 1.0, theta.data(), d_,
-                basis_.data(), d_, 0.0, y.data(), dim_);
+    gemm(false, true, n_, dim_, d_, theta.data(), d_, basis_.data(), d_, false, y.data(), dim_);
     project(y.data());
   } else if (schur_) {
     // Θ̃ = Θ O (row j = (Oᵀ θ_j)ᵀ).
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, d_, 1.0, theta.data(), d_,
-                rotation_.data(), d_, 0.0, y.data(), d_);
+    gemm(false, false, n_, d_, d_, theta.data(), d_, rotation_.data(), d_, false, y.data(), d_);
     project(y.data());
   } else {
     std::copy(theta.begin(), theta.end(), y.begin());
@@ -190,8 +187,7 @@ std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) co
   if (span_) {
     // Θ = Θ̃ B.
     std::vector<double> out(static_cast<size_t>(n_) * d_ + n_);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, d_, dim_, 1.0, y.data(), dim_,
-                basis_.data(), d_, 0.0, out.data(), d_);
+    gemm(false, false, n_, d_, dim_, y.data(), dim_, basis_.data(), d_, false, out.data(), d_);
     std::copy(y.begin() + static_cast<std::ptrdiff_t>(n_) * dim_, y.end(),
               out.begin() + static_cast<std::ptrdiff_t>(n_) * d_);
     return out;
@@ -199,8 +195,7 @@ std::vector<double> ParticleSystem::to_original(const std::vector<double>& y) co
   if (!schur_) return y;
   std::vector<double> out(y);
   // Θ = Θ̃ Oᵀ.
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n_, d_, d_, 1.0, y.data(), d_,
-              rotation_.data(), d_, 0.0, out.data(), d_);
+  gemm(false, true, n_, d_, d_, y.data(), d_, rotation_.data(), d_, false, out.data(), d_);
   return out;
 }
 
@@ -244,14 +239,11 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
   const bool causal = config_.causal;
 
   if (weights_.identity) {
-    // G = β Θ Θᵀ (upper triangle), mirrored; W = softmax; A = W Θ.
-    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, beta, theta, d, 0.0, g, n);
-    for (int j = 1; j < n; ++j) {
-      for (int k = 0; k < j; ++k)
-        g[static_cast<size_t>(j) * n + k] = g[static_cast<size_t>(k) * n + j];
-    }
+    // G = β Θ Θᵀ; W = softmax; A = W Θ.
+    gram(theta, n, d, g);
+    scale(g, static_cast<size_t>(n) * n, beta);
     softmax_rows(g, n, causal);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, 1.0, g, n, theta, d, 0.0, a, d);
+    gemm(false, false, n, d, n, g, n, theta, d, false, a, d);
   } else {
     const int heads = static_cast<int>(weights_.heads.size());
     const double mix = 1.0 / heads;
@@ -259,39 +251,32 @@ void ParticleSystem::rhs(double t, int segment, const double* y, double* dy) {
       if (config_.rope_base > 0) {
         // RoPE: Z = Θ Qᵀ, K = Θ Kᵀ (n, d), row j rotated by position j; G = β Z Kᵀ (n, n).
         const HeadWeights& head = weights_.heads[h];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d, head.q.data(),
-                    d, 0.0, z_.data(), d);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d, head.k.data(),
-                    d, 0.0, k_.data(), d);
+        gemm(false, true, n, d, d, theta, d, head.q.data(), d, false, z_.data(), d);
+        gemm(false, true, n, d, d, theta, d, head.k.data(), d, false, k_.data(), d);
         rotate_by_position(z_.data());
         rotate_by_position(k_.data());
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, k_.data(),
-                    d, 0.0, g, n);
+        gemm(false, true, n, n, d, z_.data(), d, k_.data(), d, false, g, n);
       } else {
         // Z = Θ M (n, d); G = β Z Θᵀ (n, n).
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, d, 1.0, theta, d,
-                    qk_[h].data(), d, 0.0, z_.data(), d);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, d, beta, z_.data(), d, theta, d,
-                    0.0, g, n);
+        gemm(false, false, n, d, d, theta, d, qk_[h].data(), d, false, z_.data(), d);
+        gemm(false, true, n, n, d, z_.data(), d, theta, d, false, g, n);
       }
-      // U = Θ Vᵀ (n, d); A += (1/H) W U.
+      scale(g, static_cast<size_t>(n) * n, beta);
+      // U = Θ Vᵀ (n, d); A += (1/H) W U, with the 1/H on W.
       softmax_rows(g, n, causal);
+      if (heads > 1) scale(g, static_cast<size_t>(n) * n, mix);
       if (schur_) {
-        // U = Θ̃ Tᵀ: triangular part in place on a copy of Θ̃, then the subdiagonal entries.
-        std::copy(theta, theta + static_cast<size_t>(n) * d, u_.begin());
-        cblas_dtrmm(CblasRowMajor, CblasRight, CblasUpper, CblasTrans, CblasNonUnit, n, d, 1.0,
-                    t_upper_.data(), d, u_.data(), d);
+        // U = Θ̃ Tᵀ: the upper triangle, then the subdiagonal entries.
+        times_upper_transposed(theta, t_upper_.data(), n, d, u_.data());
         for (int k = 0; k < n; ++k) {
           const double* th = theta + static_cast<size_t>(k) * d;
           double* uk = u_.data() + static_cast<size_t>(k) * d;
           for (int i : t_sub_index_) uk[i + 1] += t_sub_[i] * th[i];
         }
       } else {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, d, d, 1.0, theta, d,
-                    weights_.heads[h].v.data(), d, 0.0, u_.data(), d);
+        gemm(false, true, n, d, d, theta, d, weights_.heads[h].v.data(), d, false, u_.data(), d);
       }
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, d, n, mix, g, n, u_.data(), d,
-                  h == 0 ? 0.0 : 1.0, a, d);
+      gemm(false, false, n, d, n, g, n, u_.data(), d, h > 0, a, d);
     }
   }
 

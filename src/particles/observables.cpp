@@ -1,13 +1,12 @@
 #include "normlab/particles/observables.hpp"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "core/kernels/gemm.hpp"
+#include "particles/products.hpp"
 
 namespace normlab::particles {
 
@@ -15,7 +14,7 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
                               const double* y0, std::vector<double>& work) {
   const size_t nd = static_cast<size_t>(n) * d;
   work.resize(static_cast<size_t>(n) * n + 2 * static_cast<size_t>(d));
-  double* gram = work.data();                        // (n, n), upper triangle
+  double* gram = work.data();                        // (n, n)
   double* mean = gram + static_cast<size_t>(n) * n;  // then the mean velocity
   Observation o;
   o.t = t;
@@ -56,8 +55,7 @@ Observation observe_particles(int n, int d, double t, const double* y, const dou
   o.dcos_dt = -2.0 / (n - 1) * flow;
   o.mean_speed = speed / n;
 
-  ensure_blas_single_threaded();  // deterministic at any core count (core/kernels/gemm.hpp)
-  cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, n, d, 1.0, y, d, 0.0, gram, n);
+  particles::gram(y, n, d, gram);
   double min_cos = std::numeric_limits<double>::infinity();
   for (int j = 0; j < n; ++j) {
     for (int k = j + 1; k < n; ++k)
@@ -86,8 +84,10 @@ std::string observations_csv(const std::vector<Observation>& rows) {
   std::string out =
       "t,mean_cos,min_cos,variance,mean_radius,mean_speed,dcos_dt,one_minus_mean_cos,"
       "mean_angle_from_start\n";
+  // 17 significant digits: each value reads back as the same double, so two runs' CSVs are
+  // equal exactly when their observations have the same bits (bench/particles_bits.sh).
   for (const Observation& o : rows) {
-    out += fmt::format("{:.12g},{:.15g},{:.15g},{:.12g},{:.12g},{:.12g},{:.12g},{:.12g},{:.12g}\n",
+    out += fmt::format("{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g}\n",
                        o.t, o.mean_cos, o.min_cos, o.variance, o.mean_radius, o.mean_speed,
                        o.dcos_dt, o.one_minus_mean_cos, o.mean_angle_from_start);
   }

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <stdexcept>
 
+#include "core/kernels/gemm.hpp"
+
 // LAPACK's Fortran interface; the two trailing arguments are the hidden lengths of the character
 // arguments (gfortran calling convention).
 extern "C" void dgees_(const char* jobvs, const char* sort,
@@ -16,6 +18,7 @@ extern "C" void dgees_(const char* jobvs, const char* sort,
 namespace normlab::particles {
 
 RealSchur real_schur(const std::vector<double>& a, int d) {
+  ensure_blas_single_threaded();  // LAPACK's bits at any core count (core/kernels/gemm.hpp)
   const size_t dd = static_cast<size_t>(d) * d;
   std::vector<double> col(dd), vs(dd), wr(d), wi(d);
   // Column-major copy: element (i, j) at i + j·d.

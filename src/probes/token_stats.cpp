@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/kernels/gemm.hpp"
+
 // LAPACK from OpenBLAS (Debian's libopenblas exports the Fortran symbols; there is no
 // lapacke.h in the build dependencies). gfortran passes the length of a character argument
 // as a hidden trailing size_t parameter; it is given explicitly.
@@ -44,6 +46,7 @@ std::vector<double> singular_values(const float* x, int64_t T, int D) {
   std::vector<int> iwork(8 * k);
   int info = 0, lwork = -1, one = 1;
   double query = 0, dummy = 0;
+  ensure_blas_single_threaded();  // LAPACK's bits at any core count (core/kernels/gemm.hpp)
   dgesdd_("N", &m, &n, a.data(), &m, sigma.data(), &dummy, &one, &dummy, &one, &query, &lwork,
           iwork.data(), &info, 1);
   lwork = std::max(1, static_cast<int>(query));

@@ -25,8 +25,8 @@ std::string describe_machine(const MachineInfo& m);
 
 // Says once per process, in one line on stderr, that OpenBLAS runs kernels older than the CPU
 // (it does not know the CPU: Debian 12's 0.3.21 on Sapphire Rapids and later), which slows
-// what still calls it (the particle dynamics, the probes' eigen-solvers). Called by
-// ensure_blas_single_threaded, before OpenBLAS's first use.
+// what still calls it (LAPACK: the probes' eigen-solvers, the particle dynamics' Schur form).
+// Called by ensure_blas_single_threaded, before OpenBLAS's first use.
 void note_slow_openblas_once();
 
 // Says once per process, in one line on stderr, that this binary's products run the scalar

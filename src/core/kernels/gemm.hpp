@@ -12,9 +12,10 @@
 
 namespace normlab {
 
-// OpenBLAS, which only the particle dynamics and the probes' eigen-solvers still call, runs
-// single-threaded in normlab: its own threading blocks a product differently and changes the
-// bits of the result. Code that calls cblas_* or LAPACK calls this once before.
+// OpenBLAS, which normlab calls only through LAPACK (the probes' eigen-solvers, the particle
+// dynamics' Schur form), runs single-threaded in normlab: its own threading blocks a product
+// differently and changes the bits of the result. Code that calls cblas_* or LAPACK calls this once
+// before.
 void ensure_blas_single_threaded();
 
 // op(A) is (M, K), op(B) is (K, N), C is (M, N); lda, ldb, ldc are the distances between rows
