@@ -1,7 +1,8 @@
 // The machine report and the slow-path notice (normlab/core/machine.hpp): a command that calls
 // OpenBLAS says once, in one line on stderr, when OpenBLAS runs kernels older than the CPU
 // (OPENBLAS_CORETYPE=Prescott stands in for a CPU it does not know), and nothing when its
-// kernels fit; training, which calls no OpenBLAS, says nothing either way.
+// kernels fit; training and the particle dynamics' products, which call no OpenBLAS, say
+// nothing either way.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,9 +16,11 @@ namespace {
 
 using testing::run_normlab;
 
-// A small particle run: the one command whose every step calls OpenBLAS.
-const std::vector<std::string> kParticles = {"particles", "--scheme", "pre", "--init", "random",
-                                             "--n",       "8",        "--d", "4"};
+// A small particle run with one head of weights tied over depth: integrated in the Schur basis
+// of V, which LAPACK computes.
+const std::vector<std::string> kParticles = {"particles", "--scheme",    "pre", "--init", "random",
+                                             "--n",       "8",           "--d", "4",      "--qkv",
+                                             "kaiming",   "--qkv-depth", "tied"};
 
 TEST(SlowPathNote, OneLineWhenOpenBlasRunsOlderKernelsThanTheCpu) {
   const auto r = run_normlab(kParticles, {"OPENBLAS_CORETYPE=Prescott"});
@@ -39,6 +42,17 @@ TEST(SlowPathNote, NothingWhenOpenBlasKernelsFitTheCpu) {
   const auto r = run_normlab(kParticles, {"OPENBLAS_CORETYPE=Haswell"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_EQ(r.err, "");
+}
+
+TEST(SlowPathNote, ParticlesWithoutTheSchurFormSayNothingUnderAnyKernels) {
+  for (const char* qkv : {"identity", "kaiming"}) {  // kaiming: per-layer weights, no Schur form
+    SCOPED_TRACE(qkv);
+    const auto r = run_normlab(
+        {"particles", "--scheme", "pre", "--init", "random", "--n", "8", "--d", "4", "--qkv", qkv},
+        {"OPENBLAS_CORETYPE=Prescott"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_EQ(r.err, "");
+  }
 }
 
 TEST(SlowPathNote, TrainingSaysNothingUnderAnyKernels) {
