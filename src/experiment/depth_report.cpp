@@ -30,7 +30,8 @@ using report::read_csv;
 // Probes one finished run's final raw weights; writes RUN/probe_depth.csv,
 // RUN/probe_depth_params.csv and RUN/probe_depth_blocks.csv (block sums of `block_size`
 // sublayers for an additive scheme).
-void probe_run(const Experiment& e, const Variant& v, const fs::path& dir, int block_size) {
+void probe_depth_of_run(const Experiment& e, const Variant& v, const fs::path& dir,
+                        int block_size) {
   auto task = make_task_from_json(e.task);
   const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
   Model<float>& model = *loaded;
@@ -66,7 +67,7 @@ size_t seed_count(const SeedValues& by_x) {
 }
 
 // The mean over seeds at every x that all the variant's seeds have.
-PlotSeries seed_mean(const std::string& label, const SeedValues& by_x) {
+PlotSeries mean_at_x_of_every_seed(const std::string& label, const SeedValues& by_x) {
   PlotSeries s{label, {}, {}};
   const size_t n = seed_count(by_x);
   for (const auto& [x, ys] : by_x) {
@@ -84,7 +85,7 @@ PlotSeries seed_mean(const std::string& label, const SeedValues& by_x) {
 void add_mean(PlotSpec& spec, const std::string& label, const SeedValues& by_x,
               std::vector<size_t>& counts) {
   if (by_x.empty()) return;
-  spec.series.push_back(seed_mean(label, by_x));
+  spec.series.push_back(mean_at_x_of_every_seed(label, by_x));
   counts.push_back(seed_count(by_x));
 }
 
@@ -118,7 +119,7 @@ void ensure_depth_probe(const Experiment& e, const Variant& v, uint64_t seed, co
   if (fs::exists(dir / "probe_depth.csv") && fs::exists(dir / "probe_depth_blocks.csv")) return;
   std::fprintf(stderr, "depth probe: %s seed %llu\n", v.label.c_str(),
                static_cast<unsigned long long>(seed));
-  probe_run(e, v, dir, study_block_size(e));
+  probe_depth_of_run(e, v, dir, study_block_size(e));
 }
 
 std::string depth_report(const Experiment& e, const fs::path& out) {

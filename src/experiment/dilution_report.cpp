@@ -32,7 +32,7 @@ using report::read_csv;
 
 // Probes one finished run's final raw weights; writes RUN/probe_dilution_fit.csv, then
 // RUN/probe_dilution.csv (the marker).
-void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
+void probe_dilution_of_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   auto task = make_task_from_json(e.task);
   const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
   Model<float>& model = *loaded;
@@ -51,7 +51,7 @@ void ensure_dilution_probe(const Experiment& e, const Variant& v, uint64_t seed,
   if (fs::exists(dir / "probe_dilution.csv")) return;
   std::fprintf(stderr, "dilution probe: %s seed %llu\n", v.label.c_str(),
                static_cast<unsigned long long>(seed));
-  probe_run(e, v, dir);
+  probe_dilution_of_run(e, v, dir);
 }
 
 std::string dilution_report(const Experiment& e, const fs::path& out) {

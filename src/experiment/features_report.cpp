@@ -15,6 +15,7 @@
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/csv.hpp"
+#include "normlab/io/number_text.hpp"
 #include "normlab/io/printable.hpp"
 #include "normlab/io/progress.hpp"
 #include "normlab/model/checkpoint.hpp"
@@ -38,13 +39,9 @@ using report::read_csv;
 
 constexpr const char* kPrefix = "probe_variance_task";
 
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
-
 // Probes one finished run's final raw weights on the task's inputs; writes
 // RUN/probe_variance_task{_fit,_hist}.csv, then RUN/probe_variance_task.csv (the marker).
-void probe_run(const Experiment& e, const Variant& v, const fs::path& dir) {
+void probe_features_of_run(const Experiment& e, const Variant& v, const fs::path& dir) {
   auto task = make_task_from_json(e.task);
   const std::unique_ptr<Model<float>> loaded = report::load_final_model(v, dir);
   Model<float>& model = *loaded;
@@ -116,7 +113,8 @@ SiteFit fit_site(const SiteRows& s) {
 }
 
 // Mean over seeds per length: x = length, y = the mean of `column`.
-PlotSeries seed_mean(const std::string& label, const std::map<double, std::vector<double>>& by) {
+PlotSeries mean_per_length(const std::string& label,
+                           const std::map<double, std::vector<double>>& by) {
   PlotSeries s{label, {}, {}};
   for (const auto& [n, values] : by) {
     double sum = 0;
@@ -145,7 +143,7 @@ void ensure_variance_probe(const Experiment& e, const Variant& v, uint64_t seed,
   if (fs::exists(dir / (std::string(kPrefix) + ".csv"))) return;
   std::fprintf(stderr, "variance probe: %s seed %llu\n", v.label.c_str(),
                static_cast<unsigned long long>(seed));
-  probe_run(e, v, dir);
+  probe_features_of_run(e, v, dir);
 }
 
 std::string features_report(const Experiment& e, const fs::path& out) {
@@ -196,19 +194,19 @@ std::string features_report(const Experiment& e, const fs::path& out) {
         }
         const SiteFit f = fit_site(s);
         fit_csv += fmt::format("{},{},{},{},{},{},{},{}\n", csv_field(v.label), seed, s.layer,
-                               s.site, num(f.fit.slope), num(f.fit.slope_ci_low),
-                               num(f.fit.slope_ci_high), num(f.mean_drift));
+                               s.site, number_text(f.fit.slope), number_text(f.fit.slope_ci_low),
+                               number_text(f.fit.slope_ci_high), number_text(f.mean_drift));
         if (s.layer != 0 || (s.site != "attn_out" && s.site != "attn_out_normed")) continue;
         const double sd_min = number(*s.rows.front(), "global_std");
         const double sd_max = number(*s.rows.back(), "global_std");
-        const std::string ci =
-            fmt::format("[{}, {}]", num(f.fit.slope_ci_low), num(f.fit.slope_ci_high));
-        table +=
-            fmt::format("{:<22} {:>5} {:<16} {:>11} {:>11} {:>9}  {:>22} {:>10}\n", v.label, seed,
-                        s.site, num(sd_min), num(sd_max), num(f.fit.slope), ci, num(f.mean_drift));
-        md +=
-            fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(v.label), seed,
-                        s.site, num(sd_min), num(sd_max), num(f.fit.slope), ci, num(f.mean_drift));
+        const std::string ci = fmt::format("[{}, {}]", number_text(f.fit.slope_ci_low),
+                                           number_text(f.fit.slope_ci_high));
+        table += fmt::format("{:<22} {:>5} {:<16} {:>11} {:>11} {:>9}  {:>22} {:>10}\n", v.label,
+                             seed, s.site, number_text(sd_min), number_text(sd_max),
+                             number_text(f.fit.slope), ci, number_text(f.mean_drift));
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(v.label),
+                          seed, s.site, number_text(sd_min), number_text(sd_max),
+                          number_text(f.fit.slope), ci, number_text(f.mean_drift));
       }
       if (!first_seed) continue;
       first_seed = false;
@@ -226,8 +224,8 @@ std::string features_report(const Experiment& e, const fs::path& out) {
       for (auto& [length, s] : by_length) hist_plot.series.push_back(std::move(s));
     }
     if (std_by.empty()) continue;
-    std_plot.series.push_back(seed_mean(v.label, std_by));
-    mean_plot.series.push_back(seed_mean(v.label, mean_by));
+    std_plot.series.push_back(mean_per_length(v.label, std_by));
+    mean_plot.series.push_back(mean_per_length(v.label, mean_by));
   }
   // N^(−1/2) through the first variant's first point.
   if (!std_plot.series.empty() && !std_plot.series[0].x.empty()) {

@@ -10,6 +10,7 @@
 #include "normlab/experiment/run_rows.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/csv.hpp"
+#include "normlab/io/number_text.hpp"
 #include "normlab/io/printable.hpp"
 #include "normlab/probes/seed_interval.hpp"
 #include "normlab/store/provenance.hpp"
@@ -28,10 +29,6 @@ struct Row {
   int64_t length = 0, seq_len = 0, count = 0;
   double value = NAN, ci_low = NAN, ci_high = NAN;
 };
-
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
 
 }  // namespace
 
@@ -65,7 +62,8 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
         rows.push_back(row);
         csv += csv_row({e.name, v.label, run.run.scheme, run.run.norm, std::to_string(seed),
                         x.weights, std::to_string(x.length), std::to_string(x.seq_len), x.metric,
-                        num(x.value), num(x.ci_low), num(x.ci_high), std::to_string(x.count)});
+                        number_text(x.value), number_text(x.ci_low), number_text(x.ci_high),
+                        std::to_string(x.count)});
       }
     }
   }
@@ -135,8 +133,9 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
           const std::string cell = interval_cell(mean, low, high);
           line += fmt::format(" {:>21}", cell);
           md_line += fmt::format(" {} |", cell);
-          summary_csv += csv_row({v.label, w, metric, std::to_string(n), num(mean), num(half),
-                                  std::to_string(c.seeds), num(low), num(high)});
+          summary_csv +=
+              csv_row({v.label, w, metric, std::to_string(n), number_text(mean), number_text(half),
+                       std::to_string(c.seeds), number_text(low), number_text(high)});
         }
         if (any) {
           table += line + "\n";

@@ -48,7 +48,7 @@ std::string siamesenorm_placement(const ModelConfig& c) {
   return text;
 }
 
-const std::array kRows = {
+const std::array kSchemeRows = {
     SchemeRow{.scheme = Scheme::pre,
               .name = "pre",
               .block = "h = h + f(N(h))",
@@ -203,11 +203,11 @@ const std::array kRows = {
 }  // namespace
 
 std::span<const SchemeRow> scheme_table() {
-  return kRows;
+  return kSchemeRows;
 }
 
 const SchemeRow& scheme_row(Scheme scheme) {
-  for (const SchemeRow& row : kRows) {
+  for (const SchemeRow& row : kSchemeRows) {
     if (row.scheme == scheme) return row;
   }
   throw std::logic_error("scheme_row: a Scheme value without a row");

@@ -10,21 +10,12 @@
 
 #include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
+#include "normlab/io/number_text.hpp"
 #include "normlab/probes/token_stats.hpp"
 #include "train/batch_targets.hpp"
 
 namespace normlab {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
-
-nlohmann::json num_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 double sum_squares(const float* x, int64_t n) {
   double s = 0;
@@ -231,9 +222,10 @@ std::string depth_csv(const DepthResult& r) {
       "grad_norm,param_norm\n";
   for (const DepthPosition& d : r.positions) {
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", d.position, d.layer, d.kind,
-                     num(d.hidden_norm), num(d.hidden_rms), num(d.cosine), num(d.erank),
-                     num(d.branch_rms), num(d.branch_normed_rms), num(d.grad_norm),
-                     num(d.param_norm));
+                     number_text(d.hidden_norm), number_text(d.hidden_rms), number_text(d.cosine),
+                     number_text(d.erank), number_text(d.branch_rms),
+                     number_text(d.branch_normed_rms), number_text(d.grad_norm),
+                     number_text(d.param_norm));
   }
   return s;
 }
@@ -242,13 +234,13 @@ std::string depth_params_csv(const DepthResult& r) {
   std::string s = "name,group,layer,size,grad_norm,param_norm\n";
   for (const DepthTensor& t : r.tensors) {
     s += fmt::format("{},{},{},{},{},{}\n", t.name, t.group,
-                     t.layer >= 0 ? std::to_string(t.layer) : "", t.size, num(t.grad_norm),
-                     num(t.param_norm));
+                     t.layer >= 0 ? std::to_string(t.layer) : "", t.size, number_text(t.grad_norm),
+                     number_text(t.param_norm));
   }
   for (const DepthGroup& g : r.groups) {
     s += fmt::format("group:{},{},{},{},{},{}\n", g.name, g.name,
-                     g.layer >= 0 ? std::to_string(g.layer) : "", g.size, num(g.grad_norm),
-                     num(g.param_norm));
+                     g.layer >= 0 ? std::to_string(g.layer) : "", g.size, number_text(g.grad_norm),
+                     number_text(g.param_norm));
   }
   return s;
 }
@@ -256,7 +248,8 @@ std::string depth_params_csv(const DepthResult& r) {
 std::string depth_blocks_csv(const DepthResult& r) {
   std::string s = "block,first_sublayer,last_sublayer,block_size,block_rms\n";
   for (const DepthBlock& b : r.blocks) {
-    s += fmt::format("{},{},{},{},{}\n", b.block, b.first, b.last, r.block_size, num(b.rms));
+    s +=
+        fmt::format("{},{},{},{},{}\n", b.block, b.first, b.last, r.block_size, number_text(b.rms));
   }
   return s;
 }
@@ -267,14 +260,14 @@ nlohmann::json depth_json(const DepthResult& r) {
     positions.push_back({{"position", d.position},
                          {"layer", d.layer},
                          {"kind", d.kind},
-                         {"hidden_norm", num_json(d.hidden_norm)},
-                         {"hidden_rms", num_json(d.hidden_rms)},
-                         {"cosine", num_json(d.cosine)},
-                         {"erank", num_json(d.erank)},
-                         {"branch_rms", num_json(d.branch_rms)},
-                         {"branch_normed_rms", num_json(d.branch_normed_rms)},
-                         {"grad_norm", num_json(d.grad_norm)},
-                         {"param_norm", num_json(d.param_norm)}});
+                         {"hidden_norm", number_json(d.hidden_norm)},
+                         {"hidden_rms", number_json(d.hidden_rms)},
+                         {"cosine", number_json(d.cosine)},
+                         {"erank", number_json(d.erank)},
+                         {"branch_rms", number_json(d.branch_rms)},
+                         {"branch_normed_rms", number_json(d.branch_normed_rms)},
+                         {"grad_norm", number_json(d.grad_norm)},
+                         {"param_norm", number_json(d.param_norm)}});
   }
   nlohmann::json tensors = nlohmann::json::array();
   for (const DepthTensor& t : r.tensors) {
@@ -282,28 +275,28 @@ nlohmann::json depth_json(const DepthResult& r) {
                        {"group", t.group},
                        {"layer", t.layer >= 0 ? nlohmann::json(t.layer) : nlohmann::json(nullptr)},
                        {"size", t.size},
-                       {"grad_norm", num_json(t.grad_norm)},
-                       {"param_norm", num_json(t.param_norm)}});
+                       {"grad_norm", number_json(t.grad_norm)},
+                       {"param_norm", number_json(t.param_norm)}});
   }
   nlohmann::json blocks = nlohmann::json::array();
   for (const DepthBlock& b : r.blocks) {
     blocks.push_back({{"block", b.block},
                       {"first_sublayer", b.first},
                       {"last_sublayer", b.last},
-                      {"block_rms", num_json(b.rms)}});
+                      {"block_rms", number_json(b.rms)}});
   }
   nlohmann::json groups = nlohmann::json::array();
   for (const DepthGroup& g : r.groups) {
     groups.push_back({{"name", g.name},
                       {"layer", g.layer >= 0 ? nlohmann::json(g.layer) : nlohmann::json(nullptr)},
                       {"size", g.size},
-                      {"grad_norm", num_json(g.grad_norm)},
-                      {"param_norm", num_json(g.param_norm)}});
+                      {"grad_norm", number_json(g.grad_norm)},
+                      {"param_norm", number_json(g.param_norm)}});
   }
-  return {{"loss", num_json(r.loss)},
+  return {{"loss", number_json(r.loss)},
           {"batch", r.batch},
           {"seq_len", r.seq_len},
-          {"grad_norm", num_json(r.grad_norm)},
+          {"grad_norm", number_json(r.grad_norm)},
           {"chunks", r.chunks},
           {"seconds_forward_backward", r.seconds_forward_backward},
           {"seconds_stats", r.seconds_stats},
@@ -322,18 +315,19 @@ std::string format_depth_table(const DepthResult& r) {
   const int spl = mlp ? 2 : 1;
   for (int l = 0; l < r.layers; ++l) {
     const DepthPosition& a = r.positions[l * spl];
-    s += fmt::format("{:>6}  {:>10}  {:>10}", l, num(a.hidden_rms), num(a.branch_rms));
-    if (mlp) s += fmt::format("  {:>10}", num(r.positions[l * spl + 1].branch_rms));
-    s += fmt::format("  {:>10}  {:>8}  {:>8}\n", num(r.groups[1 + l].grad_norm), num(a.cosine),
-                     num(a.erank));
+    s += fmt::format("{:>6}  {:>10}  {:>10}", l, number_text(a.hidden_rms),
+                     number_text(a.branch_rms));
+    if (mlp) s += fmt::format("  {:>10}", number_text(r.positions[l * spl + 1].branch_rms));
+    s += fmt::format("  {:>10}  {:>8}  {:>8}\n", number_text(r.groups[1 + l].grad_norm),
+                     number_text(a.cosine), number_text(a.erank));
   }
   const DepthPosition& f = r.positions.back();
-  s += fmt::format("{:>6}  {:>10}  {:>10}", "final", num(f.hidden_rms), "");
+  s += fmt::format("{:>6}  {:>10}  {:>10}", "final", number_text(f.hidden_rms), "");
   if (mlp) s += fmt::format("  {:>10}", "");
-  s += fmt::format("  {:>10}  {:>8}  {:>8}\n", "", num(f.cosine), num(f.erank));
-  s += fmt::format("loss {}, gradient norm {} (embedding {}, output {})\n", num(r.loss),
-                   num(r.grad_norm), num(r.groups.front().grad_norm),
-                   num(r.groups.back().grad_norm));
+  s += fmt::format("  {:>10}  {:>8}  {:>8}\n", "", number_text(f.cosine), number_text(f.erank));
+  s += fmt::format("loss {}, gradient norm {} (embedding {}, output {})\n", number_text(r.loss),
+                   number_text(r.grad_norm), number_text(r.groups.front().grad_norm),
+                   number_text(r.groups.back().grad_norm));
   return s;
 }
 

@@ -9,22 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "normlab/base/errors.hpp"
+#include "normlab/io/number_text.hpp"
 #include "normlab/probes/probe_input.hpp"
 #include "probes/running_moments.hpp"
 
 namespace normlab {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int64_t kSequencesPerCall = 4096;
-
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
-
-nlohmann::json num_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 // gap(ℓ) = mean_{j∈A} ℓ_j − mean_{j∈P} ℓ_j over the elements 1..v; present[j] marks P.
 double gap_of(const double* logit, const std::vector<char>& present, int v) {
@@ -207,8 +199,8 @@ std::string dilution_csv(const DilutionResult& r) {
   std::string s = "s,seq_len,site,samples,gap,gap_sd,gap_low,gap_high\n";
   for (const DilutionRow& row : r.rows) {
     s += fmt::format("{},{},{},{},{},{},{},{}\n", row.s, row.seq_len, to_string(row.site),
-                     row.samples, num(row.gap), num(row.gap_sd), num(row.gap_low),
-                     num(row.gap_high));
+                     row.samples, number_text(row.gap), number_text(row.gap_sd),
+                     number_text(row.gap_low), number_text(row.gap_high));
   }
   return s;
 }
@@ -216,9 +208,10 @@ std::string dilution_csv(const DilutionResult& r) {
 std::string dilution_fit_csv(const DilutionResult& r) {
   std::string s = "site,points,slope,slope_low,slope_high,slope_se,intercept,r2\n";
   for (const DilutionFit& f : r.fits) {
-    s += fmt::format("{},{},{},{},{},{},{},{}\n", to_string(f.site), f.fit.points, num(f.fit.slope),
-                     num(f.fit.slope_ci_low), num(f.fit.slope_ci_high), num(f.fit.slope_se),
-                     num(f.fit.intercept), num(f.fit.r2));
+    s += fmt::format("{},{},{},{},{},{},{},{}\n", to_string(f.site), f.fit.points,
+                     number_text(f.fit.slope), number_text(f.fit.slope_ci_low),
+                     number_text(f.fit.slope_ci_high), number_text(f.fit.slope_se),
+                     number_text(f.fit.intercept), number_text(f.fit.r2));
   }
   return s;
 }
@@ -230,21 +223,21 @@ nlohmann::json dilution_json(const DilutionResult& r) {
                     {"seq_len", row.seq_len},
                     {"site", to_string(row.site)},
                     {"samples", row.samples},
-                    {"gap", num_json(row.gap)},
-                    {"gap_sd", num_json(row.gap_sd)},
-                    {"gap_low", num_json(row.gap_low)},
-                    {"gap_high", num_json(row.gap_high)}});
+                    {"gap", number_json(row.gap)},
+                    {"gap_sd", number_json(row.gap_sd)},
+                    {"gap_low", number_json(row.gap_low)},
+                    {"gap_high", number_json(row.gap_high)}});
   }
   nlohmann::json fits = nlohmann::json::array();
   for (const DilutionFit& f : r.fits) {
     fits.push_back({{"site", to_string(f.site)},
                     {"points", f.fit.points},
-                    {"slope", num_json(f.fit.slope)},
-                    {"slope_low", num_json(f.fit.slope_ci_low)},
-                    {"slope_high", num_json(f.fit.slope_ci_high)},
-                    {"slope_se", num_json(f.fit.slope_se)},
-                    {"intercept", num_json(f.fit.intercept)},
-                    {"r2", num_json(f.fit.r2)}});
+                    {"slope", number_json(f.fit.slope)},
+                    {"slope_low", number_json(f.fit.slope_ci_low)},
+                    {"slope_high", number_json(f.fit.slope_ci_high)},
+                    {"slope_se", number_json(f.fit.slope_se)},
+                    {"intercept", number_json(f.fit.intercept)},
+                    {"r2", number_json(f.fit.r2)}});
   }
   return {{"v", r.v},
           {"attention_sublayer", r.attention_sublayer},
@@ -264,17 +257,19 @@ std::string format_dilution_table(const DilutionResult& r) {
     s += fmt::format("{:>4}", r.rows[k].s);
     for (size_t i = 0; i < sites.size(); ++i) {
       const DilutionRow& row = r.rows[k + i];
-      s += fmt::format("  {:>34}", fmt::format("{} [{}, {}]", num(row.gap), num(row.gap_low),
-                                               num(row.gap_high)));
+      s +=
+          fmt::format("  {:>34}", fmt::format("{} [{}, {}]", number_text(row.gap),
+                                              number_text(row.gap_low), number_text(row.gap_high)));
     }
     s += "\n";
   }
   s += "\nfit of ln|gap| against ln s:\n";
   s += fmt::format("{:<14} {:>9}  {:>22}  {:>7}\n", "site", "slope", "95% interval", "r2");
   for (const DilutionFit& f : r.fits) {
-    s += fmt::format("{:<14} {:>9}  {:>22}  {:>7}\n", to_string(f.site), num(f.fit.slope),
-                     fmt::format("[{}, {}]", num(f.fit.slope_ci_low), num(f.fit.slope_ci_high)),
-                     num(f.fit.r2));
+    s += fmt::format(
+        "{:<14} {:>9}  {:>22}  {:>7}\n", to_string(f.site), number_text(f.fit.slope),
+        fmt::format("[{}, {}]", number_text(f.fit.slope_ci_low), number_text(f.fit.slope_ci_high)),
+        number_text(f.fit.r2));
   }
   return s;
 }

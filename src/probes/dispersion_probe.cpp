@@ -7,19 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/parallel.hpp"
+#include "normlab/io/number_text.hpp"
 #include "normlab/probes/attention_stats.hpp"
 #include "probes/running_moments.hpp"
 
 namespace normlab {
 namespace {
-
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
-
-nlohmann::json num_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
 
 struct HeadAcc {
   RunningMoments max_weight, entropy, uniform, uniform_max;
@@ -99,9 +92,10 @@ std::string dispersion_csv(const DispersionResult& r) {
       "entropy_sd,uniform_entropy,uniform_max_weight\n";
   for (const DispersionRow& row : r.rows) {
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", row.length, row.seq_len, row.layer,
-                     row.sublayer, row.head, row.rows, num(row.max_weight_mean),
-                     num(row.max_weight_sd), num(row.entropy_mean), num(row.entropy_sd),
-                     num(row.uniform_entropy), num(row.uniform_max_weight));
+                     row.sublayer, row.head, row.rows, number_text(row.max_weight_mean),
+                     number_text(row.max_weight_sd), number_text(row.entropy_mean),
+                     number_text(row.entropy_sd), number_text(row.uniform_entropy),
+                     number_text(row.uniform_max_weight));
   }
   return s;
 }
@@ -116,12 +110,12 @@ nlohmann::json dispersion_json(const DispersionResult& r) {
                     {"sublayer", row.sublayer},
                     {"head", row.head},
                     {"rows", row.rows},
-                    {"max_weight_mean", num_json(row.max_weight_mean)},
-                    {"max_weight_sd", num_json(row.max_weight_sd)},
-                    {"entropy_mean", num_json(row.entropy_mean)},
-                    {"entropy_sd", num_json(row.entropy_sd)},
-                    {"uniform_entropy", num_json(row.uniform_entropy)},
-                    {"uniform_max_weight", num_json(row.uniform_max_weight)}});
+                    {"max_weight_mean", number_json(row.max_weight_mean)},
+                    {"max_weight_sd", number_json(row.max_weight_sd)},
+                    {"entropy_mean", number_json(row.entropy_mean)},
+                    {"entropy_sd", number_json(row.entropy_sd)},
+                    {"uniform_entropy", number_json(row.uniform_entropy)},
+                    {"uniform_max_weight", number_json(row.uniform_max_weight)}});
   }
   return {{"lengths", lengths}, {"rows", rows}};
 }
@@ -147,9 +141,9 @@ std::string format_dispersion_table(const DispersionResult& r) {
         ent[k] += row.entropy_mean / r.heads;
       }
     }
-    s += fmt::format("{:>8} {:>8}  {:>9}", len.length, len.seq_len, num(uniform));
+    s += fmt::format("{:>8} {:>8}  {:>9}", len.length, len.seq_len, number_text(uniform));
     for (size_t k = 0; k < layers.size(); ++k) {
-      s += fmt::format("  {:>12}  {:>12}", num(mw[k]), num(ent[k]));
+      s += fmt::format("  {:>12}  {:>12}", number_text(mw[k]), number_text(ent[k]));
     }
     s += fmt::format("  {:>8.2f}\n", len.seconds);
   }

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "normlab/io/number_text.hpp"
+
 namespace normlab {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Continued fraction of the incomplete beta function (modified Lentz), for x < (a+1)/(a+b+2).
 double beta_fraction(double a, double b, double x) {

@@ -9,25 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "normlab/base/errors.hpp"
+#include "normlab/io/number_text.hpp"
 
 namespace normlab {
 namespace {
 
-std::string num(double v) {
-  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "nan";
-}
-
-nlohmann::json num_json(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json summary_json(const MomentSummary& s) {
   return {{"rows", s.rows},
           {"features", s.features},
-          {"mean_feature_std", num_json(s.mean_feature_std)},
-          {"global_mean", num_json(s.global_mean)},
-          {"global_var", num_json(s.global_var)},
-          {"global_std", num_json(s.global_std)}};
+          {"mean_feature_std", number_json(s.mean_feature_std)},
+          {"global_mean", number_json(s.global_mean)},
+          {"global_var", number_json(s.global_var)},
+          {"global_std", number_json(s.global_std)}};
 }
 
 // Moments of one attention sublayer at one length.
@@ -232,11 +225,12 @@ std::string variance_csv(const VarianceResult& r) {
       "length,seq_len,layer,sublayer,site,head,rows,features,mean_feature_std,global_mean,"
       "global_var,global_std\n";
   for (const VarianceRow& row : r.rows) {
-    s += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{}\n", row.length, row.seq_len, row.layer, row.sublayer,
-        to_string(row.site), row.head >= 0 ? std::to_string(row.head) : "", row.stats.rows,
-        row.stats.features, num(row.stats.mean_feature_std), num(row.stats.global_mean),
-        num(row.stats.global_var), num(row.stats.global_std));
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", row.length, row.seq_len, row.layer,
+                     row.sublayer, to_string(row.site),
+                     row.head >= 0 ? std::to_string(row.head) : "", row.stats.rows,
+                     row.stats.features, number_text(row.stats.mean_feature_std),
+                     number_text(row.stats.global_mean), number_text(row.stats.global_var),
+                     number_text(row.stats.global_std));
   }
   return s;
 }
@@ -246,9 +240,10 @@ std::string variance_fit_csv(const VarianceResult& r) {
       "layer,sublayer,site,head,points,slope,slope_ci_low,slope_ci_high,slope_se,intercept,r2\n";
   for (const VarianceFit& f : r.fits) {
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", f.layer, f.sublayer, to_string(f.site),
-                     f.head >= 0 ? std::to_string(f.head) : "", f.fit.points, num(f.fit.slope),
-                     num(f.fit.slope_ci_low), num(f.fit.slope_ci_high), num(f.fit.slope_se),
-                     num(f.fit.intercept), num(f.fit.r2));
+                     f.head >= 0 ? std::to_string(f.head) : "", f.fit.points,
+                     number_text(f.fit.slope), number_text(f.fit.slope_ci_low),
+                     number_text(f.fit.slope_ci_high), number_text(f.fit.slope_se),
+                     number_text(f.fit.intercept), number_text(f.fit.r2));
   }
   return s;
 }
@@ -258,9 +253,9 @@ std::string variance_hist_csv(const VarianceResult& r) {
   for (const VarianceHistogram& h : r.histograms) {
     for (size_t k = 0; k < h.lengths.size(); ++k) {
       for (size_t b = 0; b + 1 < h.edges.size(); ++b) {
-        s +=
-            fmt::format("{},{},{},{},{},{},{},{}\n", h.layer, to_string(h.site), h.lengths[k], b,
-                        num(h.edges[b]), num(h.edges[b + 1]), h.counts[k][b], num(h.density[k][b]));
+        s += fmt::format("{},{},{},{},{},{},{},{}\n", h.layer, to_string(h.site), h.lengths[k], b,
+                         number_text(h.edges[b]), number_text(h.edges[b + 1]), h.counts[k][b],
+                         number_text(h.density[k][b]));
       }
     }
   }
@@ -287,12 +282,12 @@ nlohmann::json variance_json(const VarianceResult& r) {
                     {"site", to_string(f.site)},
                     {"head", f.head >= 0 ? nlohmann::json(f.head) : nlohmann::json(nullptr)},
                     {"points", f.fit.points},
-                    {"slope", num_json(f.fit.slope)},
-                    {"slope_ci_low", num_json(f.fit.slope_ci_low)},
-                    {"slope_ci_high", num_json(f.fit.slope_ci_high)},
-                    {"slope_se", num_json(f.fit.slope_se)},
-                    {"intercept", num_json(f.fit.intercept)},
-                    {"r2", num_json(f.fit.r2)}});
+                    {"slope", number_json(f.fit.slope)},
+                    {"slope_ci_low", number_json(f.fit.slope_ci_low)},
+                    {"slope_ci_high", number_json(f.fit.slope_ci_high)},
+                    {"slope_se", number_json(f.fit.slope_se)},
+                    {"intercept", number_json(f.fit.intercept)},
+                    {"r2", number_json(f.fit.r2)}});
   }
   nlohmann::json hists = nlohmann::json::array();
   for (const VarianceHistogram& h : r.histograms) {
@@ -340,9 +335,9 @@ std::string format_variance_table(const VarianceResult& r) {
         if (row.site == VarianceSite::attn_out) y = &row;
         if (row.site == VarianceSite::attn_out_normed) z = &row;
       }
-      s += fmt::format("  {:>18}", y ? num(y->stats.mean_feature_std) : "");
-      if (normed) s += fmt::format("  {:>20}", z ? num(z->stats.mean_feature_std) : "-");
-      s += fmt::format("  {:>20}", y ? num(std::sqrt(y->stats.global_var)) : "");
+      s += fmt::format("  {:>18}", y ? number_text(y->stats.mean_feature_std) : "");
+      if (normed) s += fmt::format("  {:>20}", z ? number_text(z->stats.mean_feature_std) : "-");
+      s += fmt::format("  {:>20}", y ? number_text(std::sqrt(y->stats.global_var)) : "");
     }
     s += fmt::format("  {:>8.2f}\n", len.seconds);
   }
@@ -353,8 +348,10 @@ std::string format_variance_table(const VarianceResult& r) {
   for (const VarianceFit& f : r.fits) {
     if (f.site == VarianceSite::head) continue;
     s += fmt::format(
-        "{:>6}  {:<16} {:>9}  {:>22}  {:>7}\n", f.layer, to_string(f.site), num(f.fit.slope),
-        fmt::format("[{}, {}]", num(f.fit.slope_ci_low), num(f.fit.slope_ci_high)), num(f.fit.r2));
+        "{:>6}  {:<16} {:>9}  {:>22}  {:>7}\n", f.layer, to_string(f.site),
+        number_text(f.fit.slope),
+        fmt::format("[{}, {}]", number_text(f.fit.slope_ci_low), number_text(f.fit.slope_ci_high)),
+        number_text(f.fit.r2));
   }
   return s;
 }

@@ -14,7 +14,7 @@
 namespace normlab {
 namespace {
 
-constexpr int32_t kQuery = 0;
+constexpr int32_t kArgmaxQuery = 0;
 
 class ArgmaxRetrieval final : public QueryAnswerTask {
  public:
@@ -46,7 +46,7 @@ class ArgmaxRetrieval final : public QueryAnswerTask {
       batch.weight[row0 + i] = 0.0f;
       if (i == at) answer = value;
     }
-    batch.token(row0 + n, 0) = kQuery;
+    batch.token(row0 + n, 0) = kArgmaxQuery;
     batch.token(row0 + n, 1) = kNoToken;
     batch.set_one_hot(row0 + n, answer);
   }

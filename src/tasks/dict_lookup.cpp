@@ -13,7 +13,7 @@
 namespace normlab {
 namespace {
 
-constexpr int32_t kQuery = 0;
+constexpr int32_t kLookupQuery = 0;
 
 class DictLookup final : public QueryAnswerTask {
  public:
@@ -43,7 +43,7 @@ class DictLookup final : public QueryAnswerTask {
       batch.weight[row0 + i] = 0.0f;
       if (i == asked) answer = value;
     }
-    batch.token(row0 + n, 0) = kQuery;
+    batch.token(row0 + n, 0) = kLookupQuery;
     batch.token(row0 + n, 1) = static_cast<int32_t>(1 + keys[asked]);
     batch.set_one_hot(row0 + n, answer);
   }

@@ -19,7 +19,7 @@
 namespace normlab {
 namespace {
 
-constexpr int32_t kQuery = 0;
+constexpr int32_t kMaxQuery = 0;
 
 // The number of base-b digits that write every level below P (at least 1).
 int digits_for(int64_t levels, int64_t base) {
@@ -66,7 +66,7 @@ class MaxRetrieval final : public QueryAnswerTask {
         answer = cls;
       }
     }
-    batch.token(row0 + n, 0) = kQuery;
+    batch.token(row0 + n, 0) = kMaxQuery;
     for (int f = 1; f <= digits_; ++f) batch.token(row0 + n, f) = kNoToken;
     batch.set_one_hot(row0 + n, answer);
   }

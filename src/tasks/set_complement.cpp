@@ -14,7 +14,7 @@
 namespace normlab {
 namespace {
 
-constexpr int32_t kQuery = 0;
+constexpr int32_t kComplementQuery = 0;
 
 class SetComplement final : public Task {
  public:
@@ -40,7 +40,7 @@ class SetComplement final : public Task {
       batch.weight[row0 + i] = 0.0f;
     }
     const int64_t q = row0 + s;
-    batch.token(q) = kQuery;
+    batch.token(q) = kComplementQuery;
     if (sampled_) {
       batch.set_one_hot(q, static_cast<int32_t>(sample[s + rng.below(v_ - s)] + 1));
     } else {
