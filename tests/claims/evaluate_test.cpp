@@ -17,12 +17,9 @@
 namespace normlab::claims {
 namespace {
 
+using normlab::testing::read_one_claim;
 using normlab::testing::TempDir;
 using normlab::testing::write_bytes;
-
-Claim read_claim(const TempDir& tmp, const std::string& body) {
-  return normlab::testing::read_one_claim(tmp, body);
-}
 
 // results.csv rows "variant,seed,length,metric,value" and experiment.json with max_len 4.
 void write_study(const TempDir& tmp, const std::string& rows) {
@@ -50,7 +47,7 @@ TEST(Evaluate, ClearlyNegativeDifferenceIsReproduced) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
   const ClaimEvaluation e = evaluate_claim(
-      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
+      read_one_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
   ASSERT_EQ(e.pairs.size(), 3u);
   EXPECT_EQ(e.pairs[0].pair, "1");
   EXPECT_DOUBLE_EQ(e.pairs[0].value, -1.0);
@@ -63,7 +60,7 @@ TEST(Evaluate, OppositeSignIsContradicted) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
   const ClaimEvaluation e = evaluate_claim(
-      read_claim(tmp, std::string(kDifference) + "expect = \"positive\"\n"), tmp / "study");
+      read_one_claim(tmp, std::string(kDifference) + "expect = \"positive\"\n"), tmp / "study");
   EXPECT_EQ(e.decision.verdict, Verdict::contradicted) << e.decision.reason;
 }
 
@@ -71,7 +68,7 @@ TEST(Evaluate, MixedSignsAreInconclusive) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 1.0, 1.5}, {1.0, 2.0, 1.0}));
   const ClaimEvaluation e = evaluate_claim(
-      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
+      read_one_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"), tmp / "study");
   EXPECT_EQ(e.decision.verdict, Verdict::inconclusive) << e.decision.reason;
   EXPECT_NE(e.decision.reason.find("contains 0"), std::string::npos) << e.decision.reason;
 }
@@ -81,7 +78,7 @@ TEST(Evaluate, MixedSignsAreInconclusive) {
 TEST(Evaluate, FindingIsMeasuredWithItsInterval) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 1.0, 1.5}, {1.0, 2.0, 1.0}));
-  const Claim finding = read_claim(tmp, std::string(kDifference) + "expect = \"measure\"\n");
+  const Claim finding = read_one_claim(tmp, std::string(kDifference) + "expect = \"measure\"\n");
   EXPECT_TRUE(finding.finding());
   EXPECT_EQ(finding.kind(), "finding");
   const ClaimEvaluation e = evaluate_claim(finding, tmp / "study");
@@ -99,7 +96,7 @@ TEST(Evaluate, TooFewPairs) {
   TempDir tmp;
   write_study(tmp, pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0}));
   const ClaimEvaluation e = evaluate_claim(
-      read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\nmin_pairs = 4\n"),
+      read_one_claim(tmp, std::string(kDifference) + "expect = \"negative\"\nmin_pairs = 4\n"),
       tmp / "study");
   EXPECT_EQ(e.statistic.n, 3);
   EXPECT_EQ(e.decision.verdict, Verdict::inconclusive);
@@ -113,7 +110,7 @@ TEST(Evaluate, BandInsideDisjointAndOverlapping) {
   const std::string term =
       "terms = [{ filter = { variant = \"pre\", metric = \"tvd\", length = 8 } }]\n";
   const auto verdict = [&](const std::string& band) {
-    return evaluate_claim(read_claim(tmp, term + "expect = { band = " + band + " }\n"),
+    return evaluate_claim(read_one_claim(tmp, term + "expect = { band = " + band + " }\n"),
                           tmp / "study")
         .decision.verdict;
   };
@@ -128,7 +125,7 @@ TEST(Evaluate, TermMatchingNothingIsAnErrorNamingClaimAndFilter) {
   std::string terms = kDifference;
   terms.replace(terms.find("\"post\""), 6, "\"peri\"");
   try {
-    evaluate_claim(read_claim(tmp, terms + "expect = \"negative\"\n"), tmp / "study");
+    evaluate_claim(read_one_claim(tmp, terms + "expect = \"negative\"\n"), tmp / "study");
     FAIL() << "a claim must not pass on missing data";
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -144,7 +141,7 @@ TEST(Evaluate, TermMissingForOnePairIsAnError) {
   rows.erase(rows.find("post,3,8,tvd,1\n"), 15);
   write_study(tmp, rows);
   try {
-    evaluate_claim(read_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"),
+    evaluate_claim(read_one_claim(tmp, std::string(kDifference) + "expect = \"negative\"\n"),
                    tmp / "study");
     FAIL();
   } catch (const InputError& e) {
@@ -163,15 +160,15 @@ TEST(Evaluate, BeyondAndWithinTraining) {
   for (const auto& [which, expected] :
        {std::pair<std::string, double>{"beyond_training", 7.0}, {"within_training", 3.0}}) {
     const Claim c =
-        read_claim(tmp, "terms = [{ filter = { variant = [\"pre\", \"x\"], length = \"" + which +
-                            "\" } }]\nexpect = \"positive\"\n");
+        read_one_claim(tmp, "terms = [{ filter = { variant = [\"pre\", \"x\"], length = \"" +
+                                which + "\" } }]\nexpect = \"positive\"\n");
     const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
     ASSERT_EQ(e.pairs.size(), 2u) << which;
     EXPECT_DOUBLE_EQ(e.pairs[0].value, expected) << which;
     EXPECT_DOUBLE_EQ(e.pairs[1].value, expected) << which;
   }
   const Claim exact =
-      read_claim(tmp, "terms = [{ filter = { length = 8 } }]\nexpect = \"positive\"\n");
+      read_one_claim(tmp, "terms = [{ filter = { length = 8 } }]\nexpect = \"positive\"\n");
   EXPECT_DOUBLE_EQ(evaluate_claim(exact, tmp / "study").pairs[0].value, 8.0);
 }
 
@@ -185,7 +182,7 @@ TEST(Evaluate, LastStepAndDecayStart) {
   write_bytes(tmp / "study" / "experiment.json",
               R"({"train": {"max_len": 4, "steps": 100, "warmup": 10, "schedule": "wsd",
                   "decay_fraction": 0.2}})");
-  const Claim c = read_claim(tmp, R"(source = "curves.csv"
+  const Claim c = read_one_claim(tmp, R"(source = "curves.csv"
 terms = [
   { weight = 1.0, filter = { variant = "pre", step = "last_step" }, value = "val_loss" },
   { weight = -1.0, filter = { variant = "pre", step = "decay_start" }, value = "val_loss" },
@@ -234,41 +231,44 @@ TEST(Evaluate, ReduceOverRowsOfAPairWithValueAndX) {
               "variant,seed,layer,grad_norm\n"
               "a,1,0,1\na,1,1,3\nb,1,0,2\nb,1,1,2\n"
               "a,2,0,1\na,2,1,3\nb,2,0,1\nb,2,1,1\n");
-  const Claim c = read_claim(tmp,
-                             "source = \"layers.csv\"\n"
-                             "terms = [{ filter = { variant = \"b\" }, reduce = \"cv\", value = "
-                             "\"grad_norm\" },\n"
-                             "  { weight = -1, filter = { variant = \"a\" }, reduce = \"cv\", "
-                             "value = \"grad_norm\" }]\n"
-                             "expect = \"negative\"\n");
+  const Claim c =
+      read_one_claim(tmp,
+                     "source = \"layers.csv\"\n"
+                     "terms = [{ filter = { variant = \"b\" }, reduce = \"cv\", value = "
+                     "\"grad_norm\" },\n"
+                     "  { weight = -1, filter = { variant = \"a\" }, reduce = \"cv\", "
+                     "value = \"grad_norm\" }]\n"
+                     "expect = \"negative\"\n");
   const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
   ASSERT_EQ(e.pairs.size(), 2u);
   EXPECT_DOUBLE_EQ(e.pairs[0].value, -0.5);  // cv(b) = 0, cv(a) = 0.5
   EXPECT_DOUBLE_EQ(e.pairs[1].value, -0.5);
 
-  const Claim slope = read_claim(tmp,
-                                 "source = \"layers.csv\"\n"
-                                 "terms = [{ filter = { variant = \"a\" }, reduce = "
-                                 "\"loglog_slope\", value = \"grad_norm\", x = \"grad_norm\" }]\n"
-                                 "expect = { band = [0.9, 1.1] }\n");
+  const Claim slope =
+      read_one_claim(tmp,
+                     "source = \"layers.csv\"\n"
+                     "terms = [{ filter = { variant = \"a\" }, reduce = "
+                     "\"loglog_slope\", value = \"grad_norm\", x = \"grad_norm\" }]\n"
+                     "expect = { band = [0.9, 1.1] }\n");
   EXPECT_DOUBLE_EQ(evaluate_claim(slope, tmp / "study").pairs[0].value, 1.0);
 
   // The best variant of each seed, each averaged over its layers: seed 1 b (2 against a's 2),
   // seed 2 a (2 against b's 1).
-  const Claim best = read_claim(tmp,
-                                "source = \"layers.csv\"\n"
-                                "terms = [{ reduce = \"best_mean\", by = \"variant\", value = "
-                                "\"grad_norm\" }]\n"
-                                "expect = { band = [1.5, 2.5] }\n");
+  const Claim best = read_one_claim(tmp,
+                                    "source = \"layers.csv\"\n"
+                                    "terms = [{ reduce = \"best_mean\", by = \"variant\", value = "
+                                    "\"grad_norm\" }]\n"
+                                    "expect = { band = [1.5, 2.5] }\n");
   const ClaimEvaluation b = evaluate_claim(best, tmp / "study");
   ASSERT_EQ(b.pairs.size(), 2u);
   EXPECT_DOUBLE_EQ(b.pairs[0].value, 2.0);
   EXPECT_DOUBLE_EQ(b.pairs[1].value, 2.0);
-  const Claim best_layer = read_claim(tmp,
-                                      "source = \"layers.csv\"\n"
-                                      "terms = [{ reduce = \"best_mean\", by = \"layer\", value = "
-                                      "\"grad_norm\" }]\n"
-                                      "expect = { band = [1.5, 2.5] }\n");
+  const Claim best_layer =
+      read_one_claim(tmp,
+                     "source = \"layers.csv\"\n"
+                     "terms = [{ reduce = \"best_mean\", by = \"layer\", value = "
+                     "\"grad_norm\" }]\n"
+                     "expect = { band = [1.5, 2.5] }\n");
   const ClaimEvaluation l = evaluate_claim(best_layer, tmp / "study");
   EXPECT_DOUBLE_EQ(l.pairs[0].value, 2.5);  // seed 1: layer 1 (3, 2) against layer 0 (1, 2)
   EXPECT_DOUBLE_EQ(l.pairs[1].value, 2.0);  // seed 2: layer 1 (3, 1) against layer 0 (1, 1)
@@ -362,7 +362,7 @@ TEST(Evaluate, DeterministicClaimIsDecidedByItsValues) {
   write_study(tmp, "pre,1,8,tvd,3.0\n");
   const std::string terms = "terms = [{ filter = { variant = \"pre\", metric = \"tvd\" } }]\n";
   const ClaimEvaluation one = evaluate_claim(
-      read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
+      read_one_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
       tmp / "study");
   EXPECT_EQ(one.statistic.n, 1);
   EXPECT_DOUBLE_EQ(one.statistic.low, 3.0);
@@ -370,13 +370,13 @@ TEST(Evaluate, DeterministicClaimIsDecidedByItsValues) {
   EXPECT_EQ(one.decision.verdict, Verdict::reproduced);
   // Without the mark, one pair is too few.
   EXPECT_EQ(
-      evaluate_claim(read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\n"), tmp / "study")
+      evaluate_claim(read_one_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\n"), tmp / "study")
           .decision.verdict,
       Verdict::inconclusive);
   // Two pairs that differ: the interval is their range, and it can leave the band.
   write_study(tmp, "pre,1,8,tvd,3.0\npre,2,8,tvd,3.2\n");
   const ClaimEvaluation two = evaluate_claim(
-      read_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
+      read_one_claim(tmp, terms + "expect = { band = [2.9, 3.1] }\ndeterministic = true\n"),
       tmp / "study");
   EXPECT_DOUBLE_EQ(two.statistic.low, 3.0);
   EXPECT_DOUBLE_EQ(two.statistic.high, 3.2);

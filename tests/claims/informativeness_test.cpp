@@ -19,12 +19,9 @@
 namespace normlab::claims {
 namespace {
 
+using normlab::testing::read_one_claim;
 using normlab::testing::TempDir;
 using normlab::testing::write_bytes;
-
-Claim read_claim(const TempDir& tmp, const std::string& body) {
-  return normlab::testing::read_one_claim(tmp, body);
-}
 
 // experiment.json: trained up to length 8; `task` as the study records it.
 void write_experiment(const TempDir& tmp, const std::string& task) {
@@ -66,7 +63,7 @@ ClaimEvaluation evaluate_accuracy(const TempDir& tmp, const std::map<int, double
                                   double gain) {
   write_experiment(tmp, kMaxRetrieval);
   write_bytes(tmp / "study" / "results.csv", rows("accuracy", pre_at, gain));
-  return evaluate_claim(read_claim(tmp, claim_on("accuracy", "positive")), tmp / "study");
+  return evaluate_claim(read_one_claim(tmp, claim_on("accuracy", "positive")), tmp / "study");
 }
 
 TEST(MetricScale, FloorAndCeilingOfEveryTaskMetric) {
@@ -117,7 +114,7 @@ TEST(Informativeness, FindingWithItsBaselineAtTheCeilingIsUntestable) {
   write_bytes(tmp / "study" / "results.csv",
               rows("accuracy", {{4, 0.5}, {12, 0.99}, {16, 0.99}, {20, 0.99}}, 0.005));
   const ClaimEvaluation e =
-      evaluate_claim(read_claim(tmp, claim_on("accuracy", "measure")), tmp / "study");
+      evaluate_claim(read_one_claim(tmp, claim_on("accuracy", "measure")), tmp / "study");
   ASSERT_TRUE(e.informativeness.applies);
   EXPECT_EQ(e.decision.verdict, Verdict::untestable_ceiling) << e.decision.reason;
 }
@@ -198,7 +195,7 @@ TEST(Informativeness, TvdReadsItsChanceRowsAndIsMirrored) {
   }
   write_bytes(tmp / "study" / "results.csv", table);
   const ClaimEvaluation e =
-      evaluate_claim(read_claim(tmp, claim_on("tvd", "negative")), tmp / "study");
+      evaluate_claim(read_one_claim(tmp, claim_on("tvd", "negative")), tmp / "study");
   ASSERT_EQ(e.informativeness.lengths.size(), 3u);
   EXPECT_DOUBLE_EQ(e.informativeness.lengths[0].floor, 0.4);  // the mean of six rows of 0.4
   EXPECT_EQ(e.informativeness.lengths[0].ceiling, 0.0);
@@ -217,7 +214,7 @@ TEST(Informativeness, MissingChanceRowsAreRecomputedFromTheStudysSettings) {
   write_experiment(tmp, R"({"name": "set_complement", "v": 32})");
   write_bytes(tmp / "study" / "results.csv", rows("tvd", {{12, 0.2}, {16, 0.3}, {20, 0.4}}, -0.1));
   const ClaimEvaluation e =
-      evaluate_claim(read_claim(tmp, claim_on("tvd", "negative")), tmp / "study");
+      evaluate_claim(read_one_claim(tmp, claim_on("tvd", "negative")), tmp / "study");
   ASSERT_EQ(e.informativeness.lengths.size(), 3u);
   for (const LengthCheck& l : e.informativeness.lengths) {
     EXPECT_NEAR(l.floor, (l.length + 1.0) / 33.0, 1e-14) << l.length;
@@ -233,7 +230,7 @@ TEST(Informativeness, ClaimsItDoesNotGovern) {
   write_experiment(tmp, kMaxRetrieval);
   write_bytes(tmp / "study" / "results.csv", rows("accuracy", {{4, 0.99}, {12, 0.99}}, 0.005));
   // Lengths named, not "beyond_training".
-  const Claim fixed = read_claim(tmp, R"(terms = [
+  const Claim fixed = read_one_claim(tmp, R"(terms = [
   { weight = 1.0,  filter = { variant = "post", metric = "accuracy", length = 12 } },
   { weight = -1.0, filter = { variant = "pre",  metric = "accuracy", length = 12 } },
 ]
@@ -243,12 +240,12 @@ expect = "positive"
   EXPECT_FALSE(evaluate_claim(fixed, tmp / "study").informativeness.applies);
   // One arm: no baseline to check.
   const Claim one_arm =
-      read_claim(tmp,
-                 "terms = [{ filter = { variant = \"pre\", metric = \"accuracy\", length = "
-                 "\"beyond_training\" } }]\nexpect = \"positive\"\n");
+      read_one_claim(tmp,
+                     "terms = [{ filter = { variant = \"pre\", metric = \"accuracy\", length = "
+                     "\"beyond_training\" } }]\nexpect = \"positive\"\n");
   EXPECT_FALSE(informativeness_applies(one_arm));
   // Another source.
-  Claim other = read_claim(tmp, claim_on("accuracy", "positive"));
+  Claim other = read_one_claim(tmp, claim_on("accuracy", "positive"));
   EXPECT_TRUE(informativeness_applies(other));
   other.source = "dilution_fit.csv";
   EXPECT_FALSE(informativeness_applies(other));
@@ -259,7 +256,7 @@ TEST(Informativeness, ErrorsNameTheClaimAndTheRule) {
   write_experiment(tmp, R"({"name": "dyck", "k": 2, "m": 4})");
   write_bytes(tmp / "study" / "results.csv", rows("all_legal", {{12, 0.5}, {16, 0.4}}, 0.1));
   try {
-    evaluate_claim(read_claim(tmp, claim_on("all_legal", "positive")), tmp / "study");
+    evaluate_claim(read_one_claim(tmp, claim_on("all_legal", "positive")), tmp / "study");
     FAIL() << "no floor and ceiling for dyck's all_legal";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("claim 'c': design rule D1: docs/tasks.md defines no "
@@ -267,7 +264,7 @@ TEST(Informativeness, ErrorsNameTheClaimAndTheRule) {
               std::string::npos)
         << e.what();
   }
-  const Claim no_metric = read_claim(tmp, R"(terms = [
+  const Claim no_metric = read_one_claim(tmp, R"(terms = [
   { weight = 1.0,  filter = { variant = "post", length = "beyond_training" } },
   { weight = -1.0, filter = { variant = "pre",  length = "beyond_training" } },
 ]
@@ -297,7 +294,7 @@ TEST(Informativeness, ALengthThatIsNoIntegerIsRefused) {
               "variant,seed,length,metric,value\npre,1,1e300,accuracy,0.5\n"
               "post,1,1e300,accuracy,0.6\npre,2,12,accuracy,0.5\npost,2,12,accuracy,0.6\n");
   try {
-    evaluate_claim(read_claim(tmp, claim_on("accuracy", "positive")), tmp / "study");
+    evaluate_claim(read_one_claim(tmp, claim_on("accuracy", "positive")), tmp / "study");
     FAIL() << "a length of 1e300 was read";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("a baseline row has length '1e300'"), std::string::npos)

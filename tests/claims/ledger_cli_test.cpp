@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 using testing::run_normlab;
 using testing::TempDir;
 
-const fs::path& kStudy = testing::kTinyStudy;
+using testing::kTinyStudy;
 
 // One [[claim]] table with a one-term statistic, for tests that do not read its verdict;
 // `more` adds keys (e.g. a set).
@@ -35,12 +35,13 @@ std::string minimal_claim(const std::string& id, const std::string& study,
 
 TEST(RunTiers, UnknownTierAndMalformedSetExitTwoWithOneLine) {
   TempDir tmp;
-  auto r = run_normlab({"run", kStudy.string(), "--tier", "medium", "--out", (tmp / "o").string()});
+  auto r =
+      run_normlab({"run", kTinyStudy.string(), "--tier", "medium", "--out", (tmp / "o").string()});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_NE(r.err.find("has no tier 'medium'; its tiers: full, quick"), std::string::npos) << r.err;
 
-  r = run_normlab({"run", kStudy.string(), "--set", "train.schedule=cosine"});
+  r = run_normlab({"run", kTinyStudy.string(), "--set", "train.schedule=cosine"});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
   EXPECT_NE(r.err.find("--set 'train.schedule=cosine': "), std::string::npos) << r.err;
@@ -56,7 +57,7 @@ title = "A tiny paper"
 [[claim]]
 id = "tiny.post_vs_pre"
 sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
-study = ")" + kStudy.string() + R"("
+study = ")" + kTinyStudy.string() + R"("
 set = ["eval.samples=60"]
 terms = [
   { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
@@ -209,10 +210,11 @@ choice = "a toy: v = 8 and 300 steps"
 // study's own folder, is reused by the ledger's run of the whole study.
 TEST(ClaimsRun, ThePilotsRunsAreTheStudysOwn) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml",
-                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kStudy.string()));
+  testing::write_bytes(
+      tmp / "claims" / "tiny.toml",
+      "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kTinyStudy.string()));
   const fs::path out = tmp / "out";
-  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+  auto r = run_normlab({"run", kTinyStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
                         "--out", (out / "claims_tiny-quick").string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_NE(r.err.find("2 runs (2 to do, 0 already done)"), std::string::npos) << r.err;
@@ -227,11 +229,12 @@ TEST(ClaimsRun, ThePilotsRunsAreTheStudysOwn) {
 // other arm, and removes the kept runs once the study's tables are copied.
 TEST(ClaimsRun, KeptRunsOutliveTheResultsFolder) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml",
-                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kStudy.string()));
+  testing::write_bytes(
+      tmp / "claims" / "tiny.toml",
+      "paper = \"0000.00005\"\n" + minimal_claim("tiny.pilot", kTinyStudy.string()));
   const fs::path tables = tmp / "tables";
   const fs::path kept = tables / "claims_tiny-quick" / "runs";
-  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+  auto r = run_normlab({"run", kTinyStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
                         "--out", (tmp / "lost").string(), "--keep", kept.string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   EXPECT_TRUE(fs::is_regular_file(kept / "pre__seed2" / "run.json"));
@@ -255,10 +258,11 @@ TEST(ClaimsRun, KeptRunsOutliveTheResultsFolder) {
 // recorded command stays the study's own.
 TEST(ClaimsRun, RunsAnotherStudyKeepsWithTheSameSettingsAreReused) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml",
-                       "paper = \"0000.00005\"\n" + minimal_claim("tiny.shared", kStudy.string()));
+  testing::write_bytes(
+      tmp / "claims" / "tiny.toml",
+      "paper = \"0000.00005\"\n" + minimal_claim("tiny.shared", kTinyStudy.string()));
   const fs::path tables = tmp / "tables";
-  auto r = run_normlab({"run", kStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+  auto r = run_normlab({"run", kTinyStudy.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
                         "--out", (tmp / "other").string(), "--keep",
                         (tables / "another_study-quick" / "runs").string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
@@ -281,7 +285,7 @@ TEST(ClaimsRun, RunsAnotherStudyKeepsWithTheSameSettingsAreReused) {
 TEST(ClaimsRun, FinishedStudyIsReusedFromItsKeptTables) {
   TempDir tmp;
   const fs::path study = tmp / "claims_tiny_study.toml";
-  const std::string text = testing::slurp(kStudy);
+  const std::string text = testing::slurp(kTinyStudy);
   testing::write_bytes(study, text);
   testing::write_bytes(tmp / "claims" / "tiny.toml",
                        "paper = \"0000.00006\"\n" + minimal_claim("tiny.reused", study.string()));
@@ -332,8 +336,9 @@ TEST(ClaimsRun, FinishedStudyIsReusedFromItsKeptTables) {
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;
-  testing::write_bytes(tmp / "claims" / "tiny.toml",
-                       "paper = \"0000.00003\"\n" + minimal_claim("tiny.absent", kStudy.string()));
+  testing::write_bytes(
+      tmp / "claims" / "tiny.toml",
+      "paper = \"0000.00003\"\n" + minimal_claim("tiny.absent", kTinyStudy.string()));
   const fs::path out = tmp / "out";
   const auto r = run_normlab({"claims", "run", "--tier", "full", "--claims",
                               (tmp / "claims").string(), "--out", out.string(), "--decide-only"});
@@ -355,12 +360,12 @@ TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
 TEST(ClaimsRun, FailedStudyExitsOneAndSaysWhich) {
   TempDir tmp;
   testing::write_bytes(tmp / "claims" / "bad.toml",
-                       "paper = \"0000.00002\"\n" + minimal_claim("bad.study", kStudy.string(),
+                       "paper = \"0000.00002\"\n" + minimal_claim("bad.study", kTinyStudy.string(),
                                                                   "set = [\"train.stpes=3\"]\n"));
   const auto r = run_normlab(
       {"claims", "run", "--claims", (tmp / "claims").string(), "--out", (tmp / "out").string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_NE(r.err.find("study failed: " + kStudy.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("study failed: " + kTinyStudy.string()), std::string::npos) << r.err;
   const auto ledger = nlohmann::json::parse(testing::slurp(tmp / "out" / "claims.json"));
   EXPECT_EQ(ledger["claims"][0]["verdict"], "study failed");
 }
@@ -388,10 +393,10 @@ TEST(ClaimsRun, FindingsHaveTheirOwnSection) {
   testing::write_bytes(tmp / "claims" / "tiny.toml",
                        "paper = \"0000.00005\"\ntitle = \"A tiny paper\"\n[[claim]]\nid = "
                        "\"tiny.claim\"\nsentence = \"Post-norm lowers TVD.\"\nstudy = \"" +
-                           kStudy.string() + "\"\n" + terms +
+                           kTinyStudy.string() + "\"\n" + terms +
                            "expect = \"negative\"\n[[claim]]\nid = \"tiny.finding\"\nsentence = "
                            "\"How much post-norm changes TVD beyond training.\"\nstudy = \"" +
-                           kStudy.string() + "\"\n" + terms +
+                           kTinyStudy.string() + "\"\n" + terms +
                            "expect = \"measure\"\ngrid = { row = \"tiny task\", column = "
                            "\"post - pre\" }\n");
   const fs::path out = tmp / "out";
@@ -511,7 +516,7 @@ TEST(ClaimsRun, AKilledLedgerLeavesNoStudyRunning) {
   TempDir tmp;
   testing::write_bytes(tmp / "claims" / "tiny.toml",
                        "paper = \"0000.00001\"\ntitle = \"A tiny paper\"\n" +
-                           minimal_claim("tiny.long", kStudy.string(),
+                           minimal_claim("tiny.long", kTinyStudy.string(),
                                          "set = [\"train.steps=2000000\", \"seeds=[1]\", "
                                          "\"schemes=[\\\"pre\\\"]\"]\n"));
   int out_pipe[2];

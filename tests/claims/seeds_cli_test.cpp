@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 using testing::run_normlab;
 using testing::TempDir;
 
-const fs::path& kStudy = testing::kTinyStudy;
+using testing::kTinyStudy;
 
 // A pilot's results.csv: pre's TVD per seed at the lengths beyond training (6 and 7; the tiny
 // study trains to 4), each length the seed's value, and the evaluator's chance rows at 0.5.
@@ -54,7 +54,7 @@ std::string post_vs_pre_claim() {
 id = "tiny.post_vs_pre"
 sentence = "Post-norm lowers TVD beyond the training lengths, compared with pre-norm."
 study = ")" +
-         kStudy.string() + R"("
+         kTinyStudy.string() + R"("
 terms = [
   { weight = 1.0,  filter = { variant = "post", weights = "raw", metric = "tvd", length = "beyond_training" } },
   { weight = -1.0, filter = { variant = "pre",  weights = "raw", metric = "tvd", length = "beyond_training" } },
@@ -76,7 +76,7 @@ title = "A tiny paper"
 [[claim]]
 id = "tiny.fit"
 sentence = ")" + sentence + R"("
-study = ")" + kStudy.string() + R"("
+study = ")" + kTinyStudy.string() + R"("
 source = "dilution_fit.csv"
 terms = [ { weight = 1.0, filter = { variant = "pre", metric = "slope" } } ]
 expect = ")" + expect + R"("
@@ -229,7 +229,7 @@ void write_claims_with_reference(const fs::path& dir, const std::string& referen
 [[claim]]
 id = "tiny.reference"
 sentence = "The reference column: one arm's TVD beyond the training lengths."
-study = ")" + kStudy.string() +
+study = ")" + kTinyStudy.string() +
                            R"("
 terms = [
   { filter = { variant = ")" +

@@ -59,7 +59,7 @@ std::map<std::string, std::string> snapshot(const fs::path& dir, const fs::path&
   return out;
 }
 
-struct Case {
+struct HostileCase {
   const char* name;
   int issue_class;  // issue 39's numbering
   // Makes what the command needs in DIR; the command's output folder is DIR/out.
@@ -75,7 +75,7 @@ std::string in_dir(std::string arg, const fs::path& dir) {
   return arg;
 }
 
-const Case kCases[] = {
+const HostileCase kHostileCases[] = {
     {"QuotedDottedSweepKey",
      1,
      [](const fs::path& dir) {
@@ -146,10 +146,10 @@ const Case kCases[] = {
      {"run.json", "model config is not a JSON object"}},
 };
 
-class HostileRoundTwo : public ::testing::TestWithParam<Case> {};
+class HostileRoundTwo : public ::testing::TestWithParam<HostileCase> {};
 
 TEST_P(HostileRoundTwo, RefusedOrDoneInOneLineAndNothingOutsideTheOutputChanges) {
-  const Case& c = GetParam();
+  const HostileCase& c = GetParam();
   TempDir tmp;
   const fs::path dir = tmp.path();
   std::ofstream(dir / "outside.txt") << "outside";
@@ -174,8 +174,8 @@ TEST_P(HostileRoundTwo, RefusedOrDoneInOneLineAndNothingOutsideTheOutputChanges)
   EXPECT_TRUE(S_ISCHR(null_stat.st_mode)) << "/dev/null is no longer a device";
 }
 
-INSTANTIATE_TEST_SUITE_P(Classes, HostileRoundTwo, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) {
+INSTANTIATE_TEST_SUITE_P(Classes, HostileRoundTwo, ::testing::ValuesIn(kHostileCases),
+                         [](const ::testing::TestParamInfo<HostileCase>& info) {
                            return info.param.name;
                          });
 

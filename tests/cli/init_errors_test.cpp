@@ -44,7 +44,7 @@ TEST_P(InitUsageError, ExitsWithTwoAndOneLineSayingWhatIsAllowed) {
   EXPECT_FALSE(std::filesystem::exists(out)) << "a failed init wrote " << out;
 }
 
-const std::vector<UsageCase> kCases = {
+const std::vector<UsageCase> kUsageCases = {
     {"unknown_option", {"--bogus", "1"}, {"--bogus", "normlab init --help", "allowed options"}},
     {"unknown_scheme",
      {"--scheme", "prenorm"},
@@ -123,7 +123,7 @@ const std::vector<UsageCase> kCases = {
       "allowed with hyper_connections: qk_norm = none"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Cases, InitUsageError, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Cases, InitUsageError, ::testing::ValuesIn(kUsageCases),
                          [](const ::testing::TestParamInfo<UsageCase>& info) {
                            return info.param.name;
                          });

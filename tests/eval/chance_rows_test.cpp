@@ -13,10 +13,6 @@
 namespace normlab {
 namespace {
 
-ModelConfig tiny(int vocab) {
-  return testing::tiny_model_config(vocab);
-}
-
 const MetricResult* find(const LengthResult& r, const std::string& name) {
   for (const MetricResult& m : r.metrics) {
     if (m.name == name) return &m;
@@ -29,7 +25,7 @@ const MetricResult* find(const LengthResult& r, const std::string& name) {
 // = (s + 1)/17 on every sample: the mean is that and the interval has width 0.
 TEST(ChanceRows, SetComplementChanceIsTheUniformPredictorsTvd) {
   const auto task = make_task_from_json({{"name", "set_complement"}, {"v", 16}});
-  Model<float> model(tiny(17));
+  Model<float> model(testing::tiny_model_config(17));
   model.init(1);
   EvalConfig config;
   config.lengths = {2, 9};
@@ -56,7 +52,7 @@ TEST(ChanceRows, SetComplementChanceIsTheUniformPredictorsTvd) {
 // n = 12 the legal sets differ between strings, so the chance depends on the sample.
 TEST(ChanceRows, DyckChanceDependsOnTheSampleAndEvaluateChanceGivesTheSameRows) {
   const auto task = make_task_from_json({{"name", "dyck"}, {"k", 2}, {"m", 4}});
-  Model<float> model(tiny(6));
+  Model<float> model(testing::tiny_model_config(6));
   model.init(2);
   EvalConfig config;
   config.lengths = {2, 12};
@@ -86,7 +82,7 @@ TEST(ChanceRows, DyckChanceDependsOnTheSampleAndEvaluateChanceGivesTheSameRows) 
 
 TEST(ChanceRows, TasksWithoutTvdGetNone) {
   const auto task = make_task_from_json({{"name", "tomita"}, {"n", 3}});
-  Model<float> model(tiny(5));
+  Model<float> model(testing::tiny_model_config(5));
   model.init(3);
   EvalConfig config;
   config.lengths = {4};

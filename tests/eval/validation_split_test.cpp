@@ -35,12 +35,8 @@ class SplitProbe final : public Task {
   }
 };
 
-ModelConfig tiny(int vocab) {
-  return testing::tiny_model_config(vocab);
-}
-
 TEST(EvaluationSplit, EvaluatorScoresValidationSequences) {
-  Model<float> model(tiny(2));
+  Model<float> model(testing::tiny_model_config(2));
   model.init(1);
   EvalConfig config;
   config.lengths = {3, 8};

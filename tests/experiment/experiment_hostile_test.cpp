@@ -23,34 +23,34 @@ namespace {
 using testing::TempDir;
 
 using testing::kTinyExperiment;
-const std::string kValid = kTinyExperiment;
+const std::string kValidFile = kTinyExperiment;
 
-// kValid with the first occurrence of `from` replaced by `to`.
+// kValidFile with the first occurrence of `from` replaced by `to`.
 std::string edited(const std::string& from, const std::string& to) {
-  std::string text = kValid;
+  std::string text = kValidFile;
   const size_t at = text.find(from);
-  if (at == std::string::npos) throw std::logic_error("no '" + from + "' in kValid");
+  if (at == std::string::npos) throw std::logic_error("no '" + from + "' in kValidFile");
   return text.replace(at, from.size(), to);
 }
 
 // The error message of reading `text` as an experiment file (with its path), "" when valid.
-std::string read_error(const std::string& text) {
+std::string read_error_with_path(const std::string& text) {
   return testing::experiment_error(text, nullptr, true);
 }
 
-struct Case {
+struct HostileFileCase {
   const char* name;
   const char* from;
   const char* to;
   std::vector<std::string> keywords;  // all in the message
 };
 
-class HostileExperimentFile : public ::testing::TestWithParam<Case> {};
+class HostileExperimentFile : public ::testing::TestWithParam<HostileFileCase> {};
 
 TEST_P(HostileExperimentFile, IsRefusedWithFileLineAndKey) {
-  ASSERT_EQ(read_error(kValid), "");
-  const Case& c = GetParam();
-  const std::string message = read_error(edited(c.from, c.to));
+  ASSERT_EQ(read_error_with_path(kValidFile), "");
+  const HostileFileCase& c = GetParam();
+  const std::string message = read_error_with_path(edited(c.from, c.to));
   ASSERT_NE(message, "") << "accepted: " << c.to;
   EXPECT_NE(message.find("e.toml:"), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
@@ -59,7 +59,7 @@ TEST_P(HostileExperimentFile, IsRefusedWithFileLineAndKey) {
   }
 }
 
-const Case kCases[] = {
+const HostileFileCase kHostileFileCases[] = {
     {"lr_inf", "lr = 0.01", "lr = inf", {"'lr'", "finite"}},
     {"lr_nan", "lr = 0.01", "lr = nan", {"'lr'", "finite"}},
     {"lr_zero", "lr = 0.01", "lr = 0.0", {"'lr'", "(0, inf)", "got 0"}},
@@ -93,15 +93,15 @@ const Case kCases[] = {
      {"variant 'pre'", "need about", "available"}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Cases, HostileExperimentFile, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<Case>& info) {
+INSTANTIATE_TEST_SUITE_P(Cases, HostileExperimentFile, ::testing::ValuesIn(kHostileFileCases),
+                         [](const ::testing::TestParamInfo<HostileFileCase>& info) {
                            return info.param.name;
                          });
 
 TEST(HostileExperimentFileText, LongValuesAreCutInMessages) {
   const std::string long_name(300000, 'a');
   const std::string message =
-      read_error(edited("name = \"set_complement\"", "name = \"" + long_name + "\""));
+      read_error_with_path(edited("name = \"set_complement\"", "name = \"" + long_name + "\""));
   ASSERT_NE(message, "");
   EXPECT_LT(message.size(), 1000u) << message.substr(0, 200);
 }
@@ -225,7 +225,7 @@ TEST(HostileCommandLine, ModelBeyondMemoryIsRefusedWithTheEstimate) {
 // line saying so (the lock is held here by the test, as a running study would hold it).
 TEST(HostileExperimentFileCli, SecondRunOnTheSameFolderRefuses) {
   TempDir tmp;
-  std::ofstream(tmp / "e.toml") << kValid;
+  std::ofstream(tmp / "e.toml") << kValidFile;
   std::filesystem::create_directories(tmp / "out");
   const int fd = ::open((tmp / "out" / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
   ASSERT_GE(fd, 0);

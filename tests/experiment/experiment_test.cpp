@@ -26,6 +26,7 @@
 namespace normlab {
 namespace {
 
+using testing::experiment_error;
 using testing::run_normlab;
 using testing::TempDir;
 
@@ -54,14 +55,9 @@ samples = 32
 weights = ["raw", "bema"]
 )toml";
 
-// Reads `text` as an experiment file; returns the error message, or "" if it is valid.
-std::string read_error(const std::string& text, Experiment* out = nullptr) {
-  return testing::experiment_error(text, out);
-}
-
 TEST(ExperimentFile, ValidFileResolves) {
   Experiment e;
-  ASSERT_EQ(read_error(kValid, &e), "");
+  ASSERT_EQ(experiment_error(kValid, &e), "");
   EXPECT_EQ(e.name, "tiny");
   ASSERT_EQ(e.variants.size(), 3u);
   EXPECT_EQ(e.variants[1].model.scheme, Scheme::post_attn);
@@ -92,7 +88,7 @@ scheme = "peri/layernorm"
 final_norm = "off"
 )toml";
   Experiment e;
-  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(experiment_error(text, &e), "");
   ASSERT_EQ(e.variants.size(), 3u);
   EXPECT_EQ(e.variants[0].label, "pre");
   EXPECT_EQ(e.variants[1].label, "attn_ln");
@@ -122,7 +118,7 @@ scheme = "post"
 attn_norms = "out:derf"
 )toml";
   Experiment e;
-  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(experiment_error(text, &e), "");
   ASSERT_EQ(e.variants.size(), 3u);
   EXPECT_EQ(e.variants[0].model.norm, NormKind::dyt);
   EXPECT_EQ(e.variants[1].model.norm, NormKind::scalenorm);
@@ -130,8 +126,8 @@ attn_norms = "out:derf"
   const ResolvedScheme r = resolve_scheme(e.variants[2].model);
   EXPECT_TRUE(r.sublayers[0].norm_out);
   EXPECT_EQ(r.sublayers[0].kind_out, NormKind::derf);
-  EXPECT_NE(read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = "
-                                            "\"post\"\nattn_norms = \"out:tanh\"\n"))
+  EXPECT_NE(experiment_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = "
+                                                  "\"post\"\nattn_norms = \"out:tanh\"\n"))
                 .find("unknown norm 'tanh'"),
             std::string::npos);
 }
@@ -150,7 +146,7 @@ scheme = "custom"
 placement = "all: in, branch=scalar(0.5); final: on"
 )toml";
   Experiment e;
-  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(experiment_error(text, &e), "");
   ASSERT_EQ(e.variants.size(), 3u);
   EXPECT_EQ(e.variants[0].model.scheme, Scheme::layerscale);
   EXPECT_EQ(e.variants[1].model.scheme, Scheme::rezero);
@@ -159,8 +155,8 @@ placement = "all: in, branch=scalar(0.5); final: on"
   EXPECT_TRUE(r.final_norm);
   EXPECT_EQ(r.sublayers[0].branch, (ScaleSpec{ScaleKind::scalar, 0.5}));
   const std::string bad =
-      read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
-                                      "placement = \"all: in, gain=2\"\n"));
+      experiment_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
+                                            "placement = \"all: in, gain=2\"\n"));
   EXPECT_NE(bad.find("unknown setting 'gain'"), std::string::npos) << bad;
   EXPECT_NE(bad.find(":"), std::string::npos) << bad;  // FILE:LINE
 }
@@ -186,7 +182,7 @@ scheme = "hybridnorm"
 qk_norm = "none"
 )toml";
   Experiment e;
-  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(experiment_error(text, &e), "");
   ASSERT_EQ(e.variants.size(), 4u);
   EXPECT_EQ(e.variants[0].model.qk_norm, QkNorm::rmsnorm);
   EXPECT_EQ(e.variants[1].model.qk_norm, QkNorm::rmsnorm);
@@ -194,8 +190,8 @@ qk_norm = "none"
   EXPECT_EQ(e.variants[3].model.scheme, Scheme::hybridnorm);
   EXPECT_EQ(e.variants[3].model.qk_norm, QkNorm::none);
   const std::string bad =
-      read_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
-                                      "qk_norm = \"layernorm\"\n"));
+      experiment_error(kValid + std::string("\n[[variant]]\nlabel = \"x\"\nscheme = \"pre\"\n"
+                                            "qk_norm = \"layernorm\"\n"));
   EXPECT_NE(bad.find("qk_norm"), std::string::npos) << bad;
   EXPECT_NE(bad.find("l2"), std::string::npos) << bad;
   EXPECT_NE(bad.find("rmsnorm"), std::string::npos) << bad;
@@ -203,34 +199,34 @@ qk_norm = "none"
 
 TEST(ExperimentFile, VariantTableErrorsNameTheKey) {
   const std::string base = kValid;
-  EXPECT_NE(read_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),
+  EXPECT_NE(experiment_error(base + "\n[[variant]]\nscheme = \"post\"\n").find("needs a label"),
             std::string::npos);
-  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\n"
-                              "attn_norms = \"middle\"\n")
+  EXPECT_NE(experiment_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\n"
+                                    "attn_norms = \"middle\"\n")
                 .find("unknown slot 'middle'"),
             std::string::npos);
-  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nstpes = 1\n")
+  EXPECT_NE(experiment_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nstpes = 1\n")
                 .find("unknown key 'stpes'"),
             std::string::npos);
-  EXPECT_NE(read_error(base + "\n[[variant]]\nlabel = \"pre\"\nscheme = \"post\"\n")
+  EXPECT_NE(experiment_error(base + "\n[[variant]]\nlabel = \"pre\"\nscheme = \"post\"\n")
                 .find("same name on disk"),
             std::string::npos);
-  const std::string with_line =
-      read_error(base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nmlp_norms = \"post\"\n");
+  const std::string with_line = experiment_error(
+      base + "\n[[variant]]\nlabel = \"x\"\nscheme = \"post\"\nmlp_norms = \"post\"\n");
   EXPECT_NE(with_line.find("needs an MLP"), std::string::npos) << with_line;
 }
 
 TEST(ExperimentFile, UnknownKeyNamesFileLineAndKey) {
   std::string text = kValid;
   text.replace(text.find("steps = 40"), 10, "stpes = 40");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_EQ(err.rfind(":15: unknown key 'stpes' in [train]", 0), 0u) << err;
 }
 
 TEST(ExperimentFile, WrongTypeNamesFileLineAndKey) {
   std::string text = kValid;
   text.replace(text.find("width = 5"), 9, "width = \"5\"");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_EQ(err.rfind(":10: key 'width' in [model] must be an integer", 0), 0u) << err;
 }
 
@@ -239,20 +235,20 @@ TEST(ExperimentFile, WrongTypeNamesFileLineAndKey) {
 TEST(ExperimentFile, IntegersADoubleWouldRoundAreRefused) {
   std::string text = kValid;
   text.replace(text.find("batch = 8"), 9, "batch = 8\nlr = -9007199254740993");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_EQ(err.rfind(":17: key 'lr' in [train] must be a number a double holds exactly", 0), 0u)
       << err;
   text = kValid;
   text.replace(text.find("batch = 8"), 9, "batch = 8\nlr = 9007199254740992");
   Experiment e;
-  EXPECT_EQ(read_error(text, &e), "");
+  EXPECT_EQ(experiment_error(text, &e), "");
   EXPECT_EQ(e.variants.at(0).train.adam.lr, 9007199254740992.0);
 }
 
 TEST(ExperimentFile, UnknownTaskParameter) {
   std::string text = kValid;
   text.replace(text.find("v = 6"), 5, "w = 6");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_NE(err.find("unknown key 'w' in [task]"), std::string::npos) << err;
   EXPECT_NE(err.find(":7:"), std::string::npos) << err;
 }
@@ -260,17 +256,17 @@ TEST(ExperimentFile, UnknownTaskParameter) {
 TEST(ExperimentFile, BadSchemeSaysWhatIsAllowed) {
   std::string text = kValid;
   text.replace(text.find("\"mix(1)\""), 8, "\"mix(5)\"");
-  std::string err = read_error(text);
+  std::string err = experiment_error(text);
   EXPECT_NE(err.find("mix(k) needs 0 <= k <= layers"), std::string::npos) << err;
   text = kValid;
   text.replace(text.find("\"pre\""), 5, "\"prenorm\"");
-  err = read_error(text);
+  err = experiment_error(text);
   EXPECT_NE(err.find("unknown scheme 'prenorm'; allowed: pre, post"), std::string::npos) << err;
   EXPECT_NE(err.find(", custom; did you mean pre?"), std::string::npos) << err;
   // A number only for the schemes whose row takes one, each named with its own letter.
   text = kValid;
   text.replace(text.find("\"pre\""), 5, "\"pre(2)\"");
-  err = read_error(text);
+  err = experiment_error(text);
   EXPECT_NE(err.find("scheme 'pre(2)': only mix(K), block_attnres(S), hyper_connections(n) take "
                      "a number"),
             std::string::npos)
@@ -283,7 +279,7 @@ TEST(ExperimentFile, ASchemesNumberSetsItsRowsField) {
   std::string text = kValid;
   text.replace(text.find("\"mix(1)\""), 8, "\"block_attnres(3)\"");
   Experiment e;
-  ASSERT_EQ(read_error(text, &e), "");
+  ASSERT_EQ(experiment_error(text, &e), "");
   ASSERT_EQ(e.variants.size(), 3u);
   EXPECT_EQ(e.variants[2].model.scheme, Scheme::block_attnres);
   EXPECT_EQ(e.variants[2].model.block_size, 3);
@@ -293,13 +289,13 @@ TEST(ExperimentFile, ASchemesNumberSetsItsRowsField) {
 TEST(ExperimentFile, EvaluationLengthOutsideTheTaskRange) {
   std::string text = kValid;
   text.replace(text.find("lengths = [2, 5]"), 16, "lengths = [2, 6]");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_NE(err.find("set_complement"), std::string::npos) << err;
   EXPECT_NE(err.find("length 6 is outside"), std::string::npos) << err;
 }
 
 TEST(ExperimentFile, TomlSyntaxErrorHasLine) {
-  const std::string err = read_error("name = \n");
+  const std::string err = experiment_error("name = \n");
   EXPECT_EQ(err.rfind(":1:", 0), 0u) << err;
 }
 
@@ -537,13 +533,13 @@ TEST(ExperimentRun, DepthProbeOverEveryRun) {
 }
 
 TEST(ExperimentFile, ProbeSectionIsStrict) {
-  std::string err = read_error(std::string(kValid) + "[probe]\ndepht = true\n");
+  std::string err = experiment_error(std::string(kValid) + "[probe]\ndepht = true\n");
   EXPECT_NE(
       err.find("unknown key 'depht' in [probe]; allowed: batch, bridge, depth, dilution, length, "
                "lengths, samples, variance"),
       std::string::npos)
       << err;
-  err = read_error(std::string(kValid) + "[probe]\ndepth = true\nlength = 9\n");
+  err = experiment_error(std::string(kValid) + "[probe]\ndepth = true\nlength = 9\n");
   EXPECT_NE(err.find("length 9 is outside"), std::string::npos) << err;
 }
 
@@ -551,7 +547,7 @@ TEST(ExperimentFile, ValidationLengthOutsideTheTaskRange) {
   std::string text = kValid;
   text.replace(text.find("checkpoint_every = 20"), 21,
                "checkpoint_every = 20\neval_every = 5\neval_length = 6");
-  const std::string err = read_error(text);
+  const std::string err = experiment_error(text);
   EXPECT_NE(err.find("eval_length"), std::string::npos) << err;
   EXPECT_NE(err.find("length 6 is outside its range"), std::string::npos) << err;
 }

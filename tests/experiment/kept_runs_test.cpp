@@ -20,7 +20,7 @@ using testing::TempDir;
 const char* kRuns[] = {"pre__seed1", "pre__seed2", "post__seed1", "post__seed2"};
 
 // The tiny study with the dilution probe, whose files a kept run must carry.
-std::string write_study(const TempDir& dir) {
+std::string write_study_with_dilution(const TempDir& dir) {
   const std::string file = (dir / "tiny.toml").string();
   std::ofstream(file) << testing::kTinyExperiment << "\n[probe]\ndilution = true\nsamples = 16\n";
   return file;
@@ -35,7 +35,7 @@ testing::RunResult run(const std::string& file, const fs::path& out, const fs::p
 
 TEST(KeptRuns, ALostResultsFolderIsRestoredWithTheSameTables) {
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_dilution(dir);
   const fs::path keep = dir / "kept";
   const auto first = run(file, dir / "first", keep);
   ASSERT_TRUE(first.exited && first.exit_code == 0) << first.describe();
@@ -80,7 +80,7 @@ TEST(KeptRuns, ALostResultsFolderIsRestoredWithTheSameTables) {
 
 TEST(KeptRuns, RunsThatEndedBeforeKeepingAreKeptWhenTheStudyResumes) {
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_dilution(dir);
   const auto plain = run_normlab({"run", file, "--out", (dir / "out").string()});
   ASSERT_TRUE(plain.exited && plain.exit_code == 0) << plain.describe();
   const auto kept = run(file, dir / "out", dir / "kept");
@@ -93,7 +93,7 @@ TEST(KeptRuns, RunsThatEndedBeforeKeepingAreKeptWhenTheStudyResumes) {
 
 TEST(KeptRuns, AKeptRunOfOtherSettingsIsRefused) {
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_dilution(dir);
   ASSERT_EQ(run(file, dir / "a", dir / "kept").exit_code, 0);
   const auto other = run(file, dir / "b", dir / "kept", {"--set", "train.steps=41"});
   EXPECT_EQ(other.exit_code, 2) << other.describe();
@@ -107,7 +107,7 @@ TEST(KeptRuns, AKeptRunOfAnOlderVersionIsRestored) {
   // An older normlab's run.json lacks the fields added since; at their defaults they are the
   // same settings (settings_as_read), so the kept runs are restored, not refused or retrained.
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_dilution(dir);
   ASSERT_EQ(run(file, dir / "a", dir / "kept").exit_code, 0);
   for (const char* name : kRuns) {
     const fs::path run_json = dir / "kept" / name / "run.json";

@@ -38,7 +38,7 @@ std::string integrity(const std::filesystem::path& out) {
 }
 
 // The tiny study with checkpoints every 10 steps, so kills land between checkpoints too.
-std::string write_study(const TempDir& dir) {
+std::string write_study_with_checkpoints(const TempDir& dir) {
   std::string text = testing::kTinyExperiment;
   text.replace(text.find("lr = 0.01"), 9, "lr = 0.01\ncheckpoint_every = 10");
   const std::string file = (dir / "tiny.toml").string();
@@ -48,7 +48,7 @@ std::string write_study(const TempDir& dir) {
 
 TEST(KillAndResume, TwentyKillsAtRandomMomentsChangeNothing) {
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_checkpoints(dir);
   ASSERT_EQ(run_normlab({"run", file, "--out", (dir / "whole").string(), "--jobs", "2"}).exit_code,
             0);
   const std::string whole = tables(dir / "whole");
@@ -101,7 +101,7 @@ TEST(KillAndResume, AKilledMpiRankLosesOnlyItsRunInFlight) {
   GTEST_SKIP() << "built without MPI (-DNORMLAB_MPI=OFF)";
 #endif
   TempDir dir;
-  const std::string file = write_study(dir);
+  const std::string file = write_study_with_checkpoints(dir);
   ASSERT_EQ(run_normlab({"run", file, "--out", (dir / "whole").string()}).exit_code, 0);
   const std::string out = (dir / "mpi").string();
   auto mpirun = [&](const std::string& env) {

@@ -22,10 +22,11 @@
 namespace normlab {
 namespace {
 
+using testing::experiment_error;
 using testing::run_normlab;
 using testing::TempDir;
 
-const char* kStudy = R"toml(name = "tiny_probes"
+const char* kProbeStudy = R"toml(name = "tiny_probes"
 schemes = ["pre", "peri"]
 seeds = [1]
 
@@ -54,27 +55,22 @@ int lines_of(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
-// Reads `text`; returns the error without the file name, or "" if valid.
-std::string read_error(const std::string& text, Experiment* out = nullptr) {
-  return testing::experiment_error(text, out);
-}
-
 TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
-  const std::string base = std::string(kStudy) + "\n[probe]\n";
+  const std::string base = std::string(kProbeStudy) + "\n[probe]\n";
   const int probe_line = lines_of(base);  // the line of [probe]
-  std::string err = read_error(base + "variance = true\nlengths = [2, 9]\n");
+  std::string err = experiment_error(base + "variance = true\nlengths = [2, 9]\n");
   EXPECT_EQ(err.rfind(fmt::format(":{}: lengths: task set_complement", probe_line + 2), 0), 0u)
       << err;
   EXPECT_NE(err.find("length 9 is outside"), std::string::npos) << err;
 
-  err = read_error(base + "lengths = [2, 4]\n");
+  err = experiment_error(base + "lengths = [2, 4]\n");
   EXPECT_EQ(err, fmt::format(":{}: lengths apply to variance = true only", probe_line + 1));
 
-  err = read_error(base + "variance = true\nsamples = 1\n");
+  err = experiment_error(base + "variance = true\nsamples = 1\n");
   EXPECT_EQ(err.rfind(fmt::format(":{}: samples must be at least 2", probe_line + 2), 0), 0u)
       << err;
 
-  err = read_error(base + "varaince = true\n");
+  err = experiment_error(base + "varaince = true\n");
   EXPECT_NE(err.find(fmt::format(":{}: unknown key 'varaince' in [probe]", probe_line + 1)),
             std::string::npos)
       << err;
@@ -82,14 +78,14 @@ TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
   std::string other = base + "dilution = true\n";
   other.replace(other.find("name = \"set_complement\"\nv = 6"), 29,
                 "name = \"max_retrieval\"\nlevels = 6");
-  err = read_error(other);
+  err = experiment_error(other);
   EXPECT_EQ(
       err.rfind(fmt::format(":{}: dilution applies to set_complement only", probe_line + 1), 0), 0u)
       << err;
 
   // Defaults: the task's powers of two and its longest length; 2^14 where the task allows it.
   Experiment e;
-  ASSERT_EQ(read_error(base + "variance = true\ndilution = true\n", &e), "");
+  ASSERT_EQ(experiment_error(base + "variance = true\ndilution = true\n", &e), "");
   EXPECT_EQ(e.probe_lengths, (std::vector<int64_t>{1, 2, 4, 5}));
   EXPECT_EQ(e.probe_samples, 256);
   EXPECT_TRUE(e.probe_dilution);
@@ -102,7 +98,7 @@ TEST(ExperimentProbeKeys, ErrorsNameFileLineAndKey) {
 
 TEST(ExperimentProbeReports, FeaturesAndDilutionOverEveryRun) {
   TempDir tmp;
-  std::ofstream(tmp / "p.toml") << std::string(kStudy)
+  std::ofstream(tmp / "p.toml") << std::string(kProbeStudy)
                                 << "\n[probe]\nvariance = true\nsamples = 16\ndilution = true\n";
   const auto out = tmp / "results";
   const auto r = run_normlab({"run", (tmp / "p.toml").string(), "--out", out.string()});

@@ -19,7 +19,7 @@ namespace {
 
 using Sources = std::vector<std::vector<int>>;
 
-ModelConfig config(Scheme scheme, int layers, bool mlp, int block_size = 2) {
+ModelConfig attnres_config(Scheme scheme, int layers, bool mlp, int block_size = 2) {
   ModelConfig c = testing::small_model_config(scheme);
   c.layers = layers;
   c.mlp = mlp;
@@ -28,7 +28,7 @@ ModelConfig config(Scheme scheme, int layers, bool mlp, int block_size = 2) {
 }
 
 TEST(AttnResPlan, FullAttnResAttendsOverEveryEarlierOutput) {
-  const ResolvedScheme r = resolve_scheme(config(Scheme::attnres, 2, true));
+  const ResolvedScheme r = resolve_scheme(attnres_config(Scheme::attnres, 2, true));
   EXPECT_EQ(r.residual_mode, ResidualMode::attnres);
   EXPECT_EQ(r.res_block, 1);
   EXPECT_EQ(r.res_sources, (Sources{{0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}, {0, 1, 2, 3, 4}}));
@@ -41,7 +41,7 @@ TEST(AttnResPlan, FullAttnResAttendsOverEveryEarlierOutput) {
 TEST(AttnResPlan, BlocksOfTwo) {
   // S = 6 sublayers in blocks {0,1} {2,3} {4,5}: records 2, 4, 6 end blocks; records 1, 3, 5
   // are partial sums, seen only by the next sublayer.
-  const ResolvedScheme r = resolve_scheme(config(Scheme::block_attnres, 3, true, 2));
+  const ResolvedScheme r = resolve_scheme(attnres_config(Scheme::block_attnres, 3, true, 2));
   EXPECT_EQ(r.residual_mode, ResidualMode::block_attnres);
   EXPECT_EQ(r.res_sources,
             (Sources{{0}, {0, 1}, {0, 2}, {0, 2, 3}, {0, 2, 4}, {0, 2, 4, 5}, {0, 2, 4, 6}}));
@@ -52,30 +52,30 @@ TEST(AttnResPlan, BlocksOfTwo) {
 
 TEST(AttnResPlan, BlocksOfFourWithAPartialLastBlock) {
   // S = 6 in blocks {0..3} {4,5}: the final mixture sees the unfinished second block.
-  const ResolvedScheme r = resolve_scheme(config(Scheme::block_attnres, 3, true, 4));
+  const ResolvedScheme r = resolve_scheme(attnres_config(Scheme::block_attnres, 3, true, 4));
   EXPECT_EQ(r.res_sources, (Sources{{0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 4, 5}, {0, 4, 6}}));
   EXPECT_EQ(r.res_continues, (std::vector<bool>{false, true, true, true, false, true}));
   EXPECT_EQ(r.res_blocks, 3);
 }
 
 TEST(AttnResPlan, BlockLargerThanTheModelIsOneRunningSum) {
-  const ResolvedScheme r = resolve_scheme(config(Scheme::block_attnres, 3, false, 8));
+  const ResolvedScheme r = resolve_scheme(attnres_config(Scheme::block_attnres, 3, false, 8));
   EXPECT_EQ(r.res_sources, (Sources{{0}, {0, 1}, {0, 2}, {0, 3}}));
   EXPECT_EQ(r.res_blocks, 2);
 }
 
 TEST(AttnResPlan, AdditiveSchemesHaveNone) {
-  const ResolvedScheme r = resolve_scheme(config(Scheme::pre, 2, true));
+  const ResolvedScheme r = resolve_scheme(attnres_config(Scheme::pre, 2, true));
   EXPECT_EQ(r.residual_mode, ResidualMode::additive);
   EXPECT_TRUE(r.res_sources.empty());
-  Model<float> m(config(Scheme::pre, 2, true));
+  Model<float> m(attnres_config(Scheme::pre, 2, true));
   EXPECT_THROW(m.res_weights(0), std::logic_error);
   EXPECT_THROW(m.res_source(0), std::logic_error);
   EXPECT_EQ(m.layout().find("final_res.query"), nullptr);
 }
 
 TEST(AttnResLayout, OneQueryAndKeyNormPerMixingPoint) {
-  Model<float> m(config(Scheme::block_attnres, 2, true, 2));
+  Model<float> m(attnres_config(Scheme::block_attnres, 2, true, 2));
   const int64_t D = 8;
   for (const std::string prefix :
        {"layers.0.attn.", "layers.0.mlp.", "layers.1.attn.", "layers.1.mlp.", "final_res."}) {
@@ -112,7 +112,7 @@ std::vector<int32_t> random_tokens(int64_t n, int vocab, uint64_t seed) {
 TEST(AttnResForward, ZeroQueriesGiveUniformWeights) {
   for (int block : {1, 2, 3}) {
     SCOPED_TRACE("block size " + std::to_string(block));
-    const ModelConfig c = config(Scheme::block_attnres, 3, true, block);
+    const ModelConfig c = attnres_config(Scheme::block_attnres, 3, true, block);
     Model<double> m(c);
     m.init(2);
     const int64_t B = 2, T = 5, N = B * T, D = c.width;
@@ -173,8 +173,8 @@ bool same_bits(const float* a, const float* b, size_t n) {
 TEST(AttnResForward, BlockSizeOneIsAttnRes) {
   for (bool mlp : {true, false}) {
     SCOPED_TRACE(mlp ? "with MLP" : "attention only");
-    Model<float> full(config(Scheme::attnres, 3, mlp));
-    Model<float> blocks(config(Scheme::block_attnres, 3, mlp, 1));
+    Model<float> full(attnres_config(Scheme::attnres, 3, mlp));
+    Model<float> blocks(attnres_config(Scheme::block_attnres, 3, mlp, 1));
     ASSERT_EQ(full.layout().tensors().size(), blocks.layout().tensors().size());
     for (size_t t = 0; t < full.layout().tensors().size(); ++t) {
       EXPECT_EQ(full.layout().tensors()[t].name, blocks.layout().tensors()[t].name);
@@ -200,7 +200,7 @@ TEST(AttnResForward, BlockSizeOneIsAttnRes) {
     // The mixtures are not uniform, and attnres differs from block_attnres(2).
     const float* w = full.res_weights(full.num_sublayers());
     EXPECT_GT(std::abs(w[0] - w[1]), 1e-3);
-    Model<float> two(config(Scheme::block_attnres, 3, mlp, 2));
+    Model<float> two(attnres_config(Scheme::block_attnres, 3, mlp, 2));
     two.params() = full.params();
     const float* c = two.forward(tokens.data(), B, T);
     EXPECT_FALSE(same_bits(la.data(), c, N * V));

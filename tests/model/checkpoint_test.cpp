@@ -23,7 +23,7 @@ namespace {
 using testing::input_error;
 using testing::TempDir;
 
-ModelConfig small_config(Scheme scheme, NormKind norm) {
+ModelConfig checkpoint_config(Scheme scheme, NormKind norm) {
   ModelConfig c;
   c.vocab = 10;
   c.width = 8;
@@ -42,7 +42,7 @@ TEST(Checkpoint, RoundTripIsBitIdentical) {
         std::pair{Scheme::deepnorm, NormKind::rmsnorm}, std::pair{Scheme::peri, NormKind::derf},
         std::pair{Scheme::post, NormKind::scalenorm},
         std::pair{Scheme::sqrt_scaling, NormKind::dyt}}) {
-    ModelConfig c = small_config(scheme, norm);
+    ModelConfig c = checkpoint_config(scheme, norm);
     c.pos = PosEncoding::learned;
     c.max_len = 16;
     c.tied = scheme == Scheme::ngpt;
@@ -66,7 +66,7 @@ TEST(Checkpoint, RoundTripKeepsQkNormAndHybridNorm) {
   for (const auto& [scheme, qk] :
        {std::pair{Scheme::pre, QkNorm::l2}, std::pair{Scheme::block_attnres, QkNorm::rmsnorm},
         std::pair{Scheme::hybridnorm, QkNorm::none}}) {
-    ModelConfig c = small_config(scheme, NormKind::rmsnorm);
+    ModelConfig c = checkpoint_config(scheme, NormKind::rmsnorm);
     c.qk_norm = qk;
     Model<float> m(c);
     m.init(3);
@@ -87,7 +87,7 @@ TEST(Checkpoint, RoundTripKeepsQkNormAndHybridNorm) {
 
 TEST(Checkpoint, SavingTwiceGivesTheSameBytes) {
   TempDir dir;
-  Model<float> m(small_config(Scheme::peri, NormKind::rmsnorm));
+  Model<float> m(checkpoint_config(Scheme::peri, NormKind::rmsnorm));
   m.init(8);
   save_checkpoint(dir / "a", m);
   save_checkpoint(dir / "b", m);
@@ -105,7 +105,7 @@ TEST(Checkpoint, SavingTwiceGivesTheSameBytes) {
 
 TEST(Checkpoint, ExpectedConfigMustMatch) {
   TempDir dir;
-  const ModelConfig c = small_config(Scheme::pre, NormKind::rmsnorm);
+  const ModelConfig c = checkpoint_config(Scheme::pre, NormKind::rmsnorm);
   Model<float> m(c);
   m.init(1);
   save_checkpoint(dir.path(), m);
@@ -143,7 +143,7 @@ TEST(Checkpoint, MissingDirectory) {
 
 TEST(Checkpoint, ExtraMetadataIsKept) {
   TempDir dir;
-  const ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  const ModelConfig c = checkpoint_config(Scheme::post, NormKind::layernorm);
   Model<float> m(c);
   m.init(2);
   save_param_file(dir / "p.safetensors", c, m.layout(), m.params(), {{"step", "42"}});

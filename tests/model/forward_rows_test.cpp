@@ -23,7 +23,7 @@
 namespace normlab {
 namespace {
 
-struct Case {
+struct RowsCase {
   Scheme scheme;
   PosEncoding pos;
   bool causal;
@@ -40,7 +40,7 @@ struct Case {
 
 // gtest prints a case with this (its default prints the struct's bytes, padding included, so
 // the names changed from run to run).
-void PrintTo(const Case& k, std::ostream* os) {
+void PrintTo(const RowsCase& k, std::ostream* os) {
   *os << to_string(k.scheme) << ", " << to_string(k.pos) << (k.causal ? ", causal" : "")
       << ", layers " << k.layers << (k.mlp ? "" : ", no MLP");
   if (k.scheme == Scheme::block_attnres) *os << ", block " << k.block_size;
@@ -53,7 +53,7 @@ void PrintTo(const Case& k, std::ostream* os) {
   if (k.qk_norm != QkNorm::none) *os << ", qk_norm " << to_string(k.qk_norm);
 }
 
-ModelConfig config_of(const Case& k) {
+ModelConfig config_of(const RowsCase& k) {
   ModelConfig c;
   c.vocab = 11;
   c.width = 16;
@@ -79,7 +79,7 @@ ModelConfig config_of(const Case& k) {
 
 // The case's model in float, initialized, with AttnRes queries and key gains, learnable residual
 // and branch factors and hyper-connections' weights moved off their inits.
-std::unique_ptr<Model<float>> model_of(const Case& k) {
+std::unique_ptr<Model<float>> model_of(const RowsCase& k) {
   auto m = std::make_unique<Model<float>>(config_of(k));
   m->init(3);
   Rng prng(4);
@@ -96,7 +96,7 @@ std::unique_ptr<Model<float>> model_of(const Case& k) {
 }
 
 // Long enough that the streaming kernel crosses several key blocks of 256.
-constexpr int64_t kBatch = 2, kLen = 600, kFields = 2;
+constexpr int64_t kRowsBatch = 2, kRowsLen = 600, kRowsFields = 2;
 
 struct ListedLogits {
   std::vector<double> full;  // the training forward's logits of the listed rows
@@ -107,22 +107,23 @@ template <typename T>
 ListedLogits listed_logits(Model<T>& m) {
   const int V = m.config().vocab;
   Rng rng(9);
-  std::vector<int32_t> tokens(kBatch * kLen * kFields);
+  std::vector<int32_t> tokens(kRowsBatch * kRowsLen * kRowsFields);
   // Field 0 always holds a token; field 1 is empty a third of the time.
   for (size_t k = 0; k < tokens.size(); ++k) {
-    const bool empty = k % kFields != 0 && rng.below(3) == 0;
+    const bool empty = k % kRowsFields != 0 && rng.below(3) == 0;
     tokens[k] = empty ? -1 : static_cast<int32_t>(rng.below(V));
   }
-  const std::vector<int64_t> rows = {0, 5, 299, kLen - 1, kLen, kLen + 257, 2 * kLen - 1};
+  const std::vector<int64_t> rows = {
+      0, 5, 299, kRowsLen - 1, kRowsLen, kRowsLen + 257, 2 * kRowsLen - 1};
   ListedLogits out;
-  const T* full = m.forward(tokens.data(), kBatch, kLen, kFields);
+  const T* full = m.forward(tokens.data(), kRowsBatch, kRowsLen, kRowsFields);
   for (int64_t r : rows) out.full.insert(out.full.end(), full + r * V, full + (r + 1) * V);
-  const T* got = m.forward_rows(tokens.data(), kBatch, kLen, kFields, rows);
+  const T* got = m.forward_rows(tokens.data(), kRowsBatch, kRowsLen, kRowsFields, rows);
   out.rows.assign(got, got + rows.size() * V);
   return out;
 }
 
-class ForwardRows : public ::testing::TestWithParam<Case> {};
+class ForwardRows : public ::testing::TestWithParam<RowsCase> {};
 
 // The streaming path's logits against the training forward's, both in float and in double, the
 // double model holding the float model's parameters. The reference is the training forward in
@@ -135,7 +136,7 @@ TEST_P(ForwardRows, MatchesTrainingForward) {
   Model<double> m64(m32->config());
   m64.params().assign(m32->params().begin(), m32->params().end());
   const ListedLogits f = listed_logits(*m32), d = listed_logits(m64);
-  const double K = forward_roundings(m32->config(), kLen);
+  const double K = forward_roundings(m32->config(), kRowsLen);
   const double bound = rounding_bound(K, max_abs_diff(f.full, d.full), max_abs(d.full));
   const double err32 = max_abs_diff(f.rows, d.full), err64 = max_abs_diff(d.rows, d.full);
   EXPECT_LE(err32, bound) << "float";
@@ -147,164 +148,166 @@ TEST_P(ForwardRows, MatchesTrainingForward) {
 INSTANTIATE_TEST_SUITE_P(
     Schemes, ForwardRows,
     ::testing::Values(
-        Case{Scheme::pre, PosEncoding::none, true, 1},
-        Case{Scheme::post, PosEncoding::rope, true, 2},
+        RowsCase{Scheme::pre, PosEncoding::none, true, 1},
+        RowsCase{Scheme::post, PosEncoding::rope, true, 2},
         // ALiBi in the streaming attention, causal and bidirectional.
-        Case{Scheme::pre, PosEncoding::alibi, true, 2},
-        Case{Scheme::peri, PosEncoding::alibi, false, 2},
+        RowsCase{Scheme::pre, PosEncoding::alibi, true, 2},
+        RowsCase{Scheme::peri, PosEncoding::alibi, false, 2},
         // Transformer-XL's relative terms in the streaming attention.
-        Case{Scheme::pre, PosEncoding::relative, true, 2},
-        Case{Scheme::post, PosEncoding::relative, false, 2},
-        Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
-        Case{Scheme::post_attn, PosEncoding::learned, true, 1},
-        Case{Scheme::ngpt, PosEncoding::none, false, 2},
+        RowsCase{Scheme::pre, PosEncoding::relative, true, 2},
+        RowsCase{Scheme::post, PosEncoding::relative, false, 2},
+        RowsCase{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
+        RowsCase{Scheme::post_attn, PosEncoding::learned, true, 1},
+        RowsCase{Scheme::ngpt, PosEncoding::none, false, 2},
         // nGPT's q/k normalization after RoPE; N(x) of learned positions.
-        Case{Scheme::ngpt, PosEncoding::rope, true, 3},
-        Case{Scheme::ngpt, PosEncoding::learned, true, 2},
-        Case{Scheme::deepnorm, PosEncoding::none, true, 3},
-        Case{Scheme::mix, PosEncoding::rope, false, 2},
-        Case{Scheme::sqrt_scaling, PosEncoding::none, true, 2},
-        Case{Scheme::attnres, PosEncoding::rope, true, 2},
-        Case{Scheme::attnres, PosEncoding::none, false, 2, 1, false},
-        Case{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
-        Case{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
-        Case{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
-        Case{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
-        Case{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
-        Case{Scheme::rezero, PosEncoding::learned, true, 2},
-        Case{Scheme::pre_and_post, PosEncoding::none, false, 2},
+        RowsCase{Scheme::ngpt, PosEncoding::rope, true, 3},
+        RowsCase{Scheme::ngpt, PosEncoding::learned, true, 2},
+        RowsCase{Scheme::deepnorm, PosEncoding::none, true, 3},
+        RowsCase{Scheme::mix, PosEncoding::rope, false, 2},
+        RowsCase{Scheme::sqrt_scaling, PosEncoding::none, true, 2},
+        RowsCase{Scheme::attnres, PosEncoding::rope, true, 2},
+        RowsCase{Scheme::attnres, PosEncoding::none, false, 2, 1, false},
+        RowsCase{Scheme::block_attnres, PosEncoding::learned, true, 2, 3},
+        RowsCase{Scheme::block_attnres, PosEncoding::none, false, 3, 2},
+        RowsCase{Scheme::block_attnres, PosEncoding::sinusoidal, true, 3, 2, false},
+        RowsCase{Scheme::block_attnres, PosEncoding::rope, true, 3, 4},
+        RowsCase{Scheme::layernorm_scaling, PosEncoding::rope, true, 3},
+        RowsCase{Scheme::rezero, PosEncoding::learned, true, 2},
+        RowsCase{Scheme::pre_and_post, PosEncoding::none, false, 2},
         // Two streams: y (and SiameseNorm's x̂) cut to the listed rows at the last
         // attention, with an MLP after it and without.
-        Case{.scheme = Scheme::resi_dual, .pos = PosEncoding::rope, .causal = true, .layers = 2},
-        Case{Scheme::resi_dual, PosEncoding::learned, false, 2, 2, false},
-        Case{.scheme = Scheme::siamesenorm, .pos = PosEncoding::rope, .causal = true, .layers = 3},
+        RowsCase{
+            .scheme = Scheme::resi_dual, .pos = PosEncoding::rope, .causal = true, .layers = 2},
+        RowsCase{Scheme::resi_dual, PosEncoding::learned, false, 2, 2, false},
+        RowsCase{
+            .scheme = Scheme::siamesenorm, .pos = PosEncoding::rope, .causal = true, .layers = 3},
         // Hyper-connections: the n streams and the sublayer's weights cut to the
         // listed rows at the last attention; HC and mHC.
-        Case{.scheme = Scheme::hyper_connections,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 2},
-        Case{.scheme = Scheme::hyper_connections,
-             .pos = PosEncoding::learned,
-             .causal = false,
-             .layers = 2,
-             .mlp = false,
-             .norm = NormKind::rmsnorm,
-             .streams = 3},
-        Case{.scheme = Scheme::hyper_connections,
-             .pos = PosEncoding::sinusoidal,
-             .causal = true,
-             .layers = 3,
-             .sinkhorn = true},
-        Case{.scheme = Scheme::hyper_connections,
-             .pos = PosEncoding::none,
-             .causal = true,
-             .layers = 2,
-             .mlp = false,
-             .norm = NormKind::derf,
-             .streams = 2,
-             .sinkhorn = true},
-        Case{.scheme = Scheme::siamesenorm,
-             .pos = PosEncoding::sinusoidal,
-             .causal = false,
-             .layers = 2,
-             .mlp = false,
-             .norm = NormKind::rmsnorm},
-        Case{.scheme = Scheme::siamesenorm,
-             .pos = PosEncoding::none,
-             .causal = true,
-             .layers = 2,
-             .norm = NormKind::derf},
-        Case{.scheme = Scheme::custom,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 3,
-             .placement = "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
-                          "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"},
+        RowsCase{.scheme = Scheme::hyper_connections,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 2},
+        RowsCase{.scheme = Scheme::hyper_connections,
+                 .pos = PosEncoding::learned,
+                 .causal = false,
+                 .layers = 2,
+                 .mlp = false,
+                 .norm = NormKind::rmsnorm,
+                 .streams = 3},
+        RowsCase{.scheme = Scheme::hyper_connections,
+                 .pos = PosEncoding::sinusoidal,
+                 .causal = true,
+                 .layers = 3,
+                 .sinkhorn = true},
+        RowsCase{.scheme = Scheme::hyper_connections,
+                 .pos = PosEncoding::none,
+                 .causal = true,
+                 .layers = 2,
+                 .mlp = false,
+                 .norm = NormKind::derf,
+                 .streams = 2,
+                 .sinkhorn = true},
+        RowsCase{.scheme = Scheme::siamesenorm,
+                 .pos = PosEncoding::sinusoidal,
+                 .causal = false,
+                 .layers = 2,
+                 .mlp = false,
+                 .norm = NormKind::rmsnorm},
+        RowsCase{.scheme = Scheme::siamesenorm,
+                 .pos = PosEncoding::none,
+                 .causal = true,
+                 .layers = 2,
+                 .norm = NormKind::derf},
+        RowsCase{.scheme = Scheme::custom,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 3,
+                 .placement = "all: in+post, residual=scalar(0.9), branch=vector(0.5), "
+                              "input=1/sqrt(l+1); attn[1:]: out; final: on; embed: on"},
         // The kinds with scalar parameters, as the model's norm and on one slot.
-        Case{.scheme = Scheme::pre,
-             .pos = PosEncoding::none,
-             .causal = true,
-             .layers = 2,
-             .norm = NormKind::dyt},
-        Case{.scheme = Scheme::post,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 2,
-             .norm = NormKind::derf},
-        Case{.scheme = Scheme::peri_init,
-             .pos = PosEncoding::sinusoidal,
-             .causal = false,
-             .layers = 2,
-             .norm = NormKind::scalenorm},
-        Case{.scheme = Scheme::ngpt,
-             .pos = PosEncoding::none,
-             .causal = true,
-             .layers = 2,
-             .norm = NormKind::scalenorm},
-        Case{.scheme = Scheme::block_attnres,
-             .pos = PosEncoding::learned,
-             .causal = true,
-             .layers = 3,
-             .block_size = 2,
-             .norm = NormKind::derf},
-        Case{.scheme = Scheme::post,
-             .pos = PosEncoding::learned,
-             .causal = true,
-             .layers = 2,
-             .attn_norms = "out:dyt"},
-        Case{.scheme = Scheme::pre,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 2,
-             .norm = NormKind::rmsnorm,
-             .attn_norms = "in:scalenorm+post:derf"},
+        RowsCase{.scheme = Scheme::pre,
+                 .pos = PosEncoding::none,
+                 .causal = true,
+                 .layers = 2,
+                 .norm = NormKind::dyt},
+        RowsCase{.scheme = Scheme::post,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 2,
+                 .norm = NormKind::derf},
+        RowsCase{.scheme = Scheme::peri_init,
+                 .pos = PosEncoding::sinusoidal,
+                 .causal = false,
+                 .layers = 2,
+                 .norm = NormKind::scalenorm},
+        RowsCase{.scheme = Scheme::ngpt,
+                 .pos = PosEncoding::none,
+                 .causal = true,
+                 .layers = 2,
+                 .norm = NormKind::scalenorm},
+        RowsCase{.scheme = Scheme::block_attnres,
+                 .pos = PosEncoding::learned,
+                 .causal = true,
+                 .layers = 3,
+                 .block_size = 2,
+                 .norm = NormKind::derf},
+        RowsCase{.scheme = Scheme::post,
+                 .pos = PosEncoding::learned,
+                 .causal = true,
+                 .layers = 2,
+                 .attn_norms = "out:dyt"},
+        RowsCase{.scheme = Scheme::pre,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 2,
+                 .norm = NormKind::rmsnorm,
+                 .attn_norms = "in:scalenorm+post:derf"},
         // QK-norm on the streamed q and k rows, and HybridNorm's q, k, v norms.
-        Case{.scheme = Scheme::pre,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 2,
-             .qk_norm = QkNorm::l2},
-        Case{.scheme = Scheme::post,
-             .pos = PosEncoding::none,
-             .causal = false,
-             .layers = 2,
-             .qk_norm = QkNorm::rmsnorm},
-        Case{.scheme = Scheme::block_attnres,
-             .pos = PosEncoding::rope,
-             .causal = true,
-             .layers = 3,
-             .block_size = 2,
-             .qk_norm = QkNorm::l2},
-        Case{.scheme = Scheme::peri,
-             .pos = PosEncoding::learned,
-             .causal = true,
-             .layers = 2,
-             .mlp = false,
-             .qk_norm = QkNorm::rmsnorm},
-        Case{Scheme::hybridnorm, PosEncoding::rope, true, 2},
-        Case{.scheme = Scheme::hybridnorm,
-             .pos = PosEncoding::none,
-             .causal = true,
-             .layers = 3,
-             .norm = NormKind::rmsnorm,
-             .placement = "all[0:1]: in"},
-        Case{.scheme = Scheme::hybridnorm,
-             .pos = PosEncoding::sinusoidal,
-             .causal = false,
-             .layers = 2,
-             .mlp = false,
-             .norm = NormKind::dyt},
+        RowsCase{.scheme = Scheme::pre,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 2,
+                 .qk_norm = QkNorm::l2},
+        RowsCase{.scheme = Scheme::post,
+                 .pos = PosEncoding::none,
+                 .causal = false,
+                 .layers = 2,
+                 .qk_norm = QkNorm::rmsnorm},
+        RowsCase{.scheme = Scheme::block_attnres,
+                 .pos = PosEncoding::rope,
+                 .causal = true,
+                 .layers = 3,
+                 .block_size = 2,
+                 .qk_norm = QkNorm::l2},
+        RowsCase{.scheme = Scheme::peri,
+                 .pos = PosEncoding::learned,
+                 .causal = true,
+                 .layers = 2,
+                 .mlp = false,
+                 .qk_norm = QkNorm::rmsnorm},
+        RowsCase{Scheme::hybridnorm, PosEncoding::rope, true, 2},
+        RowsCase{.scheme = Scheme::hybridnorm,
+                 .pos = PosEncoding::none,
+                 .causal = true,
+                 .layers = 3,
+                 .norm = NormKind::rmsnorm,
+                 .placement = "all[0:1]: in"},
+        RowsCase{.scheme = Scheme::hybridnorm,
+                 .pos = PosEncoding::sinusoidal,
+                 .causal = false,
+                 .layers = 2,
+                 .mlp = false,
+                 .norm = NormKind::dyt},
         // Value residual: every attention's values mixed with V_1, which inference keeps for
         // all rows while the stream narrows to the listed ones.
-        Case{Scheme::resformer, PosEncoding::rope, true, 3},
-        Case{.scheme = Scheme::resformer,
-             .pos = PosEncoding::none,
-             .causal = false,
-             .layers = 3,
-             .mlp = false,
-             .norm = NormKind::rmsnorm,
-             .qk_norm = QkNorm::rmsnorm}));
+        RowsCase{Scheme::resformer, PosEncoding::rope, true, 3},
+        RowsCase{.scheme = Scheme::resformer,
+                 .pos = PosEncoding::none,
+                 .causal = false,
+                 .layers = 3,
+                 .mlp = false,
+                 .norm = NormKind::rmsnorm,
+                 .qk_norm = QkNorm::rmsnorm}));
 
 }  // namespace
 }  // namespace normlab

@@ -17,14 +17,14 @@
 namespace normlab {
 namespace {
 
-struct Case {
+struct TraceCase {
   Scheme scheme;
   PosEncoding pos;
   bool causal;
   int layers;
 };
 
-class ForwardRowsTrace : public ::testing::TestWithParam<Case> {};
+class ForwardRowsTrace : public ::testing::TestWithParam<TraceCase> {};
 
 // One activation of one sublayer at the traced rows: the largest error of the trace and of the
 // training forward (both float) against the training forward in double, and the reference's
@@ -119,14 +119,14 @@ TEST_P(ForwardRowsTrace, MatchesTrainingForwardActivations) {
 
 INSTANTIATE_TEST_SUITE_P(
     Schemes, ForwardRowsTrace,
-    ::testing::Values(Case{Scheme::pre, PosEncoding::none, true, 1},
-                      Case{Scheme::post, PosEncoding::rope, true, 2},
-                      Case{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
-                      Case{Scheme::post_attn, PosEncoding::learned, true, 2},
-                      Case{Scheme::ngpt, PosEncoding::none, false, 2},
-                      Case{Scheme::deepnorm, PosEncoding::none, true, 3},
-                      Case{Scheme::attnres, PosEncoding::rope, true, 2},
-                      Case{Scheme::block_attnres, PosEncoding::none, true, 3}));
+    ::testing::Values(TraceCase{Scheme::pre, PosEncoding::none, true, 1},
+                      TraceCase{Scheme::post, PosEncoding::rope, true, 2},
+                      TraceCase{Scheme::peri_init, PosEncoding::sinusoidal, false, 2},
+                      TraceCase{Scheme::post_attn, PosEncoding::learned, true, 2},
+                      TraceCase{Scheme::ngpt, PosEncoding::none, false, 2},
+                      TraceCase{Scheme::deepnorm, PosEncoding::none, true, 3},
+                      TraceCase{Scheme::attnres, PosEncoding::rope, true, 2},
+                      TraceCase{Scheme::block_attnres, PosEncoding::none, true, 3}));
 
 }  // namespace
 }  // namespace normlab

@@ -22,12 +22,13 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/base/rng.hpp"
 #include "normlab/model/model.hpp"
+#include "support/param_tensors.hpp"
 #include "support/small_model.hpp"
 
 namespace normlab {
 namespace {
 
-ModelConfig config(int streams = 4, bool sinkhorn = false, int layers = 3) {
+ModelConfig hyper_config(int streams = 4, bool sinkhorn = false, int layers = 3) {
   ModelConfig c = testing::small_model_config(Scheme::hyper_connections);
   c.layers = layers;
   c.norm = NormKind::rmsnorm;
@@ -45,18 +46,12 @@ std::vector<int32_t> tokens(const ModelConfig& c, int64_t N, uint64_t seed) {
   return t;
 }
 
-const TensorSpec& tensor(const Model<double>& m, const std::string& name) {
-  const TensorSpec* t = m.layout().find(name);
-  if (t == nullptr) throw std::logic_error("no tensor " + name);
-  return *t;
-}
-
 std::string sublayer_prefix(int i) {
   return "layers." + std::to_string(i / 2) + (i % 2 == 0 ? ".attn" : ".mlp");
 }
 
 TEST(HyperConnections, TensorsInLayoutOrder) {
-  Model<float> hc(config(3, false, 1));
+  Model<float> hc(hyper_config(3, false, 1));
   std::vector<std::string> names;
   for (const TensorSpec& t : hc.layout().tensors()) names.push_back(t.name);
   const std::vector<std::string> expected = {"embed.weight",
@@ -88,7 +83,7 @@ TEST(HyperConnections, TensorsInLayoutOrder) {
   EXPECT_EQ(hc.layout().find("layers.0.attn.hc.static_alpha")->shape, (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(hc.layout().find("layers.0.attn.hc.dynamic_alpha_fn")->shape,
             (std::vector<int64_t>{8, 4}));
-  Model<float> mhc(config(3, true, 1));
+  Model<float> mhc(hyper_config(3, true, 1));
   names.clear();
   for (const TensorSpec& t : mhc.layout().tensors()) {
     if (t.name.starts_with("layers.0.attn.hc.")) names.push_back(t.name);
@@ -111,7 +106,7 @@ TEST(HyperConnections, TensorsInLayoutOrder) {
 // elsewhere (mHC); A_r = I, B = 1. Checked in the parameters and in the weights the forward used.
 TEST(HyperConnections, InitReadsStreamIModN) {
   for (const bool sinkhorn : {false, true}) {
-    const ModelConfig c = config(4, sinkhorn, 3);  // 6 sublayers: streams 0 1 2 3 0 1
+    const ModelConfig c = hyper_config(4, sinkhorn, 3);  // 6 sublayers: streams 0 1 2 3 0 1
     Model<double> m(c);
     m.init(5);
     const int n = c.streams, S = m.num_sublayers();
@@ -119,12 +114,14 @@ TEST(HyperConnections, InitReadsStreamIModN) {
       const std::string p = sublayer_prefix(i) + ".hc.";
       for (int s = 0; s < n; ++s) {
         if (!sinkhorn) {
-          const double* alpha = m.params().data() + tensor(m, p + "static_alpha").offset;
+          const double* alpha =
+              m.params().data() + testing::tensor_named(m, p + "static_alpha").offset;
           EXPECT_EQ(alpha[s * (n + 1)], s == i % n ? 1.0 : 0.0) << p << " stream " << s;
           for (int j = 0; j < n; ++j) EXPECT_EQ(alpha[s * (n + 1) + 1 + j], s == j ? 1.0 : 0.0);
-          EXPECT_EQ(m.params()[tensor(m, p + "static_beta").offset + s], 1.0);
+          EXPECT_EQ(m.params()[testing::tensor_named(m, p + "static_beta").offset + s], 1.0);
         } else {
-          EXPECT_EQ(m.params()[tensor(m, p + "b_pre").offset + s], s == i % n ? 0.0 : -8.0);
+          EXPECT_EQ(m.params()[testing::tensor_named(m, p + "b_pre").offset + s],
+                    s == i % n ? 0.0 : -8.0);
         }
       }
     }
@@ -190,7 +187,7 @@ TEST(HyperConnections, SinkhornIsDoublyStochasticAndDifferentiable) {
 // B ∈ (0, 2); HC's weights are its static weights plus the scaled tanh of N(H) W.
 TEST(HyperConnections, WeightsOfTheForward) {
   for (const bool sinkhorn : {false, true}) {
-    const ModelConfig c = config(3, sinkhorn, 2);
+    const ModelConfig c = hyper_config(3, sinkhorn, 2);
     Model<double> m(c);
     m.init(5);
     randomize_hyper(m, 7);
@@ -229,13 +226,13 @@ TEST(HyperConnections, WeightsOfTheForward) {
     if (sinkhorn) continue;
     // HC, sublayer 0: every stream is the embedding e, so H̄_s = rmsnorm(e) (gain 1) for each s.
     const std::string p = "layers.0.attn.hc.";
-    const double* Sa = m.params().data() + tensor(m, p + "static_alpha").offset;
-    const double* Sb = m.params().data() + tensor(m, p + "static_beta").offset;
-    const double* Wa = m.params().data() + tensor(m, p + "dynamic_alpha_fn").offset;
-    const double* Wb = m.params().data() + tensor(m, p + "dynamic_beta_fn").offset;
-    const double sa = m.params()[tensor(m, p + "dynamic_alpha_scale").offset];
-    const double sb = m.params()[tensor(m, p + "dynamic_beta_scale").offset];
-    const double* gain = m.params().data() + tensor(m, p + "norm.weight").offset;
+    const double* Sa = m.params().data() + testing::tensor_named(m, p + "static_alpha").offset;
+    const double* Sb = m.params().data() + testing::tensor_named(m, p + "static_beta").offset;
+    const double* Wa = m.params().data() + testing::tensor_named(m, p + "dynamic_alpha_fn").offset;
+    const double* Wb = m.params().data() + testing::tensor_named(m, p + "dynamic_beta_fn").offset;
+    const double sa = m.params()[testing::tensor_named(m, p + "dynamic_alpha_scale").offset];
+    const double sb = m.params()[testing::tensor_named(m, p + "dynamic_beta_scale").offset];
+    const double* gain = m.params().data() + testing::tensor_named(m, p + "norm.weight").offset;
     const double* mix = m.hyper_mix(0);
     for (int64_t r = 0; r < N; ++r) {
       // stream(0) is h = Σ A_m[s] e, so e = h / Σ A_m.
@@ -267,7 +264,7 @@ TEST(HyperConnections, WeightsOfTheForward) {
 // At init (A_r = I, B = 1, A_m one-hot) every stream is e + Σ_{k<i} z_k, so the output, the
 // sum of the n streams, is n times that: n · (e + Σ z).
 TEST(HyperConnections, OutputIsTheSumOfTheStreams) {
-  const ModelConfig c = config(3, false, 2);
+  const ModelConfig c = hyper_config(3, false, 2);
   Model<double> m(c);
   m.init(5);
   const int64_t B = 1, T = 5, N = B * T;
@@ -289,7 +286,7 @@ TEST(HyperConnections, FieldsInJsonOnlyWhenSet) {
   const nlohmann::json j = to_json(pre);
   EXPECT_FALSE(j.contains("streams"));
   EXPECT_FALSE(j.contains("sinkhorn"));
-  ModelConfig c = config(4, false);
+  ModelConfig c = hyper_config(4, false);
   EXPECT_FALSE(to_json(c).contains("streams"));
   c.streams = 2;
   c.sinkhorn = true;
@@ -299,7 +296,7 @@ TEST(HyperConnections, FieldsInJsonOnlyWhenSet) {
   EXPECT_EQ(model_config_from_json(k).streams, 2);
   EXPECT_TRUE(model_config_from_json(k).sinkhorn);
   EXPECT_EQ(scheme_label(c), "hyper_connections(2)[sinkhorn]");
-  EXPECT_EQ(scheme_label(config(4, false)), "hyper_connections(4)");
+  EXPECT_EQ(scheme_label(hyper_config(4, false)), "hyper_connections(4)");
 }
 
 TEST(HyperConnections, Refusals) {
@@ -311,26 +308,26 @@ TEST(HyperConnections, Refusals) {
   pre.sinkhorn = true;
   EXPECT_EQ(validation_error(pre),
             "sinkhorn applies only to scheme hyper_connections (got scheme pre)");
-  ModelConfig c = config(1);
+  ModelConfig c = hyper_config(1);
   EXPECT_EQ(validation_error(c), "streams must be an integer from 2 to 64 (got 1)");
-  c = config();
+  c = hyper_config();
   c.placement = parse_placement("all: in+out");
   EXPECT_EQ(validation_error(c),
             "placement cannot change scheme hyper_connections, which takes no overrides: its "
             "block is defined with exactly its own norms");
-  c = config();
+  c = hyper_config();
   c.attn_norms = parse_norm_placement("out");
   EXPECT_NE(validation_error(c).find("attn_norms cannot change scheme hyper_connections"),
             std::string::npos);
-  c = config();
+  c = hyper_config();
   c.qk_norm = QkNorm::l2;
   EXPECT_NE(validation_error(c).find("qk_norm = l2 cannot change scheme hyper_connections"),
             std::string::npos);
-  c = config();
+  c = hyper_config();
   c.norm = NormKind::none;
   EXPECT_NE(validation_error(c).find("scheme hyper_connections needs a norm"), std::string::npos);
   for (const bool sinkhorn : {false, true}) {
-    c = config(2, sinkhorn);
+    c = hyper_config(2, sinkhorn);
     c.final_norm = Toggle::off;
     c.embed_norm = Toggle::on;
     EXPECT_EQ(validation_error(c), "");

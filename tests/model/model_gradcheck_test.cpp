@@ -50,7 +50,7 @@ namespace {
 
 using testing::config_line;
 
-struct Batch {
+struct GradBatch {
   std::vector<int32_t> tokens;
   std::vector<double> target;  // (N, V) soft targets, every token listed (row n → target n)
   std::vector<int32_t> target_tokens;   // (N, V) 0 … V−1 in every row
@@ -65,9 +65,9 @@ struct Batch {
   }
 };
 
-Batch make_batch(const ModelConfig& c, int64_t B, int64_t T, uint64_t seed) {
+GradBatch make_batch(const ModelConfig& c, int64_t B, int64_t T, uint64_t seed) {
   Rng rng(seed);
-  Batch b;
+  GradBatch b;
   const int64_t N = B * T;
   for (int64_t n = 0; n < N; ++n) b.tokens.push_back(static_cast<int32_t>(rng.below(c.vocab)));
   b.target.resize(N * c.vocab);
@@ -83,7 +83,7 @@ Batch make_batch(const ModelConfig& c, int64_t B, int64_t T, uint64_t seed) {
   return b;
 }
 
-double loss_of(Model<double>& m, const Batch& b, int64_t B, int64_t T,
+double loss_of(Model<double>& m, const GradBatch& b, int64_t B, int64_t T,
                std::vector<double>* dlogits) {
   const double* logits = m.forward(b.tokens.data(), B, T);
   return cross_entropy(logits, b.targets(), b.weight.data(), dlogits ? dlogits->data() : nullptr,
@@ -97,7 +97,7 @@ std::string sublayer_name(const Model<double>& m, int i) {
 }
 
 // Returns the worst per-tensor relative error and names it in `worst`.
-double max_relative_error(Model<double>& m, const Batch& b, int64_t B, int64_t T,
+double max_relative_error(Model<double>& m, const GradBatch& b, int64_t B, int64_t T,
                           std::string* worst) {
   std::vector<double> dlogits(B * T * m.config().vocab);
   loss_of(m, b, B, T, &dlogits);
@@ -331,7 +331,7 @@ TEST_P(ModelGradCheck, MatchesCentralDifferences) {
   randomize_scalar_norms(m, 17);
   randomize_hyper(m, 19);
   randomize_ngpt(m, 23);
-  const Batch b = make_batch(c, 2, 5, 5);
+  const GradBatch b = make_batch(c, 2, 5, 5);
   std::string worst;
   const double err = max_relative_error(m, b, 2, 5, &worst);
   EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;
@@ -381,7 +381,7 @@ TEST_P(HyperGradCheck, MatchesCentralDifferences) {
   m.init(11);
   randomize_scalar_norms(m, 17);
   randomize_hyper(m, 19);
-  const Batch b = make_batch(c, 2, 5, 5);
+  const GradBatch b = make_batch(c, 2, 5, 5);
   std::string worst;
   const double err = max_relative_error(m, b, 2, 5, &worst);
   EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;
@@ -630,7 +630,7 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   if (c.dropout > 0 || c.embed_dropout > 0 || c.attn_dropout > 0) {
     m.set_dropout_key(dropout_step_key(3, 4));
   }
-  const Batch b = make_batch(c, v.batch, v.len, 5);
+  const GradBatch b = make_batch(c, v.batch, v.len, 5);
   std::string worst;
   const double err = max_relative_error(m, b, v.batch, v.len, &worst);
   EXPECT_LT(err, 1e-6) << "worst tensor: " << worst;

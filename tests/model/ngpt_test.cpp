@@ -22,6 +22,7 @@
 #include "normlab/model/model.hpp"
 #include "normlab/model/scheme_table.hpp"
 #include "support/cli.hpp"
+#include "support/param_tensors.hpp"
 #include "support/safetensors_builder.hpp"
 #include "support/small_model.hpp"
 
@@ -32,12 +33,6 @@ ModelConfig ngpt_config() {
   ModelConfig c = testing::small_model_config(Scheme::ngpt);  // D = 8, 2 heads, M = 16
   c.norm = NormKind::l2;
   return c;
-}
-
-const TensorSpec& tensor(const Model<double>& m, const std::string& name) {
-  const TensorSpec* t = m.layout().find(name);
-  if (t == nullptr) throw std::logic_error("no tensor " + name);
-  return *t;
 }
 
 TEST(Ngpt, ScalesStartAtTheReferenceValues) {
@@ -58,7 +53,7 @@ TEST(Ngpt, ScalesStartAtTheReferenceValues) {
                                         {"layers.0.mlp.s_uv", 16, 1.0, s.s_uv.factor, std::sqrt(D)},
                                         {"logit_scale", 9, base, s.s_z.factor, 1.0}};
   for (const Expect& e : expected) {
-    const TensorSpec& t = tensor(m, e.name);
+    const TensorSpec& t = testing::tensor_named(m, e.name);
     EXPECT_EQ(t.shape, std::vector<int64_t>{e.size}) << e.name;
     EXPECT_FALSE(t.decay) << e.name;
     for (int64_t i = t.offset; i < t.offset + t.size; ++i) {
@@ -93,7 +88,7 @@ std::vector<double> unit_lengths(Model<double>& m, int part) {
   const ModelConfig& c = m.config();
   const int D = c.width, dh = c.head_dim();
   const double f = ngpt_scales(c).s_qk.factor;
-  const double* s = m.params().data() + tensor(m, "layers.0.attn.s_qk").offset;
+  const double* s = m.params().data() + testing::tensor_named(m, "layers.0.attn.s_qk").offset;
   const std::vector<int32_t> tokens = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<double> out;
   m.forward_rows(tokens.data(), 1, 8, 1, {7}, [&](const SublayerTrace<double>& t) {
@@ -124,7 +119,7 @@ TEST(Ngpt, QueriesAndKeysAreNormalizedPerHeadAfterRope) {
   }
   // s_qk varying within each head: q / s_qk still has unit length, which holds only when s_qk
   // multiplies after RoPE (RoPE mixes pairs of features with different scales).
-  const TensorSpec& s = tensor(m, "layers.0.attn.s_qk");
+  const TensorSpec& s = testing::tensor_named(m, "layers.0.attn.s_qk");
   Rng rng(7);
   const double base = 1 / std::sqrt(8.0);
   for (int64_t i = s.offset; i < s.offset + s.size; ++i) {
@@ -161,8 +156,8 @@ TEST(Ngpt, AlphaEntersAsItsAbsoluteValue) {
   Model<double> m(c);
   m.init(2);
   Rng rng(4);
-  std::vector<const TensorSpec*> alphas = {&tensor(m, "layers.0.attn.alpha"),
-                                           &tensor(m, "layers.1.mlp.alpha")};
+  std::vector<const TensorSpec*> alphas = {&testing::tensor_named(m, "layers.0.attn.alpha"),
+                                           &testing::tensor_named(m, "layers.1.mlp.alpha")};
   for (const TensorSpec* t : alphas) {
     for (int64_t i = t->offset; i < t->offset + t->size; ++i) {
       m.params()[i] = 0.1 + 0.2 * rng.uniform();

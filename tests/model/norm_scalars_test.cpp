@@ -15,14 +15,8 @@
 namespace normlab {
 namespace {
 
-ModelConfig small_config(Scheme scheme, NormKind norm) {
-  ModelConfig c = testing::small_model_config(scheme);
-  c.norm = norm;
-  return c;
-}
-
 TEST(NormScalars, DytHasAlphaGainAndBias) {
-  Model<float> m(small_config(Scheme::pre, NormKind::dyt));
+  Model<float> m(testing::small_model_config(Scheme::pre, NormKind::dyt));
   m.init(1);
   testing::expect_constant_tensor(m, "layers.0.attn.norm_in.weight", 8, 1.0f);
   testing::expect_constant_tensor(m, "layers.0.attn.norm_in.bias", 8, 0.0f);
@@ -34,7 +28,7 @@ TEST(NormScalars, DytHasAlphaGainAndBias) {
 }
 
 TEST(NormScalars, DerfHasAlphaThenShift) {
-  Model<float> m(small_config(Scheme::post, NormKind::derf));
+  Model<float> m(testing::small_model_config(Scheme::post, NormKind::derf));
   m.init(1);
   testing::expect_constant_tensor(m, "layers.1.mlp.norm_post.weight", 8, 1.0f);
   testing::expect_constant_tensor(m, "layers.1.mlp.norm_post.bias", 8, 0.0f);
@@ -47,7 +41,7 @@ TEST(NormScalars, DerfHasAlphaThenShift) {
 }
 
 TEST(NormScalars, ScaleNormHasOnlyItsScaleAtSqrtD) {
-  Model<float> m(small_config(Scheme::peri, NormKind::scalenorm));
+  Model<float> m(testing::small_model_config(Scheme::peri, NormKind::scalenorm));
   m.init(1);
   testing::expect_constant_tensor(m, "layers.0.attn.norm_out.scale", 1,
                                   static_cast<float>(std::sqrt(8.0)));
@@ -56,7 +50,7 @@ TEST(NormScalars, ScaleNormHasOnlyItsScaleAtSqrtD) {
 }
 
 TEST(NormScalars, PlacementSlotsGetTheirKindsParameters) {
-  ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  ModelConfig c = testing::small_model_config(Scheme::post, NormKind::layernorm);
   c.attn_norms = parse_norm_placement("out:dyt");
   c.mlp_norms = parse_norm_placement("in:scalenorm+post:derf");
   Model<float> m(c);
@@ -79,7 +73,7 @@ TEST(NormScalars, PlacementSlotsGetTheirKindsParameters) {
 // The kinds without scalars lay out exactly as before: no tensor of shape (1) anywhere.
 TEST(NormScalars, OtherKindsHaveNone) {
   for (NormKind k : {NormKind::layernorm, NormKind::rmsnorm, NormKind::standardize, NormKind::l2}) {
-    Model<float> m(small_config(Scheme::peri_init, k));
+    Model<float> m(testing::small_model_config(Scheme::peri_init, k));
     for (const TensorSpec& t : m.layout().tensors()) {
       EXPECT_NE(t.shape, std::vector<int64_t>{1}) << to_string(k) << ": " << t.name;
     }

@@ -50,14 +50,8 @@ TEST(NormPlacement, RejectsMalformedTextNamingTheProblem) {
   }
 }
 
-ModelConfig small_config(Scheme scheme, NormKind norm) {
-  ModelConfig c = testing::small_model_config(scheme);
-  c.norm = norm;
-  return c;
-}
-
 TEST(NormPlacement, ResolvesSlotsAndKindsOfEveryLayer) {
-  ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  ModelConfig c = testing::small_model_config(Scheme::post, NormKind::layernorm);
   c.attn_norms = parse_norm_placement("out:standardize");
   const ResolvedScheme r = resolve_scheme(c);
   ASSERT_EQ(r.sublayers.size(), 4u);
@@ -87,23 +81,23 @@ TEST(NormPlacement, ValidationSaysWhatIsAllowed) {
     }
     return "";
   };
-  ModelConfig none = small_config(Scheme::pre, NormKind::none);
+  ModelConfig none = testing::small_model_config(Scheme::pre, NormKind::none);
   none.attn_norms = parse_norm_placement("in");  // a norm of the model's kind, which is none
   EXPECT_NE(message(none).find("norm is none"), std::string::npos);
-  ModelConfig ngpt = small_config(Scheme::ngpt, NormKind::l2);
+  ModelConfig ngpt = testing::small_model_config(Scheme::ngpt, NormKind::l2);
   ngpt.mlp_norms = parse_norm_placement("in");
   EXPECT_NE(message(ngpt).find("ngpt"), std::string::npos);
-  ModelConfig attnres = small_config(Scheme::attnres, NormKind::rmsnorm);
+  ModelConfig attnres = testing::small_model_config(Scheme::attnres, NormKind::rmsnorm);
   attnres.attn_norms = parse_norm_placement("in+post");
   EXPECT_NE(message(attnres).find("no 'post' slot"), std::string::npos);
-  ModelConfig no_mlp = small_config(Scheme::pre, NormKind::rmsnorm);
+  ModelConfig no_mlp = testing::small_model_config(Scheme::pre, NormKind::rmsnorm);
   no_mlp.mlp = false;
   no_mlp.mlp_norms = parse_norm_placement("post");
   EXPECT_NE(message(no_mlp).find("needs an MLP"), std::string::npos);
 }
 
 TEST(NormPlacement, SchemeLabelNamesTheOverride) {
-  ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  ModelConfig c = testing::small_model_config(Scheme::post, NormKind::layernorm);
   EXPECT_EQ(scheme_label(c), "post");
   c.attn_norms = parse_norm_placement("out:standardize");
   EXPECT_EQ(scheme_label(c), "post[attn=out:standardize]");
@@ -112,7 +106,7 @@ TEST(NormPlacement, SchemeLabelNamesTheOverride) {
 }
 
 TEST(NormPlacement, StoredInJsonAndOldConfigsMeanAuto) {
-  ModelConfig c = small_config(Scheme::post, NormKind::layernorm);
+  ModelConfig c = testing::small_model_config(Scheme::post, NormKind::layernorm);
   c.attn_norms = parse_norm_placement("out");
   nlohmann::json j = to_json(c);
   EXPECT_EQ(j["attn_norms"], "out");
@@ -138,8 +132,8 @@ class PlacementSpellsOutScheme : public ::testing::TestWithParam<SpelledOut> {};
 
 TEST_P(PlacementSpellsOutScheme, IsBitIdenticalToTheNamedScheme) {
   const SpelledOut& s = GetParam();
-  const ModelConfig named = small_config(s.named, NormKind::layernorm);
-  ModelConfig custom = small_config(s.base, NormKind::layernorm);
+  const ModelConfig named = testing::small_model_config(s.named, NormKind::layernorm);
+  ModelConfig custom = testing::small_model_config(s.base, NormKind::layernorm);
   custom.attn_norms = parse_norm_placement(s.attn);
   custom.mlp_norms = parse_norm_placement(s.mlp);
   custom.final_norm = s.final_norm;

@@ -21,7 +21,7 @@
 namespace normlab {
 namespace {
 
-ModelConfig config(Scheme scheme, int layers = 2, bool mlp = true) {
+ModelConfig two_stream_config(Scheme scheme, int layers = 2, bool mlp = true) {
   ModelConfig c = testing::small_model_config(scheme);
   c.layers = layers;
   c.mlp = mlp;
@@ -48,7 +48,7 @@ std::vector<double> rms(const double* x, int D, double eps) {
 }
 
 TEST(TwoStream, ResolvesToTheRowsSlotsAndRule) {
-  const ResolvedScheme r = resolve_scheme(config(Scheme::resi_dual));
+  const ResolvedScheme r = resolve_scheme(two_stream_config(Scheme::resi_dual));
   EXPECT_EQ(r.residual_mode, ResidualMode::two_stream);
   EXPECT_FALSE(r.two_stream.renorm_x || r.two_stream.input_reads_y || r.two_stream.merge_norm_x);
   EXPECT_FALSE(r.final_norm);
@@ -56,7 +56,7 @@ TEST(TwoStream, ResolvesToTheRowsSlotsAndRule) {
     EXPECT_TRUE(s.norm_post && !s.norm_in && !s.norm_out);
     EXPECT_EQ(s.branch, ScaleSpec{});
   }
-  const ResolvedScheme s = resolve_scheme(config(Scheme::siamesenorm, 3));
+  const ResolvedScheme s = resolve_scheme(two_stream_config(Scheme::siamesenorm, 3));
   EXPECT_TRUE(s.two_stream.renorm_x && s.two_stream.input_reads_y && s.two_stream.merge_norm_x);
   EXPECT_TRUE(s.final_norm);
   ASSERT_EQ(s.sublayers.size(), 6u);
@@ -69,19 +69,19 @@ TEST(TwoStream, ResolvesToTheRowsSlotsAndRule) {
     EXPECT_EQ(slots.residual, ScaleSpec{});
   }
   // The other rows keep no second stream.
-  EXPECT_FALSE(resolve_scheme(config(Scheme::pre)).two_stream.input_reads_y);
+  EXPECT_FALSE(resolve_scheme(two_stream_config(Scheme::pre)).two_stream.input_reads_y);
   EXPECT_FALSE(mixes_over_depth(ResidualMode::two_stream));
 }
 
 TEST(TwoStream, TensorsInLayoutOrder) {
-  const Model<float> r(config(Scheme::resi_dual, 1));
+  const Model<float> r(two_stream_config(Scheme::resi_dual, 1));
   EXPECT_EQ(names(r), (std::vector<std::string>{
                           "embed.weight", "layers.0.attn.q.weight", "layers.0.attn.k.weight",
                           "layers.0.attn.v.weight", "layers.0.attn.o.weight",
                           "layers.0.attn.norm_post.weight", "layers.0.mlp.up.weight",
                           "layers.0.mlp.down.weight", "layers.0.mlp.norm_post.weight",
                           "merge.y_norm.weight", "unembed.weight"}));
-  const Model<float> s(config(Scheme::siamesenorm, 1, false));
+  const Model<float> s(two_stream_config(Scheme::siamesenorm, 1, false));
   EXPECT_EQ(names(s),
             (std::vector<std::string>{
                 "embed.weight", "layers.0.attn.x_norm.weight", "layers.0.attn.y_norm.weight",
@@ -123,7 +123,7 @@ ForwardRun run(Model<double>& m) {
 }
 
 TEST(TwoStream, ResiDualStreamsFollowThePaper) {
-  Model<double> m(config(Scheme::resi_dual));
+  Model<double> m(two_stream_config(Scheme::resi_dual));
   m.init(3);
   const ForwardRun r = run(m);
   const int D = m.config().width, S = m.num_sublayers();
@@ -156,7 +156,7 @@ TEST(TwoStream, ResiDualStreamsFollowThePaper) {
 }
 
 TEST(TwoStream, SiameseNormStreamsFollowThePaper) {
-  ModelConfig c = config(Scheme::siamesenorm);
+  ModelConfig c = two_stream_config(Scheme::siamesenorm);
   c.final_norm = Toggle::off;  // the logits then read the merge N(x) + N(y) directly
   Model<double> m(c);
   m.init(3);
@@ -200,29 +200,29 @@ TEST(TwoStream, SiameseNormStreamsFollowThePaper) {
 TEST(TwoStream, OverridesAreRefusedWithTheirWords) {
   for (Scheme scheme : {Scheme::resi_dual, Scheme::siamesenorm}) {
     const std::string name = to_string(scheme);
-    ModelConfig c = config(scheme);
+    ModelConfig c = two_stream_config(scheme);
     c.placement = parse_placement("all: in+post");
     EXPECT_EQ(validation_error(c),
               "placement cannot change scheme " + name +
                   ", which takes no overrides: its block is defined with exactly its own norms");
-    c = config(scheme);
+    c = two_stream_config(scheme);
     c.attn_norms = parse_norm_placement("out");
     EXPECT_EQ(validation_error(c),
               "attn_norms cannot change scheme " + name +
                   ", which takes no overrides: its block is defined with exactly its own norms");
-    c = config(scheme);
+    c = two_stream_config(scheme);
     c.qk_norm = QkNorm::l2;
     EXPECT_EQ(validation_error(c), "qk_norm = l2 cannot change scheme " + name +
                                        ", which takes no overrides; allowed with " + name +
                                        ": qk_norm = none");
-    c = config(scheme);
+    c = two_stream_config(scheme);
     c.norm = NormKind::none;
     EXPECT_NE(validation_error(c).find("scheme " + name + " needs a norm"), std::string::npos)
         << validation_error(c);
     // Every norm kind but none, and the final norm either way.
     for (NormKind k : {NormKind::layernorm, NormKind::standardize, NormKind::l2, NormKind::dyt,
                        NormKind::derf, NormKind::scalenorm}) {
-      c = config(scheme);
+      c = two_stream_config(scheme);
       c.norm = k;
       c.final_norm = Toggle::on;
       EXPECT_EQ(validation_error(c), "") << name << " " << to_string(k);

@@ -12,6 +12,7 @@ namespace normlab::particles {
 namespace {
 
 using testing::CliResult;
+using testing::expect_usage_error;
 using testing::fresh_dir;
 using testing::run_cli;
 
@@ -19,14 +20,6 @@ using testing::run_cli;
 std::string small(const std::string& beta = "2", const std::string& dt = "0.1") {
   return "particles --scheme post --init symmetric --n 8 --d 8 --beta " + beta + " --dt " + dt +
          " --t-end 0.5";
-}
-
-void expect_usage_error(const std::string& args, const std::string& message) {
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
-  EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
-  // One clear message: a single line.
-  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
 }
 
 TEST(ParticlesCli, SymmetricNeedsDAtLeastN) {

@@ -13,15 +13,9 @@ namespace normlab::particles {
 namespace {
 
 using testing::CliResult;
+using testing::expect_usage_error;
 using testing::fresh_dir;
 using testing::run_cli;
-
-void expect_usage_error(const std::string& args, const std::string& message) {
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
-  EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
-  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
-}
 
 const std::string kPre = "particles --scheme pre --init random --n 6 --d 8 --beta 2 --t-end 3";
 

@@ -30,7 +30,7 @@ const int kSizes[][2] = {{1, 1}, {5, 3}, {64, 17}, {65, 64}, {130, 7}, {200, 131
 
 TEST(ParticleProducts, GramHasTheFullProductsBits) {
   for (const auto& [n, d] : kSizes) {
-    SCOPED_TRACE(testing::Message() << "n " << n << ", d " << d);
+    SCOPED_TRACE(::testing::Message() << "n " << n << ", d " << d);
     const std::vector<double> x = random_values(static_cast<size_t>(n) * d, 7);
     std::vector<double> want(static_cast<size_t>(n) * n), got(want.size(), -1.0);
     gemm(false, true, n, n, d, x.data(), d, x.data(), d, false, want.data(), n);
@@ -41,7 +41,7 @@ TEST(ParticleProducts, GramHasTheFullProductsBits) {
 
 TEST(ParticleProducts, TimesUpperTransposedHasTheFullProductsBits) {
   for (const auto& [n, d] : kSizes) {
-    SCOPED_TRACE(testing::Message() << "n " << n << ", d " << d);
+    SCOPED_TRACE(::testing::Message() << "n " << n << ", d " << d);
     const std::vector<double> x = random_values(static_cast<size_t>(n) * d, 8);
     std::vector<double> t = random_values(static_cast<size_t>(d) * d, 9);
     for (int i = 0; i < d; ++i) {

@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -30,6 +33,15 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   const int status = ::pclose(pipe);
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// `normlab ARGS` fails as a usage error (exit code 2) with one clear message: a single line that
+// contains `message`.
+inline void expect_usage_error(const std::string& args, const std::string& message) {
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
 }
 
 // A fresh, empty folder under the system's temporary directory.

@@ -19,8 +19,6 @@ using testing::slurp;
 using testing::TempDir;
 using testing::tiny_study;
 
-constexpr auto npos = std::string::npos;
-
 std::string tiny_report() {
   const testing::TinyStudy& s = tiny_study();
   EXPECT_TRUE(s.run.exited && s.run.exit_code == 0) << s.run.describe();
@@ -30,7 +28,7 @@ std::string tiny_report() {
 TEST(Report, RunWritesItAndPrintsItsPath) {
   const testing::TinyStudy& s = tiny_study();
   ASSERT_TRUE(s.run.exited && s.run.exit_code == 0) << s.run.describe();
-  EXPECT_NE(s.run.out.find("report: " + (s.out / "report.html").string() + "\n"), npos)
+  EXPECT_NE(s.run.out.find("report: " + (s.out / "report.html").string() + "\n"), std::string::npos)
       << s.run.out;
   EXPECT_TRUE(fs::exists(s.out / "report.html"));
 }
@@ -51,20 +49,20 @@ TEST(Report, HasAFigurePerMetricAndWeightsTheCurvesAndTheDepthProbe) {
   // The evaluator's chance row (the uniform predictor's TVD, design rule D1's floor) is a dashed
   // line in the TVD figure, not a figure of its own.
   EXPECT_EQ(occurrences(html, "aria-label=\"tvd_chance against length"), 0u);
-  EXPECT_NE(html.find("chance (uniform predictor)"), npos);
-  EXPECT_NE(html.find("grey dots: the uniform predictor (chance)"), npos);
+  EXPECT_NE(html.find("chance (uniform predictor)"), std::string::npos);
+  EXPECT_NE(html.find("grey dots: the uniform predictor (chance)"), std::string::npos);
   // Metric figures: the training lengths 1..3 shaded; two seeds draw no band (t = 12.7).
   EXPECT_GE(occurrences(html, "<rect class=\"shade\""), 2u);
-  EXPECT_NE(html.find("training lengths (1 .. 3)"), npos);
-  EXPECT_NE(html.find("no band below 3 seeds"), npos);
+  EXPECT_NE(html.find("training lengths (1 .. 3)"), std::string::npos);
+  EXPECT_NE(html.find("no band below 3 seeds"), std::string::npos);
   EXPECT_EQ(occurrences(html, "<polygon class=\"band\""), 0u);
   // The summary table marks lengths beyond training.
-  EXPECT_NE(html.find("<th>N=5*</th>"), npos);
-  EXPECT_NE(html.find("<th>N=2</th>"), npos);
+  EXPECT_NE(html.find("<th>N=5*</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>N=2</th>"), std::string::npos);
   // The experiment as run and as resolved.
-  EXPECT_NE(html.find("experiment.toml (the file as run)"), npos);
-  EXPECT_NE(html.find("experiment.json (the resolved experiment"), npos);
-  EXPECT_NE(html.find("&quot;variants&quot;"), npos);
+  EXPECT_NE(html.find("experiment.toml (the file as run)"), std::string::npos);
+  EXPECT_NE(html.find("experiment.json (the resolved experiment"), std::string::npos);
+  EXPECT_NE(html.find("&quot;variants&quot;"), std::string::npos);
 }
 
 TEST(Report, ShowsTheStoresProvenance) {
@@ -73,9 +71,9 @@ TEST(Report, ShowsTheStoresProvenance) {
                                            "SELECT git_commit, host, version FROM experiments");
   ASSERT_EQ(e.rows.size(), 1u);
   const std::string commit = e.rows[0][0].empty() ? "(not recorded)" : e.rows[0][0];
-  EXPECT_NE(html.find("<td>" + commit + "</td>"), npos) << commit;
-  EXPECT_NE(html.find("<td>" + e.rows[0][1] + "</td>"), npos);
-  EXPECT_NE(html.find("<td>" + e.rows[0][2] + "</td>"), npos);
+  EXPECT_NE(html.find("<td>" + commit + "</td>"), std::string::npos) << commit;
+  EXPECT_NE(html.find("<td>" + e.rows[0][1] + "</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>" + e.rows[0][2] + "</td>"), std::string::npos);
   // One row per run, each finished.
   EXPECT_EQ(occurrences(html, "<td>finished</td>"), 4u);
 }
@@ -86,9 +84,10 @@ TEST(Report, IsSelfContainedAndShowsFileTextAsText) {
   EXPECT_TRUE(html.ends_with("</html>\n"));
   for (const char* external : {"http://", "https://", "<script", "<link", "<img", "<iframe",
                                "<object", "src=", "url(", "@import"}) {
-    EXPECT_EQ(html.find(external), npos) << external;
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
   }
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"), npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"),
+            std::string::npos);
   // Every link of the table of contents leads to a heading of the page.
   std::set<std::string> ids;
   const std::regex id_re("id=\"([^\"]+)\"");
@@ -120,23 +119,24 @@ TEST(ReportCommand, RefusesWhatIsNotAResultsFolder) {
   TempDir tmp;
   RunResult r = run_normlab({"report", (tmp / "missing").string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_NE(r.err.find("missing: no such folder"), npos) << r.err;
+  EXPECT_NE(r.err.find("missing: no such folder"), std::string::npos) << r.err;
 
   testing::write_bytes(tmp / "file.txt", "x");
   r = run_normlab({"report", (tmp / "file.txt").string()});
   EXPECT_EQ(r.exit_code, 2) << r.describe();
-  EXPECT_NE(r.err.find("file.txt: not a folder"), npos) << r.err;
+  EXPECT_NE(r.err.find("file.txt: not a folder"), std::string::npos) << r.err;
 
   fs::create_directories(tmp / "empty");
   r = run_normlab({"report", (tmp / "empty").string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_NE(r.err.find("empty: not a results folder"), npos) << r.err;
+  EXPECT_NE(r.err.find("empty: not a results folder"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(tmp / "empty" / "report.html"));
 
   testing::write_bytes(tmp / "other" / "experiment.json", "{\"name\": \"x\"}");
   r = run_normlab({"report", (tmp / "other").string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_NE(r.err.find("experiment.json: not the experiment.json of a kind = \"train\""), npos)
+  EXPECT_NE(r.err.find("experiment.json: not the experiment.json of a kind = \"train\""),
+            std::string::npos)
       << r.err;
 
   // A results folder with a broken file: named.
@@ -145,7 +145,7 @@ TEST(ReportCommand, RefusesWhatIsNotAResultsFolder) {
   testing::write_bytes(broken / "summary.csv", "variant,weights,metric\npre,raw\n");
   r = run_normlab({"report", broken.string()});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
-  EXPECT_NE(r.err.find("summary.csv:2: 2 cells, the header has 3"), npos) << r.err;
+  EXPECT_NE(r.err.find("summary.csv:2: 2 cells, the header has 3"), std::string::npos) << r.err;
 }
 
 TEST(ReportCommand, ClaimsLedgerFolderShowsItsTextAsText) {
@@ -163,19 +163,20 @@ TEST(ReportCommand, ClaimsLedgerFolderShowsItsTextAsText) {
   const RunResult r = run_normlab({"report", tmp.path().string()});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   const std::string html = slurp(tmp / "report.html");
-  for (const char* raw : {"<script", "<img", "<i>"}) EXPECT_EQ(html.find(raw), npos) << raw;
-  EXPECT_NE(html.find("<td>&lt;script&gt;alert(2)&lt;/script&gt;</td>"), npos);
-  EXPECT_NE(html.find("<td>x.&lt;i&gt;y&lt;/i&gt;</td>"), npos);
-  EXPECT_NE(html.find("&lt;img src=x onerror=alert(3)&gt;"), npos);
-  EXPECT_NE(html.find("<td>-0.5 [-0.7, -0.3]</td>"), npos);
-  EXPECT_NE(html.find("2 claims, 1 reproduced, 1 untestable (ceiling)"), npos);
+  for (const char* raw : {"<script", "<img", "<i>"})
+    EXPECT_EQ(html.find(raw), std::string::npos) << raw;
+  EXPECT_NE(html.find("<td>&lt;script&gt;alert(2)&lt;/script&gt;</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>x.&lt;i&gt;y&lt;/i&gt;</td>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(3)&gt;"), std::string::npos);
+  EXPECT_NE(html.find("<td>-0.5 [-0.7, -0.3]</td>"), std::string::npos);
+  EXPECT_NE(html.find("2 claims, 1 reproduced, 1 untestable (ceiling)"), std::string::npos);
   // Design rule D1's table: the claim, its verdict, n, m(n), f, c and the place.
-  EXPECT_NE(html.find("Informativeness (design rule D1)"), npos);
+  EXPECT_NE(html.find("Informativeness (design rule D1)"), std::string::npos);
   EXPECT_NE(html.find("<td>x.z</td><td>untestable (ceiling)</td><td>64</td><td>0.995</td>"
                       "<td>0.5</td><td>1</td><td>ceiling</td>"),
-            npos)
+            std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td>normlab run a.toml</td>"), npos);
+  EXPECT_NE(html.find("<td>normlab run a.toml</td>"), std::string::npos);
 }
 
 }  // namespace

@@ -19,13 +19,11 @@ using testing::slurp;
 using testing::TempDir;
 using testing::tiny_study;
 
-constexpr auto npos = std::string::npos;
-
 // The labels of the script's `set xtics (...)` (or ytics) line; empty without one.
 std::vector<std::string> tic_labels(const std::string& script, const std::string& axis) {
   std::vector<std::string> labels;
   const size_t at = script.find("set " + axis + "tics (");
-  if (at == npos) return labels;
+  if (at == std::string::npos) return labels;
   const std::string line = script.substr(at, script.find('\n', at) - at);
   const std::regex label_re("\"([^\"]+)\" [-0-9.e+]+(, |\\))");
   for (auto it = std::sregex_iterator(line.begin(), line.end(), label_re);
@@ -46,8 +44,8 @@ std::string tiny_script(const std::string& png) {
 
 TEST(PlotFixes, LossCurvesUseALogLossAxisSpanningTheData) {
   const std::string script = tiny_script("curves.png");
-  EXPECT_NE(script.find("set logscale y\n"), npos);
-  EXPECT_NE(script.find("set yrange ["), npos);  // the data's range, not whole decades
+  EXPECT_NE(script.find("set logscale y\n"), std::string::npos);
+  EXPECT_NE(script.find("set yrange ["), std::string::npos);  // the data's range, not whole decades
   EXPECT_GE(tic_labels(script, "y").size(), 2u);
 }
 
@@ -55,7 +53,7 @@ TEST(PlotFixes, DepthPlotsAreSeedMeansWithWholeNumberTicks) {
   for (const std::string png :
        {"depth_hidden_rms.png", "depth_grad_norm.png", "depth_cosine.png", "depth_block_rms.png"}) {
     const std::string script = tiny_script(png);
-    EXPECT_NE(script.find("(mean over 2 seeds)\"\n"), npos) << png << "\n" << script;
+    EXPECT_NE(script.find("(mean over 2 seeds)\"\n"), std::string::npos) << png << "\n" << script;
     const std::vector<std::string> labels = tic_labels(script, "x");
     ASSERT_FALSE(labels.empty()) << png << "\n" << script;
     for (const std::string& label : labels) {
@@ -78,7 +76,7 @@ TEST(PlotFixes, SummaryMarkdownEmbedsTheFiguresThatExist) {
   EXPECT_EQ(files,
             (std::vector<std::string>{"curves.png", "depth_hidden_rms.png", "depth_grad_norm.png",
                                       "depth_cosine.png", "depth_block_rms.png"}));
-  EXPECT_NE(md.find("![validation loss](curves.png)"), npos);
+  EXPECT_NE(md.find("![validation loss](curves.png)"), std::string::npos);
 }
 
 TEST(PlotFixes, GnuplotIntegerAxisGetsWholeTicksOnly) {
@@ -86,9 +84,9 @@ TEST(PlotFixes, GnuplotIntegerAxisGetsWholeTicksOnly) {
   spec.integer_x = true;
   spec.series.push_back({"one layer", {0, 1}, {0.5, 0.25}});
   const std::string script = gnuplot_script(spec, "/tmp/x.png");
-  EXPECT_NE(script.find("set xtics (\"0\" 0, \"1\" 1)\n"), npos) << script;
+  EXPECT_NE(script.find("set xtics (\"0\" 0, \"1\" 1)\n"), std::string::npos) << script;
   spec.integer_x = false;
-  EXPECT_EQ(gnuplot_script(spec, "/tmp/x.png").find("set xtics"), npos);
+  EXPECT_EQ(gnuplot_script(spec, "/tmp/x.png").find("set xtics"), std::string::npos);
 }
 
 TEST(PlotFixes, GnuplotLogAxisShowsLabelsWithinADecade) {
@@ -96,7 +94,7 @@ TEST(PlotFixes, GnuplotLogAxisShowsLabelsWithinADecade) {
   spec.log_y = true;
   spec.series.push_back({"loss", {0, 50, 100, 150}, {2.8, 2.6, 2.55, 2.5}});
   const std::string script = gnuplot_script(spec, "/tmp/x.png");
-  EXPECT_NE(script.find("set yrange [2.4"), npos) << script;
+  EXPECT_NE(script.find("set yrange [2.4"), std::string::npos) << script;
   EXPECT_GE(tic_labels(script, "y").size(), 3u) << script;
 }
 
@@ -119,18 +117,19 @@ dt = 0.05
         run_normlab({"run", (tmp / "p.toml").string(), "--out", (tmp / "out").string()},
                     {"NORMLAB_GNUPLOT=" + testing::fake_gnuplot(tmp.path(), captures).string()});
     ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-    EXPECT_NE(r.out.find("report: " + (tmp / "out" / "report.html").string() + "\n"), npos);
+    EXPECT_NE(r.out.find("report: " + (tmp / "out" / "report.html").string() + "\n"),
+              std::string::npos);
     for (const std::string png : {"mean_cos.png", "one_minus_mean_cos.png"}) {
       const std::vector<std::string> scripts = captured_scripts(captures, png);
       ASSERT_EQ(scripts.size(), 1u) << png;
-      EXPECT_EQ(scripts[0].find("set logscale x\n") != npos, decades) << png;
+      EXPECT_EQ(scripts[0].find("set logscale x\n") != std::string::npos, decades) << png;
       // On the log axis no data row has t = 0; on the linear one the first row is t = 0.
-      EXPECT_EQ(scripts[0].find("<< EOD\n0 ") != npos, !decades) << png;
+      EXPECT_EQ(scripts[0].find("<< EOD\n0 ") != std::string::npos, !decades) << png;
     }
     const std::string html = slurp(tmp / "out" / "report.html");
-    EXPECT_NE(html.find("aria-label=\"mean pairwise cosine against t\""), npos);
-    EXPECT_NE(html.find("aria-label=\"1 − mean cosine against t\""), npos);
-    EXPECT_EQ(html.find("Log t axis") != npos, decades);
+    EXPECT_NE(html.find("aria-label=\"mean pairwise cosine against t\""), std::string::npos);
+    EXPECT_NE(html.find("aria-label=\"1 − mean cosine against t\""), std::string::npos);
+    EXPECT_EQ(html.find("Log t axis") != std::string::npos, decades);
   }
 }
 

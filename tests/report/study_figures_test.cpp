@@ -22,8 +22,6 @@ using testing::run_normlab;
 using testing::slurp;
 using testing::TempDir;
 
-constexpr auto npos = std::string::npos;
-
 // The legend colours of the entries labelled `label` over the whole page.
 std::set<std::string> legend_colours(const std::string& html, const std::string& label) {
   const std::regex entry(
@@ -86,7 +84,7 @@ TEST(StudyFigures, TenSchemesMakeTwoPanelsOfAtMostEight) {
       occurrences(html, "aria-label=\"tvd against length (raw weights, schemes 9–10 of 10)\""), 1u);
   EXPECT_EQ(occurrences(html, "<svg class=\"figure\""), 2u);
   // The y axis says which way TVD is better; five seeds give bands.
-  EXPECT_NE(html.find("tvd (lower is better)"), npos);
+  EXPECT_NE(html.find("tvd (lower is better)"), std::string::npos);
   EXPECT_GE(occurrences(html, "<polygon class=\"band\""), 10u);
   // Ten schemes, ten colours (the palette's ten).
   std::set<std::string> all;
@@ -113,7 +111,7 @@ TEST(StudyFigures, ASweepIsFacetedByPointWithOneColourPerScheme) {
   EXPECT_EQ(occurrences(html, ">pre lr=0.1</text>"), 0u);
   // Two seeds: no bands (t = 12.7), and the caption says so.
   EXPECT_EQ(occurrences(html, "<polygon class=\"band\""), 0u);
-  EXPECT_NE(html.find("no band below 3 seeds"), npos);
+  EXPECT_NE(html.find("no band below 3 seeds"), std::string::npos);
 }
 
 // A study stopped part-way: seed 1 of both schemes ended, seed 2 of pre interrupted at step 15.
@@ -148,13 +146,13 @@ TEST(StudyFigures, AStudyThatHasNotFinishedShowsItsEndedRunsAndCurvesSoFar) {
   const StoppedStudy& s = stopped_study();
   const std::string html = report_of(s.out);
   EXPECT_NE(html.find("has not finished (it is running, or was stopped): 2 of 4 runs have ended"),
-            npos)
+            std::string::npos)
       << html.substr(0, 3000);
   EXPECT_EQ(occurrences(html, "aria-label=\"tvd against length (raw weights)\""), 1u);
-  EXPECT_NE(html.find("Summary tables (runs ended so far)"), npos);
+  EXPECT_NE(html.find("Summary tables (runs ended so far)"), std::string::npos);
   EXPECT_EQ(occurrences(html, "aria-label=\"training loss against step\""), 1u);
   // The summary table holds the seed-1 runs: one seed per cell, so no interval.
-  EXPECT_EQ(html.find("[0."), npos);
+  EXPECT_EQ(html.find("[0."), std::string::npos);
 }
 
 TEST(StudyFigures, SeveralFoldersSideBySide) {
@@ -166,25 +164,25 @@ TEST(StudyFigures, SeveralFoldersSideBySide) {
   const auto r = run_normlab({"report", tiny.out.string(), s.out.string(), "--to", page.string()});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const std::string html = slurp(page);
-  EXPECT_NE(html.find(">Studies</h2>"), npos) << html.substr(0, 2000);
-  EXPECT_NE(html.find("not finished: 2 of 4 runs ended"), npos);
+  EXPECT_NE(html.find(">Studies</h2>"), std::string::npos) << html.substr(0, 2000);
+  EXPECT_NE(html.find("not finished: 2 of 4 runs ended"), std::string::npos);
   EXPECT_EQ(occurrences(html, "aria-label=\"tiny: tvd against length (raw weights)\""), 1u);
   EXPECT_EQ(occurrences(html, "aria-label=\"stopped: tvd against length (raw weights)\""), 1u);
-  EXPECT_NE(html.find("Summary tables: tiny"), npos);
-  EXPECT_NE(html.find("Summary tables: stopped (runs ended so far)"), npos);
+  EXPECT_NE(html.find("Summary tables: tiny"), std::string::npos);
+  EXPECT_NE(html.find("Summary tables: stopped (runs ended so far)"), std::string::npos);
   // Each scheme one colour in both studies' figures.
   EXPECT_EQ(legend_colours(html, "pre").size(), 1u);
   EXPECT_EQ(legend_colours(html, "post").size(), 1u);
   // Several folders need --to; a folder of another kind is refused.
   const auto no_to = run_normlab({"report", tiny.out.string(), s.out.string()});
   EXPECT_EQ(no_to.exit_code, 2) << no_to.describe();
-  EXPECT_NE(no_to.err.find("--to"), npos) << no_to.err;
+  EXPECT_NE(no_to.err.find("--to"), std::string::npos) << no_to.err;
   fs::create_directories(tmp / "ledger");
   std::ofstream(tmp / "ledger" / "claims.md") << "# claims\n";
   const auto ledger =
       run_normlab({"report", tiny.out.string(), (tmp / "ledger").string(), "--to", page.string()});
   EXPECT_EQ(ledger.exit_code, 2) << ledger.describe();
-  EXPECT_NE(ledger.err.find("only those can be compared"), npos) << ledger.err;
+  EXPECT_NE(ledger.err.find("only those can be compared"), std::string::npos) << ledger.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ inline void expect_constant_tensor(const Model<float>& m, const std::string& nam
   for (int64_t i = t->offset; i < t->offset + t->size; ++i) {
     EXPECT_EQ(m.params()[i], value) << name;
   }
+}
+
+// The layout's tensor `name`; throws std::logic_error when the layout has none.
+inline const TensorSpec& tensor_named(const Model<double>& m, const std::string& name) {
+  const TensorSpec* t = m.layout().find(name);
+  if (t == nullptr) throw std::logic_error("no tensor " + name);
+  return *t;
 }
 
 }  // namespace normlab::testing

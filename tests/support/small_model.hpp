@@ -22,6 +22,13 @@ inline ModelConfig small_model_config(Scheme scheme) {
   return c;
 }
 
+// The same with norm kind `norm`.
+inline ModelConfig small_model_config(Scheme scheme, NormKind norm) {
+  ModelConfig c = small_model_config(scheme);
+  c.norm = norm;
+  return c;
+}
+
 // The evaluator tests' model: D = 8, 2 heads, 1 layer, the defaults otherwise, V = vocab.
 inline ModelConfig tiny_model_config(int vocab) {
   ModelConfig c;

@@ -13,7 +13,7 @@ namespace {
 // Checks every sequence: items (score, value) with tokens in their ranges, exactly one item
 // with the highest score, the query (0, kNoToken), and the target the max item's value.
 // Returns the max scores seen.
-std::vector<int64_t> check_batch(const Batch& batch, int S, int W) {
+std::vector<int64_t> check_argmax_batch(const Batch& batch, int S, int W) {
   std::vector<int64_t> maxima;
   const int64_t n = batch.len - 1;
   for (int64_t b = 0; b < batch.batch; ++b) {
@@ -48,7 +48,7 @@ TEST(TaskArgmaxRetrieval, UniqueMaximumAndTargetIsItsValue) {
   EXPECT_EQ(task->fields(), 2);
   Rng rng(51);
   for (const int64_t n : {int64_t{1}, int64_t{2}, int64_t{16}, int64_t{500}}) {
-    check_batch(task->make_batch(n, 300, rng), S, W);
+    check_argmax_batch(task->make_batch(n, 300, rng), S, W);
   }
 }
 
@@ -84,7 +84,7 @@ TEST(TaskArgmaxRetrieval, VeryLongSequencesAreCheap) {
   const Batch batch = task->make_batch(65536, 2, rng);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  check_batch(batch, 4, 16);
+  check_argmax_batch(batch, 4, 16);
   EXPECT_LT(seconds, 1.0);  // ~1 ms in practice; a loose bound against accidental O(n^2)
 }
 

@@ -75,14 +75,14 @@ struct Parser {
   }
 };
 
-struct Case {
+struct ChomskyCase {
   std::string name;
   int input_ids, classes;
   // The expected answer for an input, written from the definition.
   std::function<std::vector<int32_t>(const std::vector<int32_t>&)> answer;
 };
 
-std::vector<Case> cases() {
+std::vector<ChomskyCase> chomsky_cases() {
   return {
       {"even_pairs", 2, 2,
        [](const std::vector<int32_t>& s) {  // even number of 01/10 pairs iff first == last
@@ -190,7 +190,7 @@ std::vector<Case> cases() {
 }
 
 TEST(TaskChomsky, EveryAnswerFollowsFromItsInput) {
-  for (const Case& c : cases()) {
+  for (const ChomskyCase& c : chomsky_cases()) {
     SCOPED_TRACE(c.name);
     const auto task = testing::make(c.name);
     ASSERT_EQ(task->vocab(), c.input_ids + 1 + c.classes);
@@ -244,7 +244,7 @@ TEST(TaskChomsky, ModularArithmeticMatchesTheReferenceExamples) {
 // standard deviations over 4000 sequences' tokens (the per-sequence means of L tokens have
 // variance p(1 − p)/L, so this bound is looser for the sequence tasks, never tighter).
 TEST(TaskChomsky, AccuracyAndItsChanceLevel) {
-  for (const Case& c : cases()) {
+  for (const ChomskyCase& c : chomsky_cases()) {
     SCOPED_TRACE(c.name);
     const auto task = testing::make(c.name);
     Rng rng(72);

@@ -13,7 +13,7 @@ namespace normlab {
 namespace {
 
 // Checks every sequence; returns the index of the asked pair of each.
-std::vector<int64_t> check_batch(const Batch& batch, int K, int W) {
+std::vector<int64_t> check_lookup_batch(const Batch& batch, int K, int W) {
   std::vector<int64_t> asked;
   const int64_t n = batch.len - 1;
   for (int64_t b = 0; b < batch.batch; ++b) {
@@ -46,7 +46,7 @@ TEST(TaskDictLookup, DistinctKeysQueryPresentTargetRight) {
   EXPECT_EQ(task->fields(), 2);
   Rng rng(61);
   for (const int64_t n : {int64_t{1}, int64_t{2}, int64_t{16}, int64_t{99}, int64_t{100}}) {
-    check_batch(task->make_batch(n, 200, rng), K, W);
+    check_lookup_batch(task->make_batch(n, 200, rng), K, W);
   }
 }
 
@@ -56,7 +56,7 @@ TEST(TaskDictLookup, FullLengthUsesEveryKey) {
   const auto task = testing::make("dict_lookup", {{"keys", int64_t{K}}});
   Rng rng(62);
   const Batch batch = task->make_batch(K, 5, rng);
-  check_batch(batch, K, 16);
+  check_lookup_batch(batch, K, 16);
   for (int64_t b = 0; b < 5; ++b) {
     std::set<int32_t> keys;
     for (int64_t t = 0; t < K; ++t) keys.insert(batch.token(b * batch.len + t, 0));
@@ -71,7 +71,7 @@ TEST(TaskDictLookup, KeysAndAskedPairAreUniform) {
   Rng rng(63);
   const int64_t n = 3;
   const Batch batch = task->make_batch(n, 9000, rng);
-  const std::vector<int64_t> asked = check_batch(batch, K, 16);
+  const std::vector<int64_t> asked = check_lookup_batch(batch, K, 16);
   std::vector<int64_t> pairs(K * K, 0), by_asked(n, 0);
   for (int64_t b = 0; b < batch.batch; ++b) {
     ++pairs[(batch.token(b * batch.len, 0) - 1) * K + batch.token(b * batch.len + 1, 0) - 1];

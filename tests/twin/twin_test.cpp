@@ -163,7 +163,7 @@ constexpr const char* kMoveScalars = "--steps 20 --lr 0.01";
 // so that attention is far from uniform; a few keep the default 0.02 or less, where activations
 // are small enough that the placement of eps inside the square root changes the numbers (for
 // l2, whose sum of squares is D times larger, that takes init std 0.005).
-const TwinCase kCases[] = {
+const TwinCase kTwinCases[] = {
     {"pre_rmsnorm_rope_heads2",
      "--scheme pre --norm rmsnorm --pos rope --width 16 --heads 2 "
      "--layers 2 --init-std 0.3"},
@@ -445,7 +445,7 @@ TEST_P(TwinCrossCheck, LogitsAndGradientsMatchPyTorch) {
   print_worst(c.name, r.output);
 }
 
-INSTANTIATE_TEST_SUITE_P(EverySchemeAndOption, TwinCrossCheck, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(EverySchemeAndOption, TwinCrossCheck, ::testing::ValuesIn(kTwinCases),
                          [](const ::testing::TestParamInfo<TwinCase>& info) {
                            return std::string(info.param.name);
                          });

@@ -36,11 +36,11 @@ std::string name_of(const AttnCase& c) {
          std::to_string(c.width) + "_H" + std::to_string(c.heads) + (c.alibi ? "_alibi" : "");
 }
 
-std::string case_name(const ::testing::TestParamInfo<AttnCase>& info) {
+std::string attention_case_name(const ::testing::TestParamInfo<AttnCase>& info) {
   return name_of(info.param);
 }
 
-std::vector<AttnCase> cases() {
+std::vector<AttnCase> attention_cases() {
   std::vector<AttnCase> out;
   for (bool causal : {true, false}) {
     for (int64_t T : {1, 4, 7}) {
@@ -155,7 +155,8 @@ TEST_P(Attention, ForwardMatchesDirectSoftmax) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Attention, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, Attention, ::testing::ValuesIn(attention_cases()),
+                         attention_case_name);
 
 // Bidirectional attention lets a query see later keys; causal does not: changing the last
 // key changes the first output only without the mask.

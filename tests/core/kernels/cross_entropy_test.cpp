@@ -46,7 +46,7 @@ std::string name_of(const CeCase& c) {
          kinds[static_cast<int>(c.kind)];
 }
 
-std::string case_name(const ::testing::TestParamInfo<CeCase>& info) {
+std::string ce_case_name(const ::testing::TestParamInfo<CeCase>& info) {
   return name_of(info.param);
 }
 
@@ -224,7 +224,7 @@ INSTANTIATE_TEST_SUITE_P(
                       CeCase{4, 5, Kind::unnormalized}, CeCase{1, 2, Kind::soft},
                       CeCase{kRowShard + 30, 3, Kind::unnormalized},
                       CeCase{kRowShard + 30, 19, Kind::uniform_set}),
-    case_name);
+    ce_case_name);
 
 // Rows of at most 16 logits are processed four at a time while four scored rows follow each
 // other; with an unscored row after each scored one no group forms. Both must give the same
@@ -280,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CrossEntropyGroups,
                                            CeCase{9, 5, Kind::uniform_set},
                                            CeCase{8, 11, Kind::soft},
                                            CeCase{12, 16, Kind::unnormalized}),
-                         case_name);
+                         ce_case_name);
 
 // A target over V tokens as kernel input: row 0 → target 0, entries (tokens, probs).
 struct OneRow {

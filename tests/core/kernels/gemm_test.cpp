@@ -40,7 +40,7 @@ std::string name_of(const LinearCase& c) {
          "_padx" + std::to_string(c.pad_x) + "_pady" + std::to_string(c.pad_y);
 }
 
-std::string case_name(const ::testing::TestParamInfo<LinearCase>& info) {
+std::string linear_case_name(const ::testing::TestParamInfo<LinearCase>& info) {
   return name_of(info.param);
 }
 
@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // The register tiles over two row shards: dX per shard, dW
                       // summed per shard; padded strides.
                       LinearCase{kRowShard + 44, 33, 17, 2, 1}),
-    case_name);
+    linear_case_name);
 
 // dW summed over row shards in two lanes (gemm.cpp), each a contiguous run of shards: 6 shards
 // (3 and 3) and 3 shards (1 and 2, the last one partial). The result is one product over all

@@ -96,11 +96,11 @@ std::string name_of(const NormCase& c) {
   return to_string(c.kind) + "_N" + std::to_string(c.rows) + "_D" + std::to_string(c.width);
 }
 
-std::string case_name(const ::testing::TestParamInfo<NormCase>& info) {
+std::string norm_case_name(const ::testing::TestParamInfo<NormCase>& info) {
   return name_of(info.param);
 }
 
-std::vector<NormCase> cases() {
+std::vector<NormCase> norm_cases() {
   std::vector<NormCase> out;
   for (NormKind k : kKinds) {
     out.push_back({k, 3, 6});
@@ -231,7 +231,7 @@ TEST_P(Norm, ForwardMatchesFormula) {
   EXPECT_LT(worst, 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, Norm, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Kinds, Norm, ::testing::ValuesIn(norm_cases()), norm_case_name);
 
 // One row computed by hand, x = (1, −2, 0.5), gain (1, 2, −1), bias (0, 0.1, 0.2):
 //   dyt, α = 0.5:          y = (tanh(0.5), 2·tanh(−1) + 0.1, −tanh(0.25) + 0.2)

@@ -53,11 +53,11 @@ std::string name_of(const RelCase& c) {
          std::to_string(c.width) + "_H" + std::to_string(c.heads);
 }
 
-std::string case_name(const ::testing::TestParamInfo<RelCase>& info) {
+std::string relative_case_name(const ::testing::TestParamInfo<RelCase>& info) {
   return name_of(info.param);
 }
 
-std::vector<RelCase> cases() {
+std::vector<RelCase> relative_cases() {
   std::vector<RelCase> out;
   for (bool causal : {true, false}) {
     out.push_back({1, 4, 1, causal});
@@ -172,7 +172,7 @@ void expect_reference_probabilities(const RelCase& c);
 
 // The Chomsky-hierarchy encoder is bidirectional, the reference's shift here its bidirectional one.
 TEST(RelativeReference, ProbabilitiesMatchTheReferenceShift) {
-  for (const RelCase& c : cases()) {
+  for (const RelCase& c : relative_cases()) {
     if (!c.causal) expect_reference_probabilities(c);
   }
 }
@@ -220,7 +220,8 @@ TEST_P(Relative, StreamMatchesTheKernel) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Relative, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, Relative, ::testing::ValuesIn(relative_cases()),
+                         relative_case_name);
 
 }  // namespace
 }  // namespace normlab

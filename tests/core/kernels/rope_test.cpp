@@ -39,7 +39,7 @@ std::string name_of(const RopeCase& c) {
          std::to_string(c.offset);
 }
 
-std::string case_name(const ::testing::TestParamInfo<RopeCase>& info) {
+std::string rope_case_name(const ::testing::TestParamInfo<RopeCase>& info) {
   return name_of(info.param);
 }
 
@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Rope,
                                            RopeCase{2, 3, 12, 3, 5},
                                            // more rows than one shard
                                            RopeCase{3, kRowShard / 2, 4, 2, 1}),
-                         case_name);
+                         rope_case_name);
 
 // Float: (x0, x1) → (fma(x0, c, −(x1 s)), fma(x0, s, x1 c)), s negated for the inverse, with
 // c and s the float roundings of the double cos and sin; compared bit for bit.
@@ -169,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RopeFloat,
                          ::testing::Values(RopeCase{2, 9, 4, 2, 0}, RopeCase{2, 7, 64, 4, 3},
                                            RopeCase{1, 5, 48, 2, 0}, RopeCase{1, 6, 68, 2, 1},
                                            RopeCase{3, kRowShard / 2, 40, 4, 1}),
-                         case_name);
+                         rope_case_name);
 
 TEST(RopeRelative, ScoresDependOnlyOnTheDistance) {
   const int64_t T = 6;
