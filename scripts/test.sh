@@ -19,16 +19,15 @@ ctest --test-dir build-fuzz --output-on-failure -j"$jobs"
 # OpenBLAS runs on a CPU it does not know.
 OPENBLAS_CORETYPE=Prescott ctest --test-dir build --output-on-failure -j"$jobs" \
   -R 'TwinCrossCheck|TwinCheck|Dynamics|Integrate|Rk4|Dopri5|Observables|SymmetricPaperSize|EffectiveRank|DepthProbe|python_package'
-# A build for every AVX2 CPU (-march=x86-64-v3) where this one has AVX-512: its kernel, model and
-# twin tests, the same checkpoints as this build for every scheme (bench/binary_bits.sh) and the
-# same particle trajectories (bench/particles_bits.sh).
+# A build for every AVX2 CPU (-march=x86-64-v3) where this one has AVX-512: its kernel, model,
+# optimizer, twin and bits tests (NORMLAB_TESTS=kernels), the same checkpoints as this build for
+# every scheme (bench/binary_bits.sh) and the same particle trajectories (bench/particles_bits.sh).
 # Without AVX-512, build/ already is such a build.
 if grep -qw avx512f /proc/cpuinfo; then
   cmake -S . -B build-v3 -G Ninja -DCMAKE_BUILD_TYPE=Release -DNORMLAB_ARCH=x86-64-v3 \
-    -DNORMLAB_PYTHON=OFF
+    -DNORMLAB_PYTHON=OFF -DNORMLAB_TESTS=kernels
   cmake --build build-v3 -j"$jobs" --target normlab normlab_tests
-  ctest --test-dir build-v3 --output-on-failure -j"$jobs" \
-    -R 'GemmChain|Linear|Lanes|Kernels|CrossEntropy|Attention|Norm|Rope|ResMix|ModelGradCheck|Determinism|TwinCrossCheck'
+  ctest --test-dir build-v3 --output-on-failure -j"$jobs"
   for causal in 1 0; do
     CAUSAL=$causal THREADS=2 bench/binary_bits.sh build/normlab build-v3/normlab
   done
