@@ -3,7 +3,8 @@
 # rows of results.csv with the kept ones, byte for byte: whether this machine reproduces the
 # ledger's tables (docs/claims.md, "Checking a kept table"). normlab's training and evaluation
 # give the same bits on every x86-64 CPU with AVX2 (docs/training.md, "Determinism"), so the
-# rows must be identical; the particle studies are per machine and are not checked.
+# rows must be identical. The particle studies have no results.csv and are not checked here
+# (bench/particles_bits.sh compares their trajectories).
 #
 # Usage: scripts/check_kept_table.sh FOLDER [SEED]
 #   FOLDER  a folder of docs/full-tier, e.g. resharpen_width-full or
