@@ -131,6 +131,10 @@ TrainConfig read_train_config(TomlSection& s, TrainConfig c) {
     throw UsageError(s.where("decay_fraction") +
                      "decay_fraction applies only to schedule = \"wsd\"");
   }
+  if (c.stop_accuracy > 0 && c.eval_every == 0) {
+    throw UsageError(s.where("stop_accuracy") +
+                     "stop_accuracy is checked at each validation: it needs eval_every > 0");
+  }
   // [train.averaging] is read even when it has none of the keys, so that a misspelled one is
   // refused.
   if (!reader.sections.contains("averaging"))

@@ -179,15 +179,25 @@ void truncate_metrics(const fs::path& file, int64_t step) {
 // sees it.
 constexpr uint64_t kValidationSeed = 0x76616c6964617465ULL;  // "validate"
 
-// Mean over tc.eval_batches validation batches (task length n) of each batch's loss, the
-// training loss's definition (cross-entropy averaged over the scored positions), computed with
-// the inference forward (nothing kept for backward; the training workspace is untouched).
-double validation_loss(Model<float>& model, const Task& task, const TrainConfig& tc, int64_t n) {
+// One periodic validation: over tc.eval_batches validation batches (task length n),
+//   loss:     the mean of each batch's loss, the training loss's definition (cross-entropy
+//             averaged over the scored positions);
+//   accuracy: the share of all scored positions whose argmax over the vocabulary (the lowest
+//             token on ties) is the target's most likely token (TargetView::most_likely).
+// Computed with the inference forward (nothing kept for backward; the training workspace is
+// untouched).
+struct Validation {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+Validation validate_model(Model<float>& model, const Task& task, const TrainConfig& tc, int64_t n) {
   Rng rng(kValidationSeed);
   std::vector<int64_t> rows;
   std::vector<int32_t> slots;
   std::vector<float> weights;
   double total = 0;
+  int64_t right = 0, scored = 0;
   for (int64_t i = 0; i < tc.eval_batches; ++i) {
     const Batch batch = task.make_batch(n, tc.batch, rng, /*validation=*/true);
     rows.clear();
@@ -202,10 +212,18 @@ double validation_loss(Model<float>& model, const Task& task, const TrainConfig&
     }
     const float* logits =
         model.forward_rows(batch.tokens.data(), batch.batch, batch.len, batch.fields, rows);
+    const int64_t N = static_cast<int64_t>(rows.size());
     total += cross_entropy<float>(logits, sparse_targets(batch, slots.data()), weights.data(),
-                                  nullptr, static_cast<int64_t>(rows.size()), batch.vocab);
+                                  nullptr, N, batch.vocab);
+    for (int64_t k = 0; k < N; ++k) {
+      const float* row = logits + k * batch.vocab;
+      const int32_t guess = static_cast<int32_t>(std::max_element(row, row + batch.vocab) - row);
+      right += guess == batch.target(rows[k]).most_likely() ? 1 : 0;
+    }
+    scored += N;
   }
-  return total / static_cast<double>(tc.eval_batches);
+  return {.loss = total / static_cast<double>(tc.eval_batches),
+          .accuracy = scored > 0 ? static_cast<double>(right) / static_cast<double>(scored) : 0.0};
 }
 
 // Appends "PATH was OLD, now NEW" for every leaf where `before` and `after` differ (PATH
@@ -435,9 +453,15 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
     throw InputError(fmt::format("{}: cannot write", (run_dir / kMetricsFile).string()));
   RunOutcome out;
   double last_val = NAN;
+  bool accurate_enough = false;  // stop_accuracy passed at a validation after step 0
   auto validate = [&] {
-    last_val = validation_loss(model, *task, tc, val_len);
-    const nlohmann::json line{{"step", st.step}, {"val_loss", last_val}};
+    const Validation v = validate_model(model, *task, tc, val_len);
+    last_val = v.loss;
+    nlohmann::json line{{"step", st.step}, {"val_loss", v.loss}};
+    if (tc.stop_accuracy > 0) {
+      line["val_accuracy"] = v.accuracy;
+      accurate_enough = st.step > 0 && v.accuracy > tc.stop_accuracy;
+    }
     std::fprintf(metrics, "%s\n", line.dump().c_str());
     std::fflush(metrics);
   };
@@ -536,6 +560,11 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       interrupt();
       break;
     }
+    if (accurate_enough) {
+      out.message = fmt::format("stopped at step {} of {}: validation accuracy above {}", st.step,
+                                tc.steps, tc.stop_accuracy);
+      break;
+    }
   }
   std::fclose(metrics);
   if (hooks.progress) std::fprintf(stderr, "\n");
@@ -559,7 +588,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   save_param_file(fin / "bema.safetensors", c, model.layout(),
                   avg.started() ? avg.bema() : model.params());
   out.status = RunStatus::finished;
-  set_status(run_dir, RunStatus::finished);
+  set_status(run_dir, RunStatus::finished, out.message);
   return out;
 }
 

@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "normlab/train/trainer.hpp"
@@ -168,6 +170,86 @@ TEST(Validation, TheSameBatchesEveryTime) {
   const auto v = lines_with(tmp / "run" / "metrics.jsonl", "val_loss");
   ASSERT_EQ(v.size(), 10u);
   for (const auto& line : v) EXPECT_EQ(line["val_loss"], v[0]["val_loss"]) << line.dump();
+}
+
+// stop_accuracy: a run that never stops (stop_accuracy 1, which no accuracy exceeds) logs the
+// accuracy at every validation; a threshold just below the best of them after step 0 stops a
+// second run at the first validation that reaches that best, with the same lines up to there.
+TEST(StopAccuracy, StopsAtTheFirstValidationAboveIt) {
+  TempDir tmp;
+  RunSpec spec = with_validation(small_run(Scheme::pre));
+  spec.train.stop_accuracy = 1.0;
+  prepare_run(tmp / "never", spec);
+  const auto never = run_normlab({"train", (tmp / "never").string()});
+  ASSERT_TRUE(never.exited && never.exit_code == 0) << never.describe();
+  const auto all = lines_with(tmp / "never" / "metrics.jsonl", "val_accuracy");
+  ASSERT_EQ(all.size(), 10u);  // steps 0, 7, ..., 56, 60
+  double best = 0;
+  for (size_t i = 1; i < all.size(); ++i)
+    best = std::max(best, all[i]["val_accuracy"].get<double>());
+  ASSERT_GT(best, 0.0) << "the task's accuracy never rises above 0: the test would be vacuous";
+  ASSERT_LE(best, 1.0);
+  int64_t stop_step = 0;
+  for (size_t i = 1; i < all.size() && stop_step == 0; ++i) {
+    if (all[i]["val_accuracy"].get<double>() == best) stop_step = all[i]["step"].get<int64_t>();
+  }
+
+  spec.train.stop_accuracy = std::nextafter(best, 0.0);
+  prepare_run(tmp / "stops", spec);
+  const auto stops = run_normlab({"train", (tmp / "stops").string()});
+  ASSERT_TRUE(stops.exited && stops.exit_code == 0) << stops.describe();
+  EXPECT_EQ(read_run_status(tmp / "stops"), RunStatus::finished);
+  EXPECT_TRUE(std::filesystem::exists(tmp / "stops" / "final" / "model.safetensors"));
+  const auto train_a = lines_with(tmp / "never" / "metrics.jsonl", "loss");
+  const auto train_b = lines_with(tmp / "stops" / "metrics.jsonl", "loss");
+  ASSERT_EQ(train_b.size(), static_cast<size_t>(stop_step));  // log_every 1
+  for (size_t i = 0; i < train_b.size(); ++i) EXPECT_EQ(train_b[i]["loss"], train_a[i]["loss"]);
+  const auto val_b = lines_with(tmp / "stops" / "metrics.jsonl", "val_accuracy");
+  ASSERT_FALSE(val_b.empty());
+  EXPECT_EQ(val_b.back()["step"].get<int64_t>(), stop_step);
+  for (size_t i = 0; i < val_b.size(); ++i) EXPECT_EQ(val_b[i], all[i]) << "validation " << i;
+  const auto run_json = nlohmann::json::parse(slurp(tmp / "stops" / "run.json"));
+  EXPECT_NE(run_json.value("message", "").find(fmt::format("stopped at step {} of 60", stop_step)),
+            std::string::npos)
+      << run_json.dump();
+}
+
+// Killed after a checkpoint and before the stop, then resumed, the run stops at the same
+// step with the same weights. The threshold is StopsAtTheFirstValidationAboveIt's: just below
+// the best accuracy after step 0, which this run first reaches at step s; the kill is at s − 1.
+TEST(StopAccuracy, AResumedRunStopsWhereTheWholeOneDoes) {
+  TempDir tmp;
+  RunSpec spec = with_validation(small_run(Scheme::pre));
+  spec.train.stop_accuracy = 1.0;
+  prepare_run(tmp / "never", spec);
+  const auto never = run_normlab({"train", (tmp / "never").string()});
+  ASSERT_TRUE(never.exited && never.exit_code == 0) << never.describe();
+  const auto all = lines_with(tmp / "never" / "metrics.jsonl", "val_accuracy");
+  double best = 0;
+  int64_t stop_step = 0;
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i]["val_accuracy"].get<double>() > best) {
+      best = all[i]["val_accuracy"].get<double>();
+      stop_step = all[i]["step"].get<int64_t>();
+    }
+  }
+  ASSERT_GT(stop_step, 11) << "no checkpoint (every 10 steps) before the stop: pick another seed";
+  spec.train.stop_accuracy = std::nextafter(best, 0.0);
+  prepare_run(tmp / "whole", spec);
+  prepare_run(tmp / "killed", spec);
+  const auto whole = run_normlab({"train", (tmp / "whole").string()});
+  ASSERT_TRUE(whole.exited && whole.exit_code == 0) << whole.describe();
+  const std::string kill = std::to_string(stop_step - 1);
+  const auto killed = run_normlab({"train", (tmp / "killed").string(), "--kill-at-step", kill});
+  ASSERT_EQ(killed.signal, SIGKILL) << killed.describe();
+  const auto resumed = run_normlab({"train", (tmp / "killed").string(), "--resume"});
+  ASSERT_TRUE(resumed.exited && resumed.exit_code == 0) << resumed.describe();
+  for (const char* run : {"whole", "killed"}) {
+    EXPECT_EQ(lines_with(tmp / run / "metrics.jsonl", "val_accuracy").back()["step"], stop_step)
+        << run;
+  }
+  EXPECT_TRUE(slurp(tmp / "whole" / "final" / "model.safetensors") ==
+              slurp(tmp / "killed" / "final" / "model.safetensors"));
 }
 
 TEST(Validation, LengthOutsideTheTaskRangeIsRejectedBeforeTraining) {

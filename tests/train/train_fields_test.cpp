@@ -39,6 +39,9 @@ TEST(TrainFields, OptionalKeysOnlyWhenTheyMatter) {
   c.eval_every = 100;
   const nlohmann::json j = to_json(c);
   EXPECT_TRUE(j.contains("eval_every") && j.contains("eval_batches") && j.contains("eval_length"));
+  EXPECT_FALSE(j.contains("stop_accuracy"));
+  c.stop_accuracy = 0.99;
+  EXPECT_EQ(to_json(c)["stop_accuracy"], 0.99);
 }
 
 TEST(TrainFields, RoundTripThroughJson) {
@@ -70,6 +73,7 @@ TEST(TrainFields, RoundTripThroughJson) {
   c.eval_every = 19;
   c.eval_batches = 3;
   c.eval_length = 21;
+  c.stop_accuracy = 0.5;
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(to_json(train_config_from_json(j)), j);
   // And a run.json written before the optional keys existed reads with their defaults.
@@ -78,8 +82,10 @@ TEST(TrainFields, RoundTripThroughJson) {
   old.erase("eval_every");
   old.erase("eval_batches");
   old.erase("eval_length");
+  old.erase("stop_accuracy");
   const TrainConfig back = train_config_from_json(old);
   EXPECT_EQ(back.eval_every, 0);
+  EXPECT_EQ(back.stop_accuracy, 0.0);
   EXPECT_EQ(back.decay_fraction, TrainConfig{}.decay_fraction);
 }
 

@@ -56,11 +56,16 @@ struct TrainConfig {
   int64_t eval_every = 0;    // steps between validation losses; 0 = off
   int64_t eval_batches = 8;  // validation batches, the same ones every time
   int64_t eval_length = 0;   // their task length; 0 = the longest training length
+  // Early stopping (docs/training.md, "Stopping at an accuracy"): training ends, as finished,
+  // at the first validation after step 0 whose accuracy exceeds stop_accuracy (strictly).
+  // Needs eval_every > 0; 0 = never.
+  double stop_accuracy = 0.0;
 };
 
 // run.json and the [train] table are written and read by walking visit_train_fields()
 // (train_fields.hpp), which declares every field once. The periodic-validation keys are
-// written only when eval_every > 0, decay_fraction only for wsd, and they default when
+// written only when eval_every > 0, stop_accuracy only when it is set, decay_fraction only
+// for wsd, and they default when
 // absent, so run.json files written before they existed still describe the same runs.
 nlohmann::json to_json(const TrainConfig& c);
 TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on bad fields
@@ -69,7 +74,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on b
 // Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, decay_fraction
 // (wsd only), lr, beta1,
 // beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, eval_every,
-// eval_batches, eval_length, and a sub-table
+// eval_batches, eval_length, stop_accuracy, and a sub-table
 // [train.averaging] with every, start, kappa, eta, rho, gamma.
 TrainConfig read_train_config(TomlSection& section, TrainConfig base = {});
 

@@ -66,6 +66,8 @@ void visit_train_fields(Config& c, Visitor&& v) {
     c.eval_batches, L::eval_batches);
   v(TrainFieldInfo{.name = "eval_length", .written = validating, .optional_json = true},
     c.eval_length, L::eval_length);
+  v(TrainFieldInfo{.name = "stop_accuracy", .written = c.stop_accuracy > 0, .optional_json = true},
+    c.stop_accuracy, L::ratio);
 }
 
 }  // namespace normlab

@@ -44,7 +44,7 @@ struct RunOutcome {
   int64_t steps = 0;     // optimizer steps completed
   double last_loss = 0;  // loss of the last logged step
   double seconds = 0;    // training time (this process)
-  std::string message;   // why it stopped, for diverged runs
+  std::string message;   // why it stopped: diverged, or finished early (stop_accuracy)
 };
 
 // Writes RUN/run.json for a new run (status pending). Refuses an existing run directory
