@@ -130,7 +130,29 @@ std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::pat
     if (overlay) merge_toml(*doc, std::move(*overlay));
   }
   if (applied_tier != nullptr) *applied_tier = applied;
-  for (const std::string& set : sets) apply_set(*doc, set);
+  for (const std::string& set : sets) {
+    // "tier.NAME.KEY=VALUE" sets KEY at tier NAME alone: applied when NAME is the tier run,
+    // skipped at the others; NAME must be one of the file's tiers.
+    const std::string assignment = normalized_set(set);
+    if (assignment.rfind("tier.", 0) != 0) {
+      apply_set(*doc, set);
+      continue;
+    }
+    const size_t dot = assignment.find('.', 5);
+    const size_t eq = assignment.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || dot > eq) {
+      throw UsageError(
+          fmt::format("--set '{}': a tier's value is set as tier.NAME.KEY=VALUE, e.g. "
+                      "tier.full.train.steps=6256",
+                      set));
+    }
+    const std::string name = assignment.substr(5, dot - 5);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw UsageError(fmt::format("--set '{}': {} has no tier '{}'; its tiers: {}", set,
+                                   file.string(), name, fmt::join(names, ", ")));
+    }
+    if (name == applied) apply_set(*doc, assignment.substr(dot + 1));
+  }
   return doc;
 }
 

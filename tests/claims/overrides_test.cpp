@@ -182,6 +182,30 @@ TEST(Sets, TypesAndNestedKeys) {
   EXPECT_EQ(doc.at_path("task.name").value<std::string>(), "set_complement");
 }
 
+// "tier.NAME.KEY=VALUE" sets KEY at tier NAME alone, in its place among the sets.
+TEST(Sets, ATiersValueAppliesAtThatTierAlone) {
+  TempDir tmp;
+  const auto file = tmp / "t.toml";
+  std::ofstream(file) << kTiered;
+  const std::vector<std::string> sets = {"train.batch=4", "tier.full.train.steps=77",
+                                         "tier.quick.train.batch = 6"};
+  const auto quick = load_experiment_document(file, "quick", sets);
+  EXPECT_EQ(quick->at_path("train.steps").value<int64_t>(), 10) << "the quick tier's own";
+  EXPECT_EQ(quick->at_path("train.batch").value<int64_t>(), 6) << "after train.batch=4";
+  const auto full = load_experiment_document(file, "full", sets);
+  EXPECT_EQ(full->at_path("train.steps").value<int64_t>(), 77);
+  EXPECT_EQ(full->at_path("train.batch").value<int64_t>(), 4);
+  EXPECT_EQ(full->get("tier"), nullptr);
+  for (const std::string bad : {"tier.paper.train.steps=5", "tier.full=3", "tier.full.steps"}) {
+    try {
+      load_experiment_document(file, "full", {bad});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--set '" + bad + "': ", 0), 0u) << e.what();
+    }
+  }
+}
+
 TEST(Sets, MalformedAssignmentsNameTheOption) {
   toml::table doc = parse(kTiered);
   for (const std::string bad : {"train.lr", "train..lr=1", "=3",

@@ -6,6 +6,7 @@
 //   [tier.quick] / [tier.full] ...   tables that mirror the top level; `--tier NAME` deep-merges
 //                                    tier.NAME over the document and removes `tier`
 //   --set KEY=VALUE                  a dotted key and a TOML value, merged after the tier
+//   --set tier.NAME.KEY=VALUE        the same, at tier NAME alone (skipped at the others)
 //
 // Merging: tables merge key by key, recursively; any other value (numbers, strings, arrays,
 // arrays of tables) replaces what was there. Merged nodes are moved, not copied, so they keep
@@ -34,7 +35,9 @@ std::shared_ptr<toml::table> parse_experiment_file(const std::filesystem::path& 
 
 // The document `normlab run` reads: each file of the extends chain, the root base first,
 // merged over the one it extends and followed by its own [tier.T] table (T = chosen_tier over
-// the tiers of every file of the chain), then apply_set for each of `sets`. A value a file
+// the tiers of every file of the chain), then apply_set for each of `sets` in order; a set
+// "tier.NAME.KEY=VALUE" applies KEY=VALUE when NAME is T and nothing otherwise (a NAME that is
+// none of the tiers is a UsageError). A value a file
 // writes wins over what it inherits, tiers included; a tier wins over its own file and those it
 // extends. `applied_tier` receives T ("" without tiers).
 std::shared_ptr<toml::table> load_experiment_document(const std::filesystem::path& file,
