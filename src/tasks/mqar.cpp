@@ -4,8 +4,8 @@
 // a power law; the answer is the key's value, at the query position itself. Definition:
 // docs/tasks.md.
 //
-// Letters: L = n positions (the task length), k pairs, V vocabulary; keys 1..V/2−1, values
-// V/2..V−1, filler 0.
+// Letters: L = n positions (the task length), k pairs, V vocabulary; h = ⌊V/2⌋; keys 1..h−1,
+// values h..V−1, filler 0.
 #include <cmath>
 #include <vector>
 
@@ -43,7 +43,8 @@ class Mqar final : public Task {
       for (int64_t j = 0; j < k; ++j) keys[j] = static_cast<int32_t>(1 + s[j]);
     }
     {
-      const task_util::DistinctSample s(half, k, rng);  // values V/2..V−1
+      // values V/2..V−1 (⌊V/2⌋ as the reference's vocab_size // 2): V − ⌊V/2⌋ of them
+      const task_util::DistinctSample s(vocab_ - half, k, rng);
       for (int64_t j = 0; j < k; ++j) values[j] = static_cast<int32_t>(half + s[j]);
     }
     for (int64_t t = 0; t < n; ++t) {

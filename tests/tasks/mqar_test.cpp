@@ -66,6 +66,23 @@ TEST(TaskMqar, ZoologysLayoutInEverySequence) {
   check_batch(big->make_batch(512, 4, rng), 8192, 64);
 }
 
+// An odd vocabulary: keys 1..h−1 and values h..V−1 with h = ⌊V/2⌋, as zoology's
+// vocab_size // 2 splits it; the value V − 1 is drawn (V = 9: keys 1..3, values 4..8; L = 8 < V).
+TEST(TaskMqar, AnOddVocabularyDrawsEveryValue) {
+  const auto task = testing::make("mqar", {{"vocab", int64_t{9}}, {"pairs", int64_t{2}}});
+  Rng rng(5);
+  const Batch batch = task->make_batch(8, 400, rng);
+  std::set<int32_t> keys, values;
+  for (int64_t b = 0; b < batch.batch; ++b) {
+    for (int64_t j = 0; j < 2; ++j) {
+      keys.insert(batch.token(b * 8 + 2 * j));
+      values.insert(batch.token(b * 8 + 2 * j + 1));
+    }
+  }
+  EXPECT_EQ(keys, (std::set<int32_t>{1, 2, 3}));
+  EXPECT_EQ(values, (std::set<int32_t>{4, 5, 6, 7, 8}));
+}
+
 // With one pair the query's slot g ∈ {0..space−1} has P(g) = (g+1)^(a−1) / Σ (h+1)^(a−1);
 // a = 0.5 makes the law steep enough to tell from uniform. Each slot's frequency over 20000
 // sequences within 5 standard deviations of its probability.
