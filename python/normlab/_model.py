@@ -249,7 +249,8 @@ def init(scheme: str = "pre", norm: Optional[str] = None, seed: int = 0, **model
     """A freshly initialized model, like `normlab init`. model_options are config fields
     (docs/checkpoint.md): vocab, width, heads, layers, mlp, mlp_mult, activation, causal, pos,
     max_len, rope_base, beta, tied, final_norm, embed_norm, mix_layers, block_size, norm_eps,
-    init_std, scaled_residual_init, ngpt_alpha_init, attn_norms, mlp_norms, placement (the
+    init_std, weight_init ("normal" or "truncated_fan_in"), embed_init_std,
+    scaled_residual_init, ngpt_alpha_init, attn_norms, mlp_norms, placement (the
     placement language of docs/schemes.md), qk_norm ("none", "l2" or "rmsnorm"), streams and
     sinkhorn (hyper_connections: n streams, mHC). `norm`
     defaults to

@@ -116,13 +116,14 @@ CONFIG_FIELDS = {
     "scheme": str, "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
     "mlp_norms": str, "placement": str, "qk_norm": str, "streams": int, "sinkhorn": bool,
+    "weight_init": str, "embed_init_std": float,
 }
 SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
                           "qk_norm": "none", "streams": 4, "sinkhorn": False,
                           "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0, "sinusoid_from_end": False,
-                          "attn_dropout": 0.0}
+                          "attn_dropout": 0.0, "weight_init": "normal", "embed_init_std": 0.0}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -158,6 +159,9 @@ def parse_config(meta: Dict[str, str], where: str) -> dict:
         raise TwinError(f"{where}: model config has fields the twin does not know: {sorted(unknown)}")
     if cfg["width"] % cfg["heads"] != 0:
         raise TwinError(f"{where}: heads {cfg['heads']} do not divide width {cfg['width']}")
+    if cfg["weight_init"] not in ("normal", "truncated_fan_in"):
+        raise TwinError(f"{where}: weight_init '{cfg['weight_init']}'; allowed: normal, "
+                        "truncated_fan_in")
     if cfg["qk_norm"] not in ("none", "l2", "rmsnorm"):
         raise TwinError(f"{where}: qk_norm '{cfg['qk_norm']}'; allowed: none, l2, rmsnorm")
     return cfg
@@ -424,7 +428,8 @@ class Spec:
     name: str
     shape: Tuple[int, ...]
     decay: bool = False  # AdamW weight decay applies
-    init: str = "normal"  # "normal" (std = value), "constant" or "values" (one per element)
+    init: str = "normal"  # "normal" (std = value), "truncated_normal" (std = value, cut at
+    # +-2 std, not rescaled), "constant" or "values" (one per element)
     value: float = 0.0
     unit_norm: str = "none"  # nGPT: "last" = rows unit norm, "first" = columns unit norm
     values: Optional[List[float]] = None  # init "values", row-major
@@ -464,10 +469,22 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     V, D, M = cfg["vocab"], cfg["width"], cfg["mlp_mult"] * cfg["width"]
     rows = "last" if rs.unit_norm_weights else "none"
     cols = "first" if rs.unit_norm_weights else "none"
-    std = cfg["init_std"]
+    # weight_init "truncated_fan_in": std 1/sqrt(fan_in) per matrix, every matrix and embedding
+    # a normal truncated at +-2 std (model_layout.cpp).
+    fan_in = cfg["weight_init"] == "truncated_fan_in"
+    drawn = "truncated_normal" if fan_in else "normal"
+
+    def matrix_std(n: int) -> float:
+        return 1.0 / math.sqrt(n) if fan_in else cfg["init_std"]
+
     deepnorm = cfg["scheme"] == "deepnorm"  # its own init rule replaces GPT-2's
-    residual_std = (std / math.sqrt(2.0 * cfg["layers"])
-                    if cfg["scaled_residual_init"] and not deepnorm else std)
+
+    def residual_of(n: int) -> float:
+        s = matrix_std(n)
+        return s / math.sqrt(2.0 * cfg["layers"]) if cfg["scaled_residual_init"] and not deepnorm else s
+
+    std = matrix_std(D)
+    embed_std = cfg["embed_init_std"] if cfg["embed_init_std"] > 0 else cfg["init_std"]
     branch = rs.branch_init_scale
     out: List[Spec] = []
 
@@ -482,9 +499,9 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         for name, value in norm_scalars(kind, size):  # no weight decay, like gains and biases
             out.append(Spec(prefix + "." + name, (1,), init="constant", value=value))
 
-    out.append(Spec("embed.weight", (V, D), True, "normal", std, rows))
+    out.append(Spec("embed.weight", (V, D), True, drawn, embed_std, rows))
     if cfg["pos"] == "learned":
-        out.append(Spec("pos.weight", (cfg["max_len"], D), True, "normal", std, rows))
+        out.append(Spec("pos.weight", (cfg["max_len"], D), True, drawn, embed_std, rows))
     add_norm("embed_norm", rs.embed_norm)
     per_layer = 2 if cfg["mlp"] else 1
     attnres = rs.residual_mode in ("attnres", "block_attnres")
@@ -538,15 +555,15 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
             add_hyper(prefix + ".hc", i)
         add_norm(prefix + ".norm_in", slots.norm_in, slots.kind_in)
         if attention:
-            out.append(Spec(prefix + ".q.weight", (D, D), True, "normal", std, rows))
-            out.append(Spec(prefix + ".k.weight", (D, D), True, "normal", std, rows))
-            out.append(Spec(prefix + ".v.weight", (D, D), True, "normal", std * branch, rows))
-            out.append(Spec(prefix + ".o.weight", (D, D), True, "normal", residual_std * branch,
+            out.append(Spec(prefix + ".q.weight", (D, D), True, drawn, std, rows))
+            out.append(Spec(prefix + ".k.weight", (D, D), True, drawn, std, rows))
+            out.append(Spec(prefix + ".v.weight", (D, D), True, drawn, std * branch, rows))
+            out.append(Spec(prefix + ".o.weight", (D, D), True, drawn, residual_of(D) * branch,
                             cols))
             if cfg["pos"] == "relative":  # Transformer-XL's u, v ~ N(0, 0.02^2) and W_R
                 out.append(Spec(prefix + ".rel_u", (D,), init="normal", value=0.02))
                 out.append(Spec(prefix + ".rel_v", (D,), init="normal", value=0.02))
-                out.append(Spec(prefix + ".rel.weight", (D, D), True, "normal", std))
+                out.append(Spec(prefix + ".rel.weight", (D, D), True, drawn, std))
             # Per-head norms over dh features, shared by the heads; then the l2 QK-norm's
             # scale per head.
             hn = rs.head_norms
@@ -559,9 +576,9 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
                 out.append(Spec(prefix + ".s_qk", (D,), init="constant",
                                 value=ngpt_scales(cfg)["s_qk"][0]))
         else:
-            out.append(Spec(prefix + ".up.weight", (M, D), True, "normal", std * branch, rows))
-            out.append(Spec(prefix + ".down.weight", (D, M), True, "normal",
-                            residual_std * branch, cols))
+            out.append(Spec(prefix + ".up.weight", (M, D), True, drawn, std * branch, rows))
+            out.append(Spec(prefix + ".down.weight", (D, M), True, drawn,
+                            residual_of(M) * branch, cols))
             if rs.ngpt:
                 out.append(Spec(prefix + ".s_uv", (M,), init="constant",
                                 value=ngpt_scales(cfg)["s_uv"][0]))
@@ -582,7 +599,7 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
         add_norm("merge.y_norm", True)
     add_norm("final_norm", rs.final_norm)
     if not cfg["tied"]:
-        out.append(Spec("unembed.weight", (V, D), True, "normal", std, rows))
+        out.append(Spec("unembed.weight", (V, D), True, drawn, std, rows))
     if rs.logit_scale:
         out.append(Spec("logit_scale", (V,), init="constant", value=ngpt_scales(cfg)["s_z"][0]))
     return out
@@ -908,6 +925,15 @@ class Twin(torch.nn.Module):
                 if spec.init == "normal":
                     t.copy_(torch.randn(spec.shape, generator=generator, dtype=torch.float64)
                             * spec.value)
+                elif spec.init == "truncated_normal":
+                    # N(0, 1) redrawn where |z| > 2, as normlab (model_layout.cpp).
+                    z = torch.randn(spec.shape, generator=generator, dtype=torch.float64)
+                    out = z.abs() > 2.0
+                    while bool(out.any()):
+                        z[out] = torch.randn(int(out.sum()), generator=generator,
+                                             dtype=torch.float64)
+                        out = z.abs() > 2.0
+                    t.copy_(z * spec.value)
                 elif spec.init == "values":
                     t.copy_(torch.tensor(spec.values, dtype=torch.float64).reshape(spec.shape))
                 else:

@@ -36,6 +36,8 @@ constexpr Names<Toggle> kToggles[] = {
     {Toggle::automatic, "auto"}, {Toggle::on, "on"}, {Toggle::off, "off"}};
 constexpr Names<QkNorm> kQkNorms[] = {
     {QkNorm::none, "none"}, {QkNorm::l2, "l2"}, {QkNorm::rmsnorm, "rmsnorm"}};
+constexpr Names<WeightInit> kWeightInits[] = {{WeightInit::normal, "normal"},
+                                              {WeightInit::truncated_fan_in, "truncated_fan_in"}};
 
 template <typename E, size_t N>
 std::string name_of(const Names<E> (&table)[N], E value) {
@@ -81,6 +83,9 @@ std::string to_string(Toggle t) {
 std::string to_string(QkNorm q) {
   return name_of(kQkNorms, q);
 }
+std::string to_string(WeightInit w) {
+  return name_of(kWeightInits, w);
+}
 
 Scheme parse_scheme(const std::string& s) {
   for (const SchemeRow& row : scheme_table()) {
@@ -109,6 +114,9 @@ Toggle parse_toggle(const std::string& s) {
 }
 QkNorm parse_qk_norm(const std::string& s) {
   return parse(kQkNorms, s, "qk_norm kind");
+}
+WeightInit parse_weight_init(const std::string& s) {
+  return parse(kWeightInits, s, "weight_init");
 }
 
 std::string to_string(const NormPlacement& p) {
@@ -186,6 +194,9 @@ std::vector<std::string> pos_encoding_names() {
 }
 std::vector<std::string> qk_norm_names() {
   return all_names(kQkNorms);
+}
+std::vector<std::string> weight_init_names() {
+  return all_names(kWeightInits);
 }
 
 std::string scheme_label(const ModelConfig& c) {

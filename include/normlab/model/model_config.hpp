@@ -59,6 +59,15 @@ enum class QkNorm {
   rmsnorm  // RMSNorm per head, gain (dh) shared by the heads; logits beta/sqrt(dh) · q̂·k̂
 };
 
+// How the weight matrices and embeddings are drawn at init (src/model/model_layout.cpp).
+enum class WeightInit {
+  normal,  // N(0, init_std²) for every matrix (GPT-2's; the default)
+  // Haiku's hk.Linear default (Delétang et al.'s reference): each matrix a normal of std
+  // 1/√fan_in truncated at ±2 std and not rescaled (its std is 0.8796/√fan_in); the
+  // embeddings the same truncated normal of std embed_init_std. init_std is unused.
+  truncated_fan_in
+};
+
 // The ranges of ModelConfig's integer fields: validate(), the TOML and JSON readers and the
 // command line all check these, before any value is narrowed to int. The upper bounds keep a
 // config's arithmetic far from overflow; whether a model fits in memory is checked separately
@@ -111,6 +120,8 @@ struct ModelConfig {
   bool sinkhorn = false;             // hyper_connections: mHC (doubly stochastic residual mix)
   double norm_eps = 1e-5;            // epsilon inside every norm's square root
   double init_std = 0.02;            // std of the normal init of embeddings and weight matrices
+  WeightInit weight_init{};          // how matrices and embeddings are drawn (default normal)
+  double embed_init_std = 0.0;       // std of the token and position embeddings; 0: init_std
   bool scaled_residual_init = true;  // attention-out and MLP-down init std / sqrt(2L) (GPT-2)
   double ngpt_alpha_init = 0.05;     // initial per-feature step alpha of nGPT
   NormPlacement attn_norms;          // attention sublayers' norms (auto: the scheme's)
@@ -130,6 +141,7 @@ std::string to_string(PosEncoding p);
 std::string to_string(Activation a);
 std::string to_string(Toggle t);
 std::string to_string(QkNorm q);
+std::string to_string(WeightInit w);
 std::string to_string(const NormPlacement& p);
 
 // Parsers throw UsageError listing the allowed names.
@@ -140,6 +152,7 @@ Activation parse_activation(const std::string& s);
 NormPlacement parse_norm_placement(const std::string& s);
 Toggle parse_toggle(const std::string& s);
 QkNorm parse_qk_norm(const std::string& s);
+WeightInit parse_weight_init(const std::string& s);
 
 // The norm kind a scheme gets when none is named: l2 for ngpt (its hidden states live on the
 // unit sphere), `fallback` for every other scheme.
@@ -149,6 +162,7 @@ std::vector<std::string> scheme_names();
 std::vector<std::string> norm_kind_names();
 std::vector<std::string> pos_encoding_names();
 std::vector<std::string> qk_norm_names();
+std::vector<std::string> weight_init_names();
 
 // Throws UsageError for an invalid config, saying what is allowed: integers in their ranges
 // (limits above), every real finite and in its range.

@@ -89,6 +89,12 @@ inline void parse_field(const std::string& s, Placement& v) {
 inline std::vector<std::string> field_choices(const Placement&) {
   return {};
 }
+inline void parse_field(const std::string& s, WeightInit& v) {
+  v = parse_weight_init(s);
+}
+inline std::vector<std::string> field_choices(const WeightInit&) {
+  return weight_init_names();
+}
 
 // Config is ModelConfig or const ModelConfig.
 template <typename Config, typename Visitor>
@@ -171,6 +177,18 @@ void visit_model_fields(Config& c, Visitor&& v) {
   v(FieldInfo{.name = "norm_eps", .help = "Epsilon inside every norm's square root"}, c.norm_eps,
     kPositive);
   v(FieldInfo{.name = "init_std", .help = "Std of the normal weight init"}, c.init_std, kPositive);
+  v(FieldInfo{.name = "weight_init",
+              .help = "How matrices and embeddings are drawn: normal (N(0, init_std^2)) or "
+                      "truncated_fan_in (Haiku's Linear default: std 1/sqrt(fan_in), truncated "
+                      "at 2 std; embeddings std embed_init_std)",
+              .optional_json = true,
+              .omit_default = true},
+    c.weight_init);
+  v(FieldInfo{.name = "embed_init_std",
+              .help = "Std of the token and learned-position embeddings' init (0: init_std)",
+              .optional_json = true,
+              .omit_default = true},
+    c.embed_init_std, RealRange{0, kUnbounded, true, false});
   v(FieldInfo{.name = "scaled_residual_init",
               .help = "Scale output-projection init by 1/sqrt(2L) (default on)",
               .key = "scaled_init"},

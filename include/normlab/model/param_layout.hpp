@@ -12,9 +12,10 @@
 namespace normlab {
 
 enum class InitKind {
-  normal,    // N(0, init_value²)
-  constant,  // every element init_value
-  values     // element k is init_values[k] (hyper-connections' static weights)
+  normal,            // N(0, init_value²)
+  constant,          // every element init_value
+  values,            // element k is init_values[k] (hyper-connections' static weights)
+  truncated_normal,  // N(0, init_value²) truncated at ±2·init_value, not rescaled (Haiku's)
 };
 
 // nGPT keeps the vectors along the model-width axis at unit norm (docs/reference.md §1).
@@ -31,7 +32,7 @@ struct TensorSpec {
   int64_t size = 0;              // number of elements
   bool decay = false;            // AdamW weight decay applies (matrices, not gains/biases)
   InitKind init = InitKind::normal;
-  double init_value = 0.0;            // std (normal) or value (constant)
+  double init_value = 0.0;            // std (the normals) or value (constant)
   std::vector<double> init_values{};  // InitKind::values: one per element
   UnitNormAxis unit_norm = UnitNormAxis::none;
 };
