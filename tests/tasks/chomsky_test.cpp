@@ -241,8 +241,8 @@ TEST(TaskChomsky, ModularArithmeticMatchesTheReferenceExamples) {
 }
 
 // Logits that put the answer highest score 1; random logits score the chance 1/K, within 5
-// standard deviations over 4000 sequences' tokens (the per-sequence means of L tokens have
-// variance p(1 − p)/L, so this bound is looser for the sequence tasks, never tighter).
+// standard deviations over 4000 sequences' tokens (the pooled positions number 4000 or more,
+// so this bound is looser for the sequence tasks, never tighter).
 TEST(TaskChomsky, AccuracyAndItsChanceLevel) {
   for (const ChomskyCase& c : chomsky_cases()) {
     SCOPED_TRACE(c.name);
@@ -271,6 +271,59 @@ TEST(TaskChomsky, AccuracyAndItsChanceLevel) {
     EXPECT_EQ(right.results().at(0).value, 1.0);
     const double chance = 1.0 / c.classes;
     EXPECT_NEAR(random.results().at(0).value, chance, 5 * std::sqrt(chance * (1 - chance) / 4000));
+  }
+}
+
+// The accuracy pools the scored positions of a length's sequences, as the reference's
+// sum(mask · correct) / sum(mask): a sequence of m0 scored positions all right and one of m1
+// all wrong give m0 / (m0 + m1), not the per-sequence mean 1/2. Positions after the end
+// class are not scored, even when wrong.
+TEST(TaskChomsky, AccuracyPoolsTheScoredPositions) {
+  for (const char* name : {"stack_manipulation", "binary_addition", "binary_multiplication"}) {
+    SCOPED_TRACE(name);
+    const auto task = testing::make(name);
+    Rng rng(74);
+    const Batch batch = task->make_batch(12, 64, rng);
+    const int V = batch.vocab;
+    // Per sequence: its scored rows' targets, and how many rows the mask keeps (up to and
+    // including the first end class: class 2 of the three tasks' K = 3, the last id).
+    auto targets = [&](int64_t b) {
+      std::vector<int32_t> out;
+      for (int64_t t = 0; t < batch.len; ++t) {
+        const int64_t n = b * batch.len + t;
+        if (batch.weight[n] > 0.0f) out.push_back(batch.target(n).most_likely());
+      }
+      return out;
+    };
+    const int32_t end_token = V - 1;
+    auto masked = [&](const std::vector<int32_t>& y) {
+      size_t m = 0;
+      while (m < y.size() && y[m] != end_token) ++m;
+      return m + 1;
+    };
+    int64_t b0 = 0, b1 = -1;
+    for (int64_t b = 1; b < batch.batch && b1 < 0; ++b) {
+      if (masked(targets(b)) != masked(targets(b0))) b1 = b;
+    }
+    ASSERT_GE(b1, 0) << "no two sequences with different answer lengths";
+    const size_t m0 = masked(targets(b0)), m1 = masked(targets(b1));
+    // Right logits for b0 up to its end class, wrong after it; wrong everywhere for b1.
+    auto logits_for = [&](const std::vector<int32_t>& y, size_t right_rows) {
+      std::vector<float> logits(y.size() * V, 0.0f);
+      for (size_t r = 0; r < y.size(); ++r) {
+        const int32_t wrong = y[r] == V - 1 ? V - 2 : V - 1;
+        logits[r * V + (r < right_rows ? y[r] : wrong)] = 1.0f;
+      }
+      return logits;
+    };
+    MetricAccumulator metrics;
+    const std::vector<float> l0 = logits_for(targets(b0), m0), l1 = logits_for(targets(b1), 0);
+    task->score(batch, b0, l0.data(), metrics);
+    task->score(batch, b1, l1.data(), metrics);
+    const MetricResult r = metrics.results().at(0);
+    EXPECT_EQ(r.count, static_cast<int64_t>(m0 + m1));
+    EXPECT_DOUBLE_EQ(r.value, static_cast<double>(m0) / static_cast<double>(m0 + m1));
+    EXPECT_NE(r.value, 0.5);
   }
 }
 

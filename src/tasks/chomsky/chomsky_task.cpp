@@ -28,18 +28,20 @@ void ChomskyTask::generate(int64_t L, Rng& rng, Batch& batch, int64_t b) const {
 
 void ChomskyTask::score(const Batch& batch, int64_t b, const float* logits,
                         MetricAccumulator& metrics) const {
+  // One proportion per scored position, so the length's accuracy pools the positions of all
+  // its sequences: sum(mask · correct) / sum(mask), the reference's accuracy_fn.
   const int64_t T = batch.len;
-  int64_t row = 0, right = 0;
+  int64_t row = 0;
   for (int64_t t = 0; t < T; ++t) {
     const int64_t n = b * T + t;
     if (batch.weight[n] <= 0.0f) continue;
     const float* classes = logits + row * batch.vocab + class_token(0);
     const int32_t target = batch.target(n).most_likely();
-    right += class_token(task_util::argmax(classes, output_classes_)) == target;
+    metrics.add_proportion("accuracy",
+                           class_token(task_util::argmax(classes, output_classes_)) == target);
     ++row;
     if (termination_ >= 0 && target == class_token(termination_)) break;
   }
-  metrics.add_mean("accuracy", static_cast<double>(right) / static_cast<double>(row));
 }
 
 }  // namespace normlab

@@ -47,9 +47,13 @@ class ChomskyTask : public Task {
     return input_length(L) + output_length(input_length(L));
   }
   void generate(int64_t L, Rng& rng, Batch& batch, int64_t b) const override;
-  // accuracy: the mean over the output positions of whether the argmax over the K classes is
-  // the target's, one value per sequence; with a termination class, over the positions up to
-  // and including the first whose target is it (the reference's accuracy_mask).
+  // accuracy: whether the argmax over the K classes is the target's, one proportion per
+  // scored position, pooled over all the sequences of a test length: right positions over
+  // scored positions, so a sequence weighs by its scored positions (the reference's
+  // sum(mask · correct) / sum(mask), experiments/example.py). The scored positions are all O
+  // outputs; with a termination class, those up to and including the first whose target is it
+  // (the reference's accuracy_mask). With every sequence of a length scoring the same O
+  // positions (the twelve tasks without one) this is the mean of the per-sequence ratios.
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override;
   std::vector<std::string> metric_names() const override { return {"accuracy"}; }
