@@ -172,29 +172,45 @@ TEST(Validation, TheSameBatchesEveryTime) {
   for (const auto& line : v) EXPECT_EQ(line["val_loss"], v[0]["val_loss"]) << line.dump();
 }
 
+// The validations of a run that never stops (stop_accuracy 1, which no accuracy exceeds), and
+// the best accuracy after step 0 with the first step that reaches it.
+struct BestValidation {
+  std::vector<nlohmann::json> lines;  // every "val_accuracy" line, step 0 first
+  double accuracy = 0;
+  int64_t step = 0;
+};
+
+BestValidation run_never_stopping(const std::filesystem::path& dir, RunSpec spec) {
+  spec.train.stop_accuracy = 1.0;
+  prepare_run(dir, spec);
+  const auto never = run_normlab({"train", dir.string()});
+  EXPECT_TRUE(never.exited && never.exit_code == 0) << never.describe();
+  BestValidation best;
+  best.lines = lines_with(dir / "metrics.jsonl", "val_accuracy");
+  for (size_t i = 1; i < best.lines.size(); ++i) {
+    const double accuracy = best.lines[i]["val_accuracy"].get<double>();
+    if (accuracy > best.accuracy) {
+      best.accuracy = accuracy;
+      best.step = best.lines[i]["step"].get<int64_t>();
+    }
+  }
+  return best;
+}
+
 // stop_accuracy: a run that never stops (stop_accuracy 1, which no accuracy exceeds) logs the
 // accuracy at every validation; a threshold just below the best of them after step 0 stops a
 // second run at the first validation that reaches that best, with the same lines up to there.
 TEST(StopAccuracy, StopsAtTheFirstValidationAboveIt) {
   TempDir tmp;
   RunSpec spec = with_validation(small_run(Scheme::pre));
-  spec.train.stop_accuracy = 1.0;
-  prepare_run(tmp / "never", spec);
-  const auto never = run_normlab({"train", (tmp / "never").string()});
-  ASSERT_TRUE(never.exited && never.exit_code == 0) << never.describe();
-  const auto all = lines_with(tmp / "never" / "metrics.jsonl", "val_accuracy");
-  ASSERT_EQ(all.size(), 10u);  // steps 0, 7, ..., 56, 60
-  double best = 0;
-  for (size_t i = 1; i < all.size(); ++i)
-    best = std::max(best, all[i]["val_accuracy"].get<double>());
-  ASSERT_GT(best, 0.0) << "the task's accuracy never rises above 0: the test would be vacuous";
-  ASSERT_LE(best, 1.0);
-  int64_t stop_step = 0;
-  for (size_t i = 1; i < all.size() && stop_step == 0; ++i) {
-    if (all[i]["val_accuracy"].get<double>() == best) stop_step = all[i]["step"].get<int64_t>();
-  }
+  const BestValidation best = run_never_stopping(tmp / "never", spec);
+  ASSERT_EQ(best.lines.size(), 10u);  // steps 0, 7, ..., 56, 60
+  ASSERT_GT(best.accuracy, 0.0) << "the accuracy never rises above 0: the test would be vacuous";
+  ASSERT_LE(best.accuracy, 1.0);
+  const auto& all = best.lines;
+  const int64_t stop_step = best.step;
 
-  spec.train.stop_accuracy = std::nextafter(best, 0.0);
+  spec.train.stop_accuracy = std::nextafter(best.accuracy, 0.0);
   prepare_run(tmp / "stops", spec);
   const auto stops = run_normlab({"train", (tmp / "stops").string()});
   ASSERT_TRUE(stops.exited && stops.exit_code == 0) << stops.describe();
@@ -220,21 +236,10 @@ TEST(StopAccuracy, StopsAtTheFirstValidationAboveIt) {
 TEST(StopAccuracy, AResumedRunStopsWhereTheWholeOneDoes) {
   TempDir tmp;
   RunSpec spec = with_validation(small_run(Scheme::pre));
-  spec.train.stop_accuracy = 1.0;
-  prepare_run(tmp / "never", spec);
-  const auto never = run_normlab({"train", (tmp / "never").string()});
-  ASSERT_TRUE(never.exited && never.exit_code == 0) << never.describe();
-  const auto all = lines_with(tmp / "never" / "metrics.jsonl", "val_accuracy");
-  double best = 0;
-  int64_t stop_step = 0;
-  for (size_t i = 1; i < all.size(); ++i) {
-    if (all[i]["val_accuracy"].get<double>() > best) {
-      best = all[i]["val_accuracy"].get<double>();
-      stop_step = all[i]["step"].get<int64_t>();
-    }
-  }
+  const BestValidation best = run_never_stopping(tmp / "never", spec);
+  const int64_t stop_step = best.step;
   ASSERT_GT(stop_step, 11) << "no checkpoint (every 10 steps) before the stop: pick another seed";
-  spec.train.stop_accuracy = std::nextafter(best, 0.0);
+  spec.train.stop_accuracy = std::nextafter(best.accuracy, 0.0);
   prepare_run(tmp / "whole", spec);
   prepare_run(tmp / "killed", spec);
   const auto whole = run_normlab({"train", (tmp / "whole").string()});
