@@ -269,8 +269,14 @@ std::string study_folder_name(const std::string& name, const std::string& tier,
                               const std::vector<std::string>& sets) {
   std::string out = tier.empty() ? name : name + "-" + tier;
   for (const std::string& set : sets) {
+    std::string assignment = normalized_set(set);
+    if (assignment.rfind("tier.", 0) == 0) {
+      const std::string prefix = "tier." + tier + ".";
+      if (tier.empty() || assignment.rfind(prefix, 0) != 0) continue;
+      assignment = assignment.substr(prefix.size());
+    }
     out += "__";
-    for (const char c : normalized_set(set)) {
+    for (const char c : assignment) {
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '=' || c == '_' ||
           c == '-' || c == '+') {
         out.push_back(c);

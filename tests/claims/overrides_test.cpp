@@ -262,6 +262,13 @@ TEST(Sets, FolderNames) {
   EXPECT_EQ(study_folder_name("s", "", {"train.schedule=\"cosine\"", "seeds=[1, 2]"}),
             "s__train.schedule=cosine__seeds=1-2");
   EXPECT_EQ(normalized_set(" train.lr = 3e-3 "), "train.lr=3e-3");
+  // A tier's set names the folder at its tier alone, without its tier prefix.
+  const std::vector<std::string> panel = {"task.pairs=16", "tier.full.train.steps = 6256",
+                                          "tier.paper.train.steps=25024"};
+  EXPECT_EQ(study_folder_name("mqar", "quick", panel), "mqar-quick__task.pairs=16");
+  EXPECT_EQ(study_folder_name("mqar", "full", panel), "mqar-full__task.pairs=16__train.steps=6256");
+  EXPECT_EQ(study_folder_name("mqar", "paper", panel),
+            "mqar-paper__task.pairs=16__train.steps=25024");
 }
 
 }  // namespace

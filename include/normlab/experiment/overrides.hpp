@@ -74,7 +74,9 @@ void apply_set(toml::table& doc, const std::string& assignment);
 std::string normalized_set(const std::string& assignment);
 
 // The results folder name of a study: NAME, NAME-TIER, NAME[-TIER]__SET1__SET2 with each set
-// reduced to file-name-safe characters, e.g. "resharpen_tomita-quick__task.language=3".
+// reduced to file-name-safe characters, e.g. "resharpen_tomita-quick__task.language=3". A set
+// "tier.T.KEY=VALUE" names the folder as "KEY=VALUE" at tier T and not at the other tiers: the
+// name says what runs at its tier.
 std::string study_folder_name(const std::string& name, const std::string& tier,
                               const std::vector<std::string>& sets);
 
