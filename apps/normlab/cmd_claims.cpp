@@ -1,4 +1,4 @@
-// `normlab claims list|run`: the claims ledger (docs/claims.md).
+// `normlab claims list|run|seeds|diff`: the claims ledger (docs/claims.md).
 //
 //   normlab claims list [--paper P] [--ledger FILE]... [--claims DIR]
 //       one line per claim: id, arXiv id, verdict in the ledger files (default the committed
@@ -11,6 +11,9 @@
 //       claim, writes OUT/claims.json and OUT/claims.md (default OUT results/claims-TIER);
 //       --tables keeps a copy of each finished study's tables, --decide-only decides from
 //       study folders already in OUT (such copies) without running anything
+//   normlab claims diff BEFORE AFTER
+//       two claims.json (or folders holding one) side by side: every claim's verdict and
+//       effect in each, and whether its verdict or its effect moved
 //   normlab claims seeds [--tier T] [--paper P] [--claim ID] --out DIR [--ledger FILE]
 //       design rule D3: each claim's seed count from its baseline-only pilot in its study
 //       folder under DIR, and each study folder's count (the largest of its claims')
@@ -27,6 +30,7 @@
 #include "normlab/claims/claims_file.hpp"
 #include "normlab/claims/design_rules.hpp"
 #include "normlab/claims/ledger.hpp"
+#include "normlab/claims/ledger_diff.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
 #include "normlab/io/printable.hpp"
@@ -219,6 +223,35 @@ void add_claims_command(CLI::App& app) {
   seeds->callback([=] {
     print_seed_counts(*seeds_dir, *seeds_paper, *seeds_claim, *seeds_tier, *seeds_out,
                       *seeds_ledger);
+  });
+
+  auto* diff = claims_cmd->add_subcommand(
+      "diff",
+      "Two ledgers side by side: every claim's verdict and effect in each, and what moved "
+      "(a Markdown table)");
+  auto diff_before = std::make_shared<std::string>();
+  auto diff_after = std::make_shared<std::string>();
+  diff->add_option("BEFORE", *diff_before, "claims.json, or the folder holding it")
+      ->required()
+      ->check(non_empty_path());
+  diff->add_option("AFTER", *diff_after, "claims.json, or the folder holding it")
+      ->required()
+      ->check(non_empty_path());
+  diff->callback([=] {
+    const auto ledger_file = [](const fs::path& p) {
+      const fs::path file = fs::is_directory(p) ? p / "claims.json" : p;
+      if (!fs::exists(file)) {
+        throw InputError(fmt::format("{}: no such file (a claims.json, or a folder holding one)",
+                                     file.string()));
+      }
+      return file;
+    };
+    const fs::path before = ledger_file(*diff_before), after = ledger_file(*diff_after);
+    std::fputs(
+        claims::diff_markdown(claims::diff_ledgers(parse_json_file(before), parse_json_file(after),
+                                                   before.string(), after.string()))
+            .c_str(),
+        stdout);
   });
 
   auto* run = claims_cmd->add_subcommand(

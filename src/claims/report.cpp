@@ -78,9 +78,7 @@ std::string joined(const std::vector<std::pair<std::string, std::string>>& claus
 std::string effect_cell(const ClaimOutcome& c) {
   const PairStatistic& st = c.evaluation.statistic;
   // No pairs (not run, study failed, error): no effect to show, not a zero.
-  return c.evaluation.pairs.empty()
-             ? "–"
-             : fmt::format("{} [{}, {}]", number(st.effect), number(st.low), number(st.high));
+  return c.evaluation.pairs.empty() ? "–" : effect_text(st.effect, st.low, st.high);
 }
 
 // The findings that name a grid cell (`grid` in the claims file) as one table: rows and columns
@@ -240,6 +238,10 @@ std::string answers_markdown(const LedgerResult& r) {
 }
 
 }  // namespace
+
+std::string effect_text(double effect, double low, double high) {
+  return fmt::format("{} [{}, {}]", number(effect), number(low), number(high));
+}
 
 nlohmann::json to_json(const LedgerResult& r) {
   nlohmann::json studies = nlohmann::json::array();

@@ -80,4 +80,7 @@ LedgerResult run_ledger(const LedgerOptions& options);
 nlohmann::json to_json(const LedgerResult& r);
 std::string to_markdown(const LedgerResult& r);
 
+// "effect [low, high]" with 4 significant digits, as claims.md prints an effect.
+std::string effect_text(double effect, double low, double high);
+
 }  // namespace normlab::claims
