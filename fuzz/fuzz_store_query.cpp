@@ -55,7 +55,9 @@ normlab::RunRows sample_run(const std::string& hash, const std::string& variant,
            "runs/" + variant + "__seed" + std::to_string(seed),
            "2026-11-23T00:00:01Z",
            "2026-11-23T00:01:00Z",
-           59.5};
+           59.5,
+           variant,
+           "{}"};
   for (int64_t length : {4, 8, 16}) {
     r.results.push_back(
         {"raw", "accuracy", length, length + 1, 100, 0.5 + 0.01 * length, 0.4, 0.6});

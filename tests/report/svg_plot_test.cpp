@@ -120,8 +120,8 @@ std::vector<std::pair<double, double>> parse_points(const std::string& points) {
 
 TEST(SvgRender, BandIsOneClosedPolygonAroundTheLine) {
   Figure f;
-  f.x = {"x"};
-  f.y = {"y"};
+  f.x.label = "x";
+  f.y.label = "y";
   f.series.push_back({"mean", {1, 2, 3}, {1, 2, 3}, {0.5, 1.5, 2.5}, {1.5, 2.5, 3.5}});
   const std::string s = render(f);
   const std::vector<std::string> bands = attributes(s, "polygon", "band", "points");
@@ -140,8 +140,9 @@ TEST(SvgRender, BandIsOneClosedPolygonAroundTheLine) {
 
 TEST(SvgRender, NonFinitePointsAreDroppedAndBreakTheLine) {
   Figure f;
-  f.x = {"x"};
-  f.y = {"y", true};  // log: 0 and negatives cannot show
+  f.x.label = "x";
+  f.y.label = "y";
+  f.y.log = true;  // 0 and negatives cannot show
   f.series.push_back(line("s", {1, 2, 3, 4, 5, 6, 7}, {1, 2, NAN, 4, INFINITY, 6, 0}));
   const std::string s = render(f);
   const std::vector<std::string> lines = attributes(s, "polyline", "line", "points");
@@ -156,8 +157,8 @@ TEST(SvgRender, NonFinitePointsAreDroppedAndBreakTheLine) {
 TEST(SvgRender, EscapesEveryTextAndHasNoExternalReference) {
   Figure f;
   f.title = "a <b>title</b> & \"more\"";
-  f.x = {"x <i>"};
-  f.y = {"y 'q'"};
+  f.x.label = "x <i>";
+  f.y.label = "y 'q'";
   f.series.push_back(line("<script>alert(1)</script>", {1, 2}, {1, 2}));
   const std::string s = render(f);
   EXPECT_EQ(s.find("<b>"), std::string::npos);
@@ -173,8 +174,9 @@ TEST(SvgRender, EscapesEveryTextAndHasNoExternalReference) {
 
 TEST(SvgRender, ShadeAndLegend) {
   Figure f;
-  f.x = {"N", true};
-  f.y = {"tvd"};
+  f.x.label = "N";
+  f.x.log = true;
+  f.y.label = "tvd";
   f.shade = Shade{1, 8, "training lengths"};
   f.series.push_back(line("pre", {4, 8, 16}, {0.1, 0.2, 0.5}));
   const std::string s = render(f);
@@ -189,8 +191,8 @@ TEST(SvgRender, ShadeAndLegend) {
 // Values an axis is asked to include widen its range: figures that share one.
 TEST(SvgRender, AnAxisCoversTheValuesItIsAskedToInclude) {
   Figure f;
-  f.x = {"N"};
-  f.y = {"tvd"};
+  f.x.label = "N";
+  f.y.label = "tvd";
   f.series.push_back(line("pre", {4, 8, 16}, {0.4, 0.45, 0.5}));
   const std::string narrow = render(f);
   f.y.include = {0.0, 1.0};
@@ -201,8 +203,8 @@ TEST(SvgRender, AnAxisCoversTheValuesItIsAskedToInclude) {
 
 TEST(SvgRender, AHugeBandDoesNotFlattenTheLines) {
   Figure f;
-  f.x = {"x"};
-  f.y = {"y"};
+  f.x.label = "x";
+  f.y.label = "y";
   f.series.push_back(
       {"two seeds", {1, 2, 3}, {0.2, 0.5, 0.8}, {-100, -100, -100}, {100, 100, 100}});
   const std::string s = render(f);

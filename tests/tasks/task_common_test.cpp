@@ -98,7 +98,9 @@ TEST(TaskCommon, SameSeedSameBatchOtherSeedOtherBatch) {
                               "binary_multiplication", "compute_sqrt", "solve_equation"}) {
         fixed |= info.name == one && n == 1;
       }
-      if (!fixed) EXPECT_FALSE(testing::same_batch(x, task->make_batch(n, 8, c)));
+      if (!fixed) {
+        EXPECT_FALSE(testing::same_batch(x, task->make_batch(n, 8, c)));
+      }
       if (n < 16) continue;
       // The sequences within a batch differ too (at short lengths they may coincide).
       const int64_t row = x.len * x.fields;
