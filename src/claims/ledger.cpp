@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include <toml++/toml.h>
 
@@ -139,12 +140,14 @@ nlohmann::json earlier_invocations(const fs::path& record) {
   return nlohmann::json::array();
 }
 
-// Adds `invocation` to the study's record in its folder (the earlier ones kept), sets
-// s.seconds to their sum and writes the record; returns how many invocations it lists.
-size_t write_study_record(StudyRun& s, const nlohmann::json& invocation) {
+// Adds `invocation` to the study's record in its folder (the earlier ones kept), with the
+// commit this program was built from (the study's child is this program), sets s.seconds to
+// their sum and writes the record; returns how many invocations it lists.
+size_t write_study_record(StudyRun& s, nlohmann::json invocation) {
   const fs::path file = s.folder / kStudyRecord;
   nlohmann::json invocations = earlier_invocations(file);
-  invocations.push_back(invocation);
+  invocation["git_commit"] = build_git_commit();
+  invocations.push_back(std::move(invocation));
   s.seconds = 0;
   for (const nlohmann::json& i : invocations) s.seconds += i.value("seconds", 0.0);
   nlohmann::json record{{"command", s.command()},    {"seconds", s.seconds}, {"ok", s.ok},

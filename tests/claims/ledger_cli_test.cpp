@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "normlab/store/provenance.hpp"
 #include "support/cli.hpp"
 #include "support/tiny_study.hpp"
 
@@ -202,6 +203,8 @@ choice = "a toy: v = 8 and 300 steps"
                    record["invocations"][0]["seconds"].get<double>() +
                        record["invocations"][1]["seconds"].get<double>());
   EXPECT_TRUE(record["invocations"][1]["ok"]);
+  // Each invocation names the build that ran it (the test's own: one source tree).
+  EXPECT_EQ(record["invocations"][1]["git_commit"], build_git_commit()) << record.dump(2);
   EXPECT_EQ(from_tables["decide_only"], true);
   EXPECT_NE(testing::slurp(kept / "claims.md").find("--decide-only"), std::string::npos);
 }
