@@ -34,6 +34,7 @@ enum class ScratchUse {
   small_linear_weight,       // small_linear.cpp: the weight, transposed or padded (C, pad16(OC))
   small_linear_input,        // small_linear.cpp: the input padded to 16 columns (R, pad16(C))
   linear_weight_partial,     // gemm.cpp: the weight gradient's lanes 1.. (lanes-1, OC, C)
+  bias_partial,              // gemm.cpp: per-shard partial bias gradients (shards, OC)
   gemm_a_panels,             // gemm.cpp: a block of op(A) packed in tile rows (kRowBlock, kc)
   gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
   cross_entropy_row,         // cross_entropy.cpp: one row's exp(z − max) (V)

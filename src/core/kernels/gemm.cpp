@@ -224,6 +224,35 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   });
 }
 
+template <typename T>
+void bias_forward(T* y, const T* bias, const LinearShape& shape) {
+  const int64_t OC = shape.out, ldy = shape.ldy();
+  for_row_shards(shape.rows, [&](int64_t, int64_t n0, int64_t n1) {
+    for (int64_t n = n0; n < n1; ++n) {
+      T* row = y + n * ldy;
+      for (int64_t o = 0; o < OC; ++o) row[o] += bias[o];
+    }
+  });
+}
+
+template <typename T>
+void bias_backward(const T* dy, T* dbias, const LinearShape& shape) {
+  const int64_t OC = shape.out, ldy = shape.ldy();
+  const int64_t shards = shard_count(shape.rows);
+  T* partial = zeroed_scratch<T>(ScratchUse::bias_partial, shards * OC);  // (shards, OC)
+  for_row_shards(shape.rows, [&](int64_t s, int64_t n0, int64_t n1) {
+    T* part = partial + s * OC;
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* row = dy + n * ldy;
+      for (int64_t o = 0; o < OC; ++o) part[o] += row[o];
+    }
+  });
+  for (int64_t s = 0; s < shards; ++s) {
+    const T* part = partial + s * OC;
+    for (int64_t o = 0; o < OC; ++o) dbias[o] += part[o];
+  }
+}
+
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
                           const float*, int64_t, bool, float*, int64_t);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
@@ -238,5 +267,9 @@ template void linear_backward<float>(const float*, const float*, const float*, f
                                      const LinearShape&);
 template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
                                       const LinearShape&);
+template void bias_forward<float>(float*, const float*, const LinearShape&);
+template void bias_forward<double>(double*, const double*, const LinearShape&);
+template void bias_backward<float>(const float*, float*, const LinearShape&);
+template void bias_backward<double>(const double*, double*, const LinearShape&);
 
 }  // namespace normlab

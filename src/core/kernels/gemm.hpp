@@ -58,4 +58,15 @@ template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
                      const LinearShape& shape);
 
+// A linear layer's bias (OC), the shape's rows and outputs:
+//   forward:  y (R, OC) += bias, row by row
+//   backward: dbias += Σ_rows dy
+// The backward sums each row shard of kRowShard rows in row order into a partial sum of its
+// own, then adds the partial sums to dbias in shard order (as a norm's gain gradient,
+// norm.cpp): one order of the additions for any thread count and vector width.
+template <typename T>
+void bias_forward(T* y, const T* bias, const LinearShape& shape);
+template <typename T>
+void bias_backward(const T* dy, T* dbias, const LinearShape& shape);
+
 }  // namespace normlab

@@ -8,7 +8,8 @@
 //     not a multiple of their groups of four and widths not a multiple of 16, and the register
 //     tiles (gemm_tile.hpp) just beyond their limits;
 // and gemm in float and double, bit for bit against one std::fma chain per output (the
-// contract that makes its results the same on every CPU).
+// contract that makes its results the same on every CPU); and a linear layer's bias, its
+// backward's sum over rows in its fixed order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -173,6 +174,42 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WeightGradientLanes,
                            return "rows" + std::to_string(info.param.rows) + "_width" +
                                   std::to_string(info.param.width);
                          });
+
+// bias_forward adds the bias to every row and leaves the padding of strided rows alone;
+// bias_backward adds Σ_rows dy to dbias as one chain per row shard of kRowShard rows in row
+// order, the shards' sums then added in shard order, bit for bit in float, with one and with
+// two threads (3 shards, the last partial).
+TEST(Bias, ForwardAddsPerRowAndBackwardSumsShardsInOrder) {
+  const int64_t R = 2 * kRowShard + 37, OC = 19, ldy = 23;
+  const LinearShape shape{.rows = R, .in = 5, .out = OC, .y_stride = ldy};
+  Rng rng(5);
+  const std::vector<double> y64 = random_normal(rng, R * ldy), b64 = random_normal(rng, OC);
+  const std::vector<float> y0(y64.begin(), y64.end()), bias(b64.begin(), b64.end());
+  std::vector<float> y = y0;
+  bias_forward(y.data(), bias.data(), shape);
+  for (int64_t n = 0; n < R; ++n) {
+    for (int64_t o = 0; o < ldy; ++o) {
+      const float expected = o < OC ? y0[n * ldy + o] + bias[o] : y0[n * ldy + o];
+      ASSERT_EQ(y[n * ldy + o], expected) << n << ", " << o;
+    }
+  }
+  std::vector<float> expected(bias);  // dbias starts at the bias's values: "+=" is checked
+  for (int64_t s = 0; s * kRowShard < R; ++s) {
+    std::vector<float> part(OC, 0.0f);
+    for (int64_t n = s * kRowShard; n < std::min(R, (s + 1) * kRowShard); ++n) {
+      for (int64_t o = 0; o < OC; ++o) part[o] = part[o] + y0[n * ldy + o];
+    }
+    for (int64_t o = 0; o < OC; ++o) expected[o] = expected[o] + part[o];
+  }
+  const int saved = num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    std::vector<float> dbias(bias);
+    bias_backward(y0.data(), dbias.data(), shape);
+    EXPECT_EQ(dbias, expected) << threads << " threads";
+  }
+  set_num_threads(saved);
+}
 
 // The small kernels' forward in float: every output is one chain over the inputs in ascending
 // order, each product rounded and then added (nothing is fused: -ffp-contract=off),
