@@ -268,6 +268,10 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
   }
   const int64_t V = c.vocab;
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
+  if (unembed_bias_ >= 0) {
+    bias_forward(w.logits_raw.data(), params_.data() + unembed_bias_,
+                 {.rows = R, .in = D, .out = V});
+  }
   if (!scheme_.logit_scale) return w.logits_raw.data();
   // nGPT's s_z, stored (ngpt_scales).
   const T* s = params_.data() + logit_scale_;

@@ -54,7 +54,10 @@ void Model<T>::backward(const T* dlogits) {
     d_raw = w.d_logits_raw.data();
   }
 
-  // Unembedding: logits_raw (R, V) = h (R, D) U^T.
+  // Unembedding: logits_raw (R, V) = h (R, D) U^T (+ the readout bias).
+  if (unembed_bias_ >= 0) {
+    bias_backward(d_raw, grads_.data() + unembed_bias_, {.rows = R, .in = D, .out = V});
+  }
   const T* h_in = w.rows_listed ? w.final_in.data() : w.stream_end;
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
   std::fill_n(w.d_final.data(), R * D, T(0));
@@ -288,6 +291,7 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                     {.rows = N, .in = D, .out = 3 * D});
   } else {
     parallel_zero(w.d_hidden.data(), N * M);
+    if (p.b_out >= 0) bias_backward(dy, grads_.data() + p.b_out, {.rows = N, .in = M, .out = D});
     linear_backward(sub.hidden, params_.data() + p.w_out, dy, w.d_hidden.data(),
                     grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
     if (grad_hooks_ != nullptr) offer_grad(block + "mlp.hook_post", w.d_hidden.data(), N, {M});
@@ -297,6 +301,10 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation = raw ⊙ (s_uv f)
       column_scale_backward(sub.hidden_raw, params_.data() + p.s_uv, T(ngpt_scales(c).s_uv.factor),
                             w.d_hidden_pre.data(), grads_.data() + p.s_uv, N, M);
+    }
+    if (p.b_in >= 0) {
+      bias_backward(static_cast<const T*>(w.d_hidden_pre.data()), grads_.data() + p.b_in,
+                    {.rows = N, .in = D, .out = M});
     }
     linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
                     {.rows = N, .in = D, .out = M});

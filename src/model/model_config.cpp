@@ -400,6 +400,7 @@ void validate(const ModelConfig& c) {
           "scales are not allowed");
     }
   }
+  require(c.mlp || !c.mlp_bias, "mlp_bias needs an MLP sublayer (mlp is off)");
   require(c.mlp || c.mlp_norms.automatic,
           fmt::format("mlp_norms = {} needs an MLP sublayer (mlp is off)", to_string(c.mlp_norms)));
   // QK-norm adds per-head norms inside attention; a row that places its own (HybridNorm's

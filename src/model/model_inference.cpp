@@ -117,6 +117,9 @@ const T* Model<T>::forward_rows(const int32_t* tokens, int64_t batch, int64_t le
     h = w.final_h.data();
   }
   linear_forward(h, params_.data() + unembed_, w.logits.data(), {.rows = R, .in = D, .out = V});
+  if (unembed_bias_ >= 0) {
+    bias_forward(w.logits.data(), params_.data() + unembed_bias_, {.rows = R, .in = D, .out = V});
+  }
   if (scheme_.logit_scale) {
     const T* s = params_.data() + logit_scale_;
     const T f = T(ngpt_scales(c).s_z.factor);

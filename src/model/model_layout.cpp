@@ -240,18 +240,29 @@ void Model<T>::build_layout() {
                               .init_value = ngpt_scales(c).s_qk.init});
       }
     } else {
+      // mlp_bias: each projection's bias follows its weight; constant 0, they draw nothing
+      // from the RNG, so every other tensor keeps its values.
+      auto bias = [&](const char* name, int64_t size) {
+        if (!c.mlp_bias) return int64_t{-1};
+        return layout_.add({.name = prefix + name,
+                            .shape = {size},
+                            .init = InitKind::constant,
+                            .init_value = 0.0});
+      };
       p.w_in = layout_.add({.name = prefix + ".up.weight",
                             .shape = {M, D},
                             .decay = true,
                             .init = drawn,
                             .init_value = std * branch,
                             .unit_norm = rows});
+      p.b_in = bias(".up.bias", M);
       p.w_out = layout_.add({.name = prefix + ".down.weight",
                              .shape = {D, M},
                              .decay = true,
                              .init = drawn,
                              .init_value = residual_std(M) * branch,
                              .unit_norm = cols});
+      p.b_out = bias(".down.bias", D);
       if (scheme_.mlp_scale) {  // nGPT's s_uv, stored (ngpt_scales)
         p.s_uv = layout_.add({.name = prefix + ".s_uv",
                               .shape = {M},
@@ -282,6 +293,10 @@ void Model<T>::build_layout() {
                             .init = drawn,
                             .init_value = std,
                             .unit_norm = rows});
+  }
+  if (c.readout_bias) {
+    unembed_bias_ = layout_.add(
+        {.name = "unembed.bias", .shape = {V}, .init = InitKind::constant, .init_value = 0.0});
   }
   if (scheme_.logit_scale) {
     // nGPT's logits are cosines in [-1, 1], times a learnable per-token s_z (the reference's:

@@ -102,18 +102,25 @@ const T* Model<T>::branch_forward(int i, int64_t batch, int64_t len, const T* x,
     }
     linear_forward(b.attn_o, params_.data() + p.w_out, b.y, {.rows = out_rows, .in = D, .out = D});
   } else {
+    // mlp_bias: the bias is part of the projection, W u + b (under nGPT before s_uv).
+    const LinearShape up{.rows = rows, .in = D, .out = M};
     if (scheme_.mlp_scale) {  // nGPT: the pre-activation times s_uv (in place without a buffer)
       T* raw = b.hidden_raw != nullptr ? b.hidden_raw : b.hidden_pre;
-      linear_forward(u, params_.data() + p.w_in, raw, {.rows = rows, .in = D, .out = M});
+      linear_forward(u, params_.data() + p.w_in, raw, up);
+      if (p.b_in >= 0) bias_forward(raw, params_.data() + p.b_in, up);
       column_scale_forward(static_cast<const T*>(raw), params_.data() + p.s_uv,
                            T(ngpt_scales(c).s_uv.factor), b.hidden_pre, rows, M);
     } else {
-      linear_forward(u, params_.data() + p.w_in, b.hidden_pre, {.rows = rows, .in = D, .out = M});
+      linear_forward(u, params_.data() + p.w_in, b.hidden_pre, up);
+      if (p.b_in >= 0) bias_forward(b.hidden_pre, params_.data() + p.b_in, up);
     }
     if (hooks_ != nullptr) offer(block + "mlp.hook_pre", b.hidden_pre, rows, {M});
     activation_forward(c.activation, b.hidden_pre, b.hidden, rows * M);
     if (hooks_ != nullptr) offer(block + "mlp.hook_post", b.hidden, rows, {M});
     linear_forward(b.hidden, params_.data() + p.w_out, b.y, {.rows = rows, .in = M, .out = D});
+    if (p.b_out >= 0) {
+      bias_forward(b.y, params_.data() + p.b_out, {.rows = rows, .in = M, .out = D});
+    }
   }
   if (hooks_ != nullptr) offer(block + "hook_" + kind + "_out", b.y, out_rows, {D});
 

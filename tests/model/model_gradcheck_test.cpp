@@ -4,8 +4,9 @@
 //
 // ModelGradCheckVariant extends the coverage to the options the first suite keeps fixed:
 // RoPE, sinusoidal and no positions, tied unembedding, bidirectional attention, relu, 1 and 4
-// heads, no MLP, 3 layers with mix(k) for k = 0..3, embedding norm and final norm forced on and
-// off, and batches of several sequences, each under the same bound.
+// heads, the MLP and readout biases (moved off their zero init first), no MLP, 3 layers with mix(k)
+// for k = 0..3, embedding norm and final norm forced on and off, and batches of several sequences,
+// each under the same bound.
 //
 // AttnRes (attnres, block_attnres with block sizes 1, 2, 3, 4) is in both suites. Its
 // pseudo-queries start at zero, where the key-norm gains get no gradient; the checks move every
@@ -282,6 +283,19 @@ void randomize_ngpt(Model<double>& m, uint64_t seed) {
         m.params()[i] = (around_base ? base : 1.0) * (1.0 + 0.3 * rng.normal());
       }
     }
+  }
+}
+
+// mlp_bias, readout_bias: the biases (zero at init) to ± 0.3, so that the forward's use of them
+// is checked as well as their gradients; no-op without them.
+void randomize_biases(Model<double>& m, uint64_t seed) {
+  Rng rng(seed);
+  for (const TensorSpec& t : m.layout().tensors()) {
+    if (!t.name.ends_with(".up.bias") && !t.name.ends_with(".down.bias") &&
+        t.name != "unembed.bias") {
+      continue;
+    }
+    for (int64_t i = t.offset; i < t.offset + t.size; ++i) m.params()[i] = 0.3 * rng.normal();
   }
 }
 
@@ -585,6 +599,19 @@ std::vector<Variant> variants() {
       {"resformer_nomlp_bidirectional_layers4", "scheme=resformer mlp=false causal=false layers=4"},
       {"resformer_attn_post_placement",
        "scheme=resformer layers=3 placement=\"attn: post\" norm=rmsnorm"},
+      // Biases (mlp_bias, readout_bias): Delétang et al.'s encoder (post-LN, relu,
+      // bidirectional, ALiBi), with several sequences so that the bias gradients sum over
+      // rows of different sequences; one bias at a time; a tied readout; under nGPT, where
+      // they sit before its scales s_uv and s_z; and under hyper-connections.
+      {"biases_post_layernorm_relu_bidirectional_alibi",
+       "mlp_bias=true readout_bias=true scheme=post norm=layernorm activation=relu "
+       "causal=false pos=alibi",
+       3, 7},
+      {"mlp_bias_pre_rmsnorm", "mlp_bias=true"},
+      {"readout_bias_tied_pre_layernorm", "readout_bias=true tied=true norm=layernorm"},
+      {"biases_ngpt_l2", "mlp_bias=true readout_bias=true scheme=ngpt norm=l2"},
+      {"biases_hyper_connections_rope",
+       "mlp_bias=true readout_bias=true scheme=hyper_connections pos=rope"},
   };
   v.insert(v.end(), more.begin(), more.end());
   for (int k = 0; k <= 3; ++k) {
@@ -611,6 +638,9 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   }
   EXPECT_EQ(m.layout().find("unembed.weight") == nullptr, c.tied);
   EXPECT_EQ(m.layout().find("pos.weight") != nullptr, c.pos == PosEncoding::learned);
+  EXPECT_EQ(m.layout().find("layers.0.mlp.up.bias") != nullptr, c.mlp_bias);
+  EXPECT_EQ(m.layout().find("layers.0.mlp.down.bias") != nullptr, c.mlp_bias);
+  EXPECT_EQ(m.layout().find("unembed.bias") != nullptr, c.readout_bias);
   EXPECT_EQ(m.num_sublayers(), c.layers * (c.mlp ? 2 : 1));
   if (c.scheme == Scheme::mix) {  // mix(k): post-norm in layers l < k, pre-norm after
     for (int i = 0; i < m.num_sublayers(); ++i) {
@@ -626,6 +656,7 @@ TEST_P(ModelGradCheckVariant, MatchesCentralDifferences) {
   randomize_scalar_norms(m, 17);
   randomize_qk_norm(m, 19);
   randomize_ngpt(m, 23);
+  randomize_biases(m, 29);
   // With dropout, one fixed mask: the forward is then a fixed function of the parameters.
   if (c.dropout > 0 || c.embed_dropout > 0 || c.attn_dropout > 0) {
     m.set_dropout_key(dropout_step_key(3, 4));

@@ -58,6 +58,8 @@ struct SublayerParams {
   NormParams norm_in, norm_out, norm_post;
   int64_t w_in = -1;            // attention: q|k|v (3D, D); MLP: up (M, D)
   int64_t w_out = -1;           // attention: o (D, D);      MLP: down (D, M)
+  int64_t b_in = -1;            // MLP with mlp_bias: up's bias (M)
+  int64_t b_out = -1;           // MLP with mlp_bias: down's bias (D)
   int64_t rel_u = -1;           // pos relative: content bias u (D) (core/kernels/relative.hpp)
   int64_t rel_v = -1;           // pos relative: position bias v (D)
   int64_t rel_w = -1;           // pos relative: W_R (D, D), relative keys r_δ = W_R p_δ
@@ -372,8 +374,9 @@ class Model {
   NormParams final_res_norm_;               // AttnRes: its key RMSNorm (gain, D)
   NormParams merge_x_norm_, merge_y_norm_;  // two streams: the norms of the output N(x) + N(y)
   NormParams final_norm_;
-  int64_t unembed_ = -1;      // (V, D); equals embed_ when tied
-  int64_t logit_scale_ = -1;  // (V), nGPT
+  int64_t unembed_ = -1;       // (V, D); equals embed_ when tied
+  int64_t unembed_bias_ = -1;  // (V), readout_bias
+  int64_t logit_scale_ = -1;   // (V), nGPT
 
   std::unique_ptr<Workspace> ws_;
   std::unique_ptr<EvalWorkspace> eval_;

@@ -110,6 +110,11 @@ struct ModelConfig {
   double embed_dropout = 0.0;
   double attn_dropout = 0.0;  // of the attention probabilities (core/kernels/attention.hpp)
   bool tied = false;          // unembedding shares the token embedding matrix
+  // Biases (docs/schemes.md, "Biases"), zero at init and not weight-decayed: on the MLP's up
+  // (M) and down (D) projections, and on the logits (V). Off (the default), the model has no
+  // bias in any linear map; Delétang et al.'s encoder has both.
+  bool mlp_bias = false;
+  bool readout_bias = false;
   Toggle final_norm = Toggle::automatic;  // norm before unembedding (auto: per scheme)
   Toggle embed_norm = Toggle::automatic;  // norm on token embeddings (auto: on for peri_init)
   Scheme scheme = Scheme::pre;

@@ -148,6 +148,18 @@ void visit_model_fields(Config& c, Visitor&& v) {
               .help = "Tie the unembedding to the embedding (default untied)",
               .flag = "--tied,!--untied"},
     c.tied);
+  v(FieldInfo{.name = "mlp_bias",
+              .help = "A bias on the MLP's up and down projections, zero at init, not decayed",
+              .flag = "--mlp-bias",
+              .optional_json = true,
+              .omit_default = true},
+    c.mlp_bias);
+  v(FieldInfo{.name = "readout_bias",
+              .help = "A bias on the logits (V), zero at init, not decayed",
+              .flag = "--readout-bias",
+              .optional_json = true,
+              .omit_default = true},
+    c.readout_bias);
   v(FieldInfo{.name = "final_norm",
               .help = "Norm before the unembedding: auto (per scheme), on, off",
               .flag = "--final-norm,!--no-final-norm"},
