@@ -116,14 +116,15 @@ CONFIG_FIELDS = {
     "scheme": str, "norm": str, "mix_layers": int, "block_size": int, "norm_eps": float, "init_std": float,
     "scaled_residual_init": bool, "ngpt_alpha_init": float, "attn_norms": str,
     "mlp_norms": str, "placement": str, "qk_norm": str, "streams": int, "sinkhorn": bool,
-    "weight_init": str, "embed_init_std": float,
+    "weight_init": str, "embed_init_std": float, "mlp_bias": bool, "readout_bias": bool,
 }
 SCHEME_REVISION_KEY = "scheme_revision"
 # Fields that checkpoints written before they existed lack, with the value they then meant.
 OPTIONAL_CONFIG_FIELDS = {"attn_norms": "auto", "mlp_norms": "auto", "placement": "",
                           "qk_norm": "none", "streams": 4, "sinkhorn": False,
                           "embed_scale": 1.0, "dropout": 0.0, "embed_dropout": 0.0, "sinusoid_from_end": False,
-                          "attn_dropout": 0.0, "weight_init": "normal", "embed_init_std": 0.0}
+                          "attn_dropout": 0.0, "weight_init": "normal", "embed_init_std": 0.0,
+                          "mlp_bias": False, "readout_bias": False}
 
 
 def parse_config(meta: Dict[str, str], where: str) -> dict:
@@ -576,9 +577,14 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
                 out.append(Spec(prefix + ".s_qk", (D,), init="constant",
                                 value=ngpt_scales(cfg)["s_qk"][0]))
         else:
+            # mlp_bias: each projection's bias (constant 0, not decayed) after its weight.
             out.append(Spec(prefix + ".up.weight", (M, D), True, drawn, std * branch, rows))
+            if cfg["mlp_bias"]:
+                out.append(Spec(prefix + ".up.bias", (M,), init="constant", value=0.0))
             out.append(Spec(prefix + ".down.weight", (D, M), True, drawn,
                             residual_of(M) * branch, cols))
+            if cfg["mlp_bias"]:
+                out.append(Spec(prefix + ".down.bias", (D,), init="constant", value=0.0))
             if rs.ngpt:
                 out.append(Spec(prefix + ".s_uv", (M,), init="constant",
                                 value=ngpt_scales(cfg)["s_uv"][0]))
@@ -600,6 +606,8 @@ def build_layout(cfg: dict, rs: Resolved) -> List[Spec]:
     add_norm("final_norm", rs.final_norm)
     if not cfg["tied"]:
         out.append(Spec("unembed.weight", (V, D), True, drawn, std, rows))
+    if cfg["readout_bias"]:  # the logits' bias (V), constant 0, not decayed
+        out.append(Spec("unembed.bias", (V,), init="constant", value=0.0))
     if rs.logit_scale:
         out.append(Spec("logit_scale", (V,), init="constant", value=ngpt_scales(cfg)["s_z"][0]))
     return out
@@ -1105,15 +1113,19 @@ class Twin(torch.nn.Module):
         return o @ self.p[prefix + ".o.weight"].t()
 
     def mlp(self, prefix: str, u: torch.Tensor) -> torch.Tensor:
-        """y = W_down act(W_up u); GELU is the exact erf form."""
+        """y = W_down act(W_up u + b_up) + b_down (the biases with mlp_bias); GELU is the exact
+        erf form."""
         h = u @ self.p[prefix + ".up.weight"].t()  # (B, T, M)
+        if self.cfg["mlp_bias"]:  # inside the projection: under nGPT before s_uv
+            h = h + self.p[prefix + ".up.bias"]
         if self.rs.ngpt:  # nGPT: the pre-activation times s_uv
             h = h * (self.p[prefix + ".s_uv"] * ngpt_scales(self.cfg)["s_uv"][1])
         block = self.hook_block(prefix)
         h = self.hook(block + "mlp.hook_pre", h)
         h = F.gelu(h) if self.cfg["activation"] == "gelu" else F.relu(h)
         h = self.hook(block + "mlp.hook_post", h)
-        return h @ self.p[prefix + ".down.weight"].t()
+        y = h @ self.p[prefix + ".down.weight"].t()
+        return y + self.p[prefix + ".down.bias"] if self.cfg["mlp_bias"] else y
 
     def _factor(self, name: str, spec: Tuple[str, float]):
         """A factor of the add: its constant, or the learnable tensor (D) or (1)."""
@@ -1222,6 +1234,8 @@ class Twin(torch.nn.Module):
             h = self._norm_hooked("final_norm", "ln_final", h)
         unembed = self.p["embed.weight"] if c["tied"] else self.p["unembed.weight"]
         logits = h @ unembed.t()  # (B, T, V)
+        if c["readout_bias"]:  # before nGPT's s_z
+            logits = logits + self.p["unembed.bias"]
         if self.rs.logit_scale:  # nGPT's s_z
             logits = logits * (self.p["logit_scale"] * ngpt_scales(c)["s_z"][1])
         return logits

@@ -415,6 +415,15 @@ const TwinCase kTwinCases[] = {
      "--scheme hyper_connections --sinkhorn --norm l2 --pos rope --width 16 --heads 2 "
      "--init-std 0.3",
      "", true},
+    // The MLP and readout biases (zero at init; "trained": AdamW steps move them): Delétang et
+    // al.'s encoder (post-LN, relu, bidirectional, ALiBi), and nGPT, where they sit inside the
+    // projections, before its scales s_uv and s_z.
+    {"biases_post_layernorm_relu_alibi_bidirectional_trained",
+     "--scheme post --norm layernorm --mlp-bias --readout-bias --activation relu --pos alibi "
+     "--bidirectional --width 16 --heads 2 --init-std 0.3",
+     kMoveScalars},
+    {"biases_ngpt_l2_trained", "--scheme ngpt --norm l2 --mlp-bias --readout-bias --init-std 0.3",
+     kMoveScalars},
 };
 
 void PrintTo(const TwinCase& c, std::ostream* os) {
@@ -468,6 +477,28 @@ TEST(TwinCheck, WideModelOverTwoRowShardsMatchesPyTorch) {
   EXPECT_NE(r.output.find("  grad.embed.weight "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("2/2 pairs OK\nOK\n"), std::string::npos) << r.output;
   print_worst("wide", r.output);
+}
+
+// The biases' gradients summed over two row shards (gemm.cpp, bias_backward): Delétang et al.'s
+// encoder with its MLP and readout biases, 512 rows of width 64, trained 10 steps first so that
+// the biases are not zero.
+TEST(TwinCheck, WideModelWithBiasesOverTwoRowShardsMatchesPyTorch) {
+  ScratchDir dir("wide_biases");
+  const fs::path ckpt = dir.path() / "ckpt", grads = dir.path() / "grads.safetensors";
+  ASSERT_EQ(make_checkpoint_and_grads(
+                "--scheme post --norm layernorm --mlp-bias --readout-bias --activation relu "
+                "--pos alibi --bidirectional --width 64 --heads 4 --layers 2 --init-std 0.3",
+                7, ckpt, grads, 16, 32, 11, "--steps 10 --lr 0.003 --batch 16 --seq-len 32"),
+            "");
+  const CommandResult r = twin_check(ckpt, grads);
+  SKIP_IF_NO_TORCH(r);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* tensor :
+       {"  grad.layers.0.mlp.up.bias ", "  grad.layers.1.mlp.down.bias ", "  grad.unembed.bias "}) {
+    EXPECT_NE(r.output.find(tensor), std::string::npos) << tensor << r.output;
+  }
+  EXPECT_NE(r.output.find("2/2 pairs OK\nOK\n"), std::string::npos) << r.output;
+  print_worst("wide with biases", r.output);
 }
 
 // Negative control: the check must fail when the gradients come from a different model
