@@ -240,7 +240,19 @@ void run_probe(const ProbeOptions& o) {
     std::fprintf(stderr, "probe depth: %s (%s weights), scheme %s; %s, batch %lld x %lld\n",
                  source.file.string().c_str(), source.weights.c_str(), scheme_label(c).c_str(),
                  input.label().c_str(), static_cast<long long>(o.batch), static_cast<long long>(T));
-    const DepthResult r = run_depth_probe(*model, batch, o.max_memory_mib << 20, o.block_size);
+    // A run trained with its loss over the task's classes (train.loss_over) is probed with
+    // that loss on its task's inputs; random inputs and bare checkpoints take the vocabulary.
+    std::optional<TokenBlock> over;
+    if (task_input && !source.run_dir.empty()) {
+      over = loss_logits(read_run_spec(source.run_dir).train, *task.task);
+    }
+    if (over) {
+      std::fprintf(stderr, "  the loss over the task's classes, token ids %d to %d (loss_over)\n",
+                   over->first, over->first + over->count - 1);
+      j["loss_over"] = "classes";
+    }
+    const DepthResult r =
+        run_depth_probe(*model, batch, o.max_memory_mib << 20, o.block_size, over);
     j["length"] = n;
     j["batch"] = o.batch;
     j["results"] = depth_json(r);

@@ -38,7 +38,8 @@ void probe_depth_of_run(const Experiment& e, const Variant& v, const fs::path& d
   const int64_t n = e.probe_length > 0 ? e.probe_length : e.train.max_len;
   Rng rng(e.eval.seed);
   const Batch batch = task->make_batch(n, e.probe_batch, rng, /*validation=*/true);
-  const DepthResult r = run_depth_probe(model, batch, int64_t{1024} << 20, block_size);
+  const DepthResult r =
+      run_depth_probe(model, batch, int64_t{1024} << 20, block_size, loss_logits(e.train, *task));
   write_file_atomic(dir / "probe_depth_params.csv", depth_params_csv(r));
   write_file_atomic(dir / "probe_depth_blocks.csv", depth_blocks_csv(r));
   write_file_atomic(dir / "probe_depth.csv", depth_csv(r));  // last: marks the probe done

@@ -235,6 +235,11 @@ Experiment read_experiment(TomlSection& top, const std::string& file) {
                                    train_section.where("lengths"), e.train.min_len, e.train.max_len,
                                    task->label()));
     }
+    try {  // loss_over = "classes" needs a task with output classes
+      loss_logits(e.train, *task);
+    } catch (const UsageError& err) {
+      throw UsageError(train_section.where("loss_over") + err.what());
+    }
     if (e.train.eval_every > 0 && e.train.eval_length > 0) {
       try {
         task->check_length(e.train.eval_length);

@@ -8,11 +8,11 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/kernels/cross_entropy.hpp"
 #include "core/parallel.hpp"
 #include "normlab/io/number_text.hpp"
 #include "normlab/probes/token_stats.hpp"
 #include "train/batch_targets.hpp"
+#include "train/class_loss.hpp"
 
 namespace normlab {
 namespace {
@@ -50,7 +50,7 @@ int64_t depth_bytes_per_token(const ModelConfig& c, int64_t T) {
 }
 
 DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max_memory,
-                            int block_size) {
+                            int block_size, const std::optional<TokenBlock>& over) {
   const ModelConfig& c = model.config();
   const int D = c.width, S = model.num_sublayers(), L = c.layers, spl = c.sublayers_per_layer();
   const int64_t B = batch.batch, T = batch.len, N = B * T, V = c.vocab;
@@ -90,8 +90,8 @@ DepthResult run_depth_probe(Model<float>& model, const Batch& batch, int64_t max
     dlogits.resize(Nc * V);
     const float* weight = batch.weight.data() + b0 * T;
     const double loss =
-        cross_entropy(logits, sparse_targets(batch, batch.target_slot.data() + b0 * T), weight,
-                      dlogits.data(), Nc, static_cast<int>(V));
+        cross_entropy_over(logits, sparse_targets(batch, batch.target_slot.data() + b0 * T), weight,
+                           dlogits.data(), Nc, static_cast<int>(V), over);
     double chunk_weight = 0;
     for (int64_t n = 0; n < Nc; ++n) chunk_weight += weight[n];
     const double share = total_weight > 0 ? chunk_weight / total_weight : 0.0;

@@ -31,6 +31,9 @@ struct JsonWriter {
   void operator()(const TrainFieldInfo& f, const Decay& value) {
     if (f.written) json_home(j, f)[f.name] = to_string(value);
   }
+  void operator()(const TrainFieldInfo& f, const LossOver& value) {
+    if (f.written) json_home(j, f)[f.name] = to_string(value);
+  }
 };
 
 // Exact reads (JsonFields); reals checked against their ranges here, naming the field.
@@ -66,6 +69,14 @@ struct JsonReader {
       throw InputError(fmt::format("training config: {}", e.what()));
     }
   }
+  void operator()(const TrainFieldInfo& f, LossOver& value) {
+    if (skip(f)) return;
+    try {
+      value = parse_loss_over(home(f).string(f.name));
+    } catch (const UsageError& e) {
+      throw InputError(fmt::format("training config: {}", e.what()));
+    }
+  }
 };
 
 // Strict TOML reads: keys present overwrite, absent keep; a section's keys are read from its
@@ -93,9 +104,23 @@ struct TomlReader {
     value = parse_decay(
         home(f).get_choice(f.name, to_string(value), {"constant", "linear", "cosine", "wsd"}));
   }
+  void operator()(const TrainFieldInfo& f, LossOver& value) {
+    value =
+        parse_loss_over(home(f).get_choice(f.name, to_string(value), {"vocabulary", "classes"}));
+  }
 };
 
 }  // namespace
+
+std::string to_string(LossOver l) {
+  return l == LossOver::classes ? "classes" : "vocabulary";
+}
+
+LossOver parse_loss_over(const std::string& s) {
+  if (s == "vocabulary") return LossOver::vocabulary;
+  if (s == "classes") return LossOver::classes;
+  throw UsageError(fmt::format("unknown loss_over '{}'; allowed: vocabulary, classes", s));
+}
 
 nlohmann::json to_json(const TrainConfig& c) {
   nlohmann::json j = nlohmann::json::object();

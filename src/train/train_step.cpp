@@ -1,9 +1,12 @@
 #include "normlab/train/train_step.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
-#include "core/kernels/cross_entropy.hpp"
+#include "normlab/base/errors.hpp"
 #include "train/batch_targets.hpp"
+#include "train/class_loss.hpp"
 
 namespace normlab {
 
@@ -23,7 +26,8 @@ SparseTargets<double> targets_as(const Batch& batch, const int32_t* slots,
 }
 
 template <typename T>
-double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dlogits) {
+double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dlogits,
+                         const LossLogits& over) {
   // Only rows with a target reach the unembedding; their targets, in row order.
   thread_local std::vector<int64_t> rows;
   thread_local std::vector<int32_t> slots;
@@ -42,8 +46,8 @@ double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dl
   const int64_t R = static_cast<int64_t>(rows.size());
   dlogits.resize(R * batch.vocab);
   const T* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields, &rows);
-  const double loss = cross_entropy(logits, targets_as(batch, slots.data(), probs), weights.data(),
-                                    dlogits.data(), R, batch.vocab);
+  const double loss = cross_entropy_over(logits, targets_as(batch, slots.data(), probs),
+                                         weights.data(), dlogits.data(), R, batch.vocab, over);
   model.zero_grads();
   // Without a scored row (every target unscored, or every weight 0) the loss and each gradient
   // are 0: there are no rows of logits to propagate back.
@@ -53,16 +57,30 @@ double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dl
 
 }  // namespace
 
-double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits) {
-  return loss_and_grads_of(model, batch, dlogits);
+LossLogits loss_logits(const TrainConfig& config, const Task& task) {
+  if (config.loss_over == LossOver::vocabulary) return std::nullopt;
+  const std::optional<TokenBlock> classes = task.class_block();
+  if (!classes) {
+    throw UsageError(fmt::format(
+        "loss_over = \"classes\" needs a task whose targets are a block of output classes (the "
+        "Chomsky-hierarchy tasks); task {} has none; allowed: loss_over = \"vocabulary\"",
+        task.label()));
+  }
+  return classes;
 }
 
-double loss_and_grads(Model<double>& model, const Batch& batch, std::vector<double>& dlogits) {
-  return loss_and_grads_of(model, batch, dlogits);
+double loss_and_grads(Model<float>& model, const Batch& batch, std::vector<float>& dlogits,
+                      const LossLogits& over) {
+  return loss_and_grads_of(model, batch, dlogits, over);
+}
+
+double loss_and_grads(Model<double>& model, const Batch& batch, std::vector<double>& dlogits,
+                      const LossLogits& over) {
+  return loss_and_grads_of(model, batch, dlogits, over);
 }
 
 StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch, double lr,
-                      std::vector<float>& dlogits, const CustomLoss& loss) {
+                      std::vector<float>& dlogits, const CustomLoss& loss, const LossLogits& over) {
   StepResult r;
   if (loss) {
     const float* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields);
@@ -77,7 +95,7 @@ StepResult train_step(Model<float>& model, AdamW& optimizer, const Batch& batch,
     model.zero_grads();
     model.backward(dlogits.data());
   } else {
-    r.loss = loss_and_grads(model, batch, dlogits);
+    r.loss = loss_and_grads(model, batch, dlogits, over);
   }
   if (!std::isfinite(r.loss)) return r;
   r.grad_norm = optimizer.step(model.params(), model.grads(), lr);

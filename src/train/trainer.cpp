@@ -17,7 +17,6 @@
 #include <sstream>
 
 #include "core/finite.hpp"
-#include "core/kernels/cross_entropy.hpp"
 #include "core/kernels/dropout.hpp"
 #include "core/parallel.hpp"
 #include "normlab/base/errors.hpp"
@@ -33,6 +32,7 @@
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/train_step.hpp"
 #include "train/batch_targets.hpp"
+#include "train/class_loss.hpp"
 
 namespace normlab {
 namespace fs = std::filesystem;
@@ -181,9 +181,10 @@ constexpr uint64_t kValidationSeed = 0x76616c6964617465ULL;  // "validate"
 
 // One periodic validation: over tc.eval_batches validation batches (task length n),
 //   loss:     the mean of each batch's loss, the training loss's definition (cross-entropy
-//             averaged over the scored positions);
-//   accuracy: the share of all scored positions whose argmax over the vocabulary (the lowest
-//             token on ties) is the target's most likely token (TargetView::most_likely).
+//             averaged over the scored positions, over the logits `over` selects);
+//   accuracy: the share of all scored positions whose argmax over the vocabulary, or over the
+//             class block with loss_over = "classes" (the lowest token on ties), is the
+//             target's most likely token (TargetView::most_likely).
 // Computed with the inference forward (nothing kept for backward; the training workspace is
 // untouched).
 struct Validation {
@@ -191,7 +192,8 @@ struct Validation {
   double accuracy = 0;
 };
 
-Validation validate_model(Model<float>& model, const Task& task, const TrainConfig& tc, int64_t n) {
+Validation validate_model(Model<float>& model, const Task& task, const TrainConfig& tc, int64_t n,
+                          const LossLogits& over) {
   Rng rng(kValidationSeed);
   std::vector<int64_t> rows;
   std::vector<int32_t> slots;
@@ -213,11 +215,13 @@ Validation validate_model(Model<float>& model, const Task& task, const TrainConf
     const float* logits =
         model.forward_rows(batch.tokens.data(), batch.batch, batch.len, batch.fields, rows);
     const int64_t N = static_cast<int64_t>(rows.size());
-    total += cross_entropy<float>(logits, sparse_targets(batch, slots.data()), weights.data(),
-                                  nullptr, N, batch.vocab);
+    total += cross_entropy_over<float>(logits, sparse_targets(batch, slots.data()), weights.data(),
+                                       nullptr, N, batch.vocab, over);
+    const int32_t first = over ? over->first : 0;
+    const int32_t count = over ? over->count : batch.vocab;
     for (int64_t k = 0; k < N; ++k) {
-      const float* row = logits + k * batch.vocab;
-      const int32_t guess = static_cast<int32_t>(std::max_element(row, row + batch.vocab) - row);
+      const float* row = logits + k * batch.vocab + first;
+      const int32_t guess = first + static_cast<int32_t>(std::max_element(row, row + count) - row);
       right += guess == batch.target(rows[k]).most_likely() ? 1 : 0;
     }
     scored += N;
@@ -413,6 +417,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
     throw UsageError(fmt::format("model vocab {} does not match task {} vocab {}", spec.model.vocab,
                                  task->label(), task->vocab()));
   }
+  const LossLogits over = loss_logits(tc, *task);  // the logits of every loss below
   // Training lengths: the task's valid lengths within [min_len, max_len].
   const LengthRange range = task->length_range();
   auto on_grid_up = [&](int64_t v) {
@@ -455,7 +460,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   double last_val = NAN;
   bool accurate_enough = false;  // stop_accuracy passed at a validation after step 0
   auto validate = [&] {
-    const Validation v = validate_model(model, *task, tc, val_len);
+    const Validation v = validate_model(model, *task, tc, val_len, over);
     last_val = v.loss;
     nlohmann::json line{{"step", st.step}, {"val_loss", v.loss}};
     if (tc.stop_accuracy > 0) {
@@ -496,7 +501,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
                                     tc.min_lr_ratio, tc.decay_fraction);
     // Dropout masks of this step (core/kernels/dropout.hpp); nothing else runs with them.
     model.set_dropout_key(dropout_step_key(tc.seed, st.step));
-    const StepResult r = train_step(model, adam, batch, lr, dlogits, hooks.loss);
+    const StepResult r = train_step(model, adam, batch, lr, dlogits, hooks.loss, over);
     model.set_dropout_key(std::nullopt);
     if (r.stopped) {
       interrupt();

@@ -1,7 +1,7 @@
 // TrainConfig's fields (train_fields.hpp) drive run.json and the [train] reader: the keys
 // run.json has are exactly those it had before the field list (so old run.json files and
 // result hashes stay valid), the optional keys appear only when they matter, and a config
-// survives the round trip through JSON.
+// survives the round trip through JSON (loss_over too: written only as "classes").
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +42,9 @@ TEST(TrainFields, OptionalKeysOnlyWhenTheyMatter) {
   EXPECT_FALSE(j.contains("stop_accuracy"));
   c.stop_accuracy = 0.99;
   EXPECT_EQ(to_json(c)["stop_accuracy"], 0.99);
+  EXPECT_FALSE(to_json(c).contains("loss_over"));
+  c.loss_over = LossOver::classes;
+  EXPECT_EQ(to_json(c)["loss_over"], "classes");
 }
 
 TEST(TrainFields, RoundTripThroughJson) {
@@ -74,6 +77,7 @@ TEST(TrainFields, RoundTripThroughJson) {
   c.eval_batches = 3;
   c.eval_length = 21;
   c.stop_accuracy = 0.5;
+  c.loss_over = LossOver::classes;
   const nlohmann::json j = to_json(c);
   EXPECT_EQ(to_json(train_config_from_json(j)), j);
   // And a run.json written before the optional keys existed reads with their defaults.
@@ -83,9 +87,11 @@ TEST(TrainFields, RoundTripThroughJson) {
   old.erase("eval_batches");
   old.erase("eval_length");
   old.erase("stop_accuracy");
+  old.erase("loss_over");
   const TrainConfig back = train_config_from_json(old);
   EXPECT_EQ(back.eval_every, 0);
   EXPECT_EQ(back.stop_accuracy, 0.0);
+  EXPECT_EQ(back.loss_over, LossOver::vocabulary);
   EXPECT_EQ(back.decay_fraction, TrainConfig{}.decay_fraction);
 }
 

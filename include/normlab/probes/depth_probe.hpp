@@ -1,6 +1,7 @@
 // The depth probe (PreNorm dilution and per-layer gradients, arXiv 2603.15031; token collapse, seed
 // 001): one batch, a training forward and backward (gradients of the mean cross-entropy over
-// the scored positions; no optimizer step), then per position in the stack:
+// the scored positions, over the logits the training loss took; no optimizer step), then per
+// position in the stack:
 //
 //   stream position p = 0 .. S (S sublayers; p < S: the stream entering sublayer p, p = S: the
 //   stream leaving the last one), over the B·T token vectors h_t (D):
@@ -26,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@
 
 #include "normlab/base/batch.hpp"
 #include "normlab/model/model.hpp"
+#include "normlab/tasks/task.hpp"
 
 namespace normlab {
 
@@ -94,8 +97,11 @@ int64_t depth_bytes_per_token(const ModelConfig& config, int64_t T);
 // per chunk); chunk gradients are weighted by their share of the scored positions, so the
 // result is the gradient of the whole batch's mean cross-entropy. block_size: K of an
 // additive scheme's block sums (0: the config's block_size); AttnRes schemes use their own.
+// over: the logits the cross-entropy is taken over (the training loss's, train.loss_over;
+// nullopt: the whole vocabulary).
 DepthResult run_depth_probe(Model<float>& model, const Batch& batch,
-                            int64_t max_memory = int64_t{256} << 20, int block_size = 0);
+                            int64_t max_memory = int64_t{256} << 20, int block_size = 0,
+                            const std::optional<TokenBlock>& over = std::nullopt);
 
 // Per stream position: position,layer,kind,hidden_norm,hidden_rms,cosine,erank,branch_rms,
 // branch_normed_rms,grad_norm,param_norm

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -40,6 +41,13 @@ inline int64_t round_up_to_step(const LengthRange& r, int64_t n) {
   const int64_t at_least = n < r.min ? r.min : n;
   return (at_least + r.step - 1) / r.step * r.step;
 }
+
+// A block of consecutive token ids, [first, first + count).
+struct TokenBlock {
+  int32_t first = 0;
+  int32_t count = 0;
+  bool operator==(const TokenBlock&) const = default;
+};
 
 class Task {
  public:
@@ -77,6 +85,12 @@ class Task {
 
   // Names of the metrics score() adds, in order.
   virtual std::vector<std::string> metric_names() const = 0;
+
+  // The block of token ids every target is drawn from, when the task has one: its output
+  // classes, whose logits are the model's readout (the Chomsky-hierarchy tasks). nullopt: the
+  // targets range over the vocabulary. `train.loss_over = "classes"` takes the loss over these
+  // logits alone (docs/training.md, "The loss over the classes").
+  virtual std::optional<TokenBlock> class_block() const { return std::nullopt; }
 
   // Throws UsageError "task LABEL: length n is outside its range; allowed: ... (RULE)" for a
   // length the task cannot produce.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -35,6 +36,13 @@ inline constexpr RealRange ratio{0, 1, true, true};            // min_lr_ratio
 inline constexpr RealRange decay_fraction{0, 1, false, true};  // wsd
 }  // namespace train_limits
 
+// The logits the training loss is taken over (docs/training.md, "The loss over the classes"):
+// the whole vocabulary, or the task's output classes alone (Task::class_block), the softmax
+// over their logits and no gradient on any other.
+enum class LossOver { vocabulary, classes };
+std::string to_string(LossOver l);
+LossOver parse_loss_over(const std::string& s);  // UsageError listing the choices
+
 struct TrainConfig {
   int64_t steps = 2000;            // optimizer steps
   int64_t batch = 64;              // sequences per step
@@ -60,6 +68,9 @@ struct TrainConfig {
   // at the first validation after step 0 whose accuracy exceeds stop_accuracy (strictly).
   // Needs eval_every > 0; 0 = never.
   double stop_accuracy = 0.0;
+  // The training loss, the validation loss and accuracy and the depth probe's loss over the
+  // vocabulary or over the task's classes.
+  LossOver loss_over = LossOver::vocabulary;
 };
 
 // run.json and the [train] table are written and read by walking visit_train_fields()
@@ -74,7 +85,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j);  // InputError on b
 // Keys: steps, batch, lengths = [min, max], warmup, schedule, min_lr_ratio, decay_fraction
 // (wsd only), lr, beta1,
 // beta2, eps, weight_decay, clip, checkpoint_every, log_every, threads, eval_every,
-// eval_batches, eval_length, stop_accuracy, and a sub-table
+// eval_batches, eval_length, stop_accuracy, loss_over ("vocabulary", "classes"), and a sub-table
 // [train.averaging] with every, start, kappa, eta, rho, gamma.
 TrainConfig read_train_config(TomlSection& section, TrainConfig base = {});
 

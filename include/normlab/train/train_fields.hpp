@@ -8,6 +8,7 @@
 //   void operator()(const TrainFieldInfo&, double& value, RealRange range);
 //   void operator()(const TrainFieldInfo&, uint64_t& value);      // the seed
 //   void operator()(const TrainFieldInfo&, Decay& value);         // the schedule, a word
+//   void operator()(const TrainFieldInfo&, LossOver& value);      // loss_over, a word
 // (const-qualified values when it walks a const TrainConfig).
 #pragma once
 
@@ -68,6 +69,10 @@ void visit_train_fields(Config& c, Visitor&& v) {
     c.eval_length, L::eval_length);
   v(TrainFieldInfo{.name = "stop_accuracy", .written = c.stop_accuracy > 0, .optional_json = true},
     c.stop_accuracy, L::ratio);
+  v(TrainFieldInfo{.name = "loss_over",
+                   .written = c.loss_over != LossOver::vocabulary,
+                   .optional_json = true},
+    c.loss_over);
 }
 
 }  // namespace normlab

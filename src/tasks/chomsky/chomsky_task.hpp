@@ -57,6 +57,10 @@ class ChomskyTask : public Task {
   void score(const Batch& batch, int64_t b, const float* logits,
              MetricAccumulator& metrics) const override;
   std::vector<std::string> metric_names() const override { return {"accuracy"}; }
+  // The K classes, ids I+1..I+K: the reference's readout has exactly their logits.
+  std::optional<TokenBlock> class_block() const override {
+    return TokenBlock{class_token(0), output_classes_};
+  }
 
   int32_t empty_token() const { return input_ids_; }
   int32_t class_token(int32_t k) const { return input_ids_ + 1 + k; }
