@@ -91,6 +91,23 @@ def test_qk_norm_matches_normlab(scheme, qk_norm):
     assert_logits_match(model, np.random.default_rng(0).integers(0, 13, size=(2, 12)))
 
 
+@pytest.mark.parametrize("scheme", ["post", "ngpt"])
+def test_biases_match_normlab(scheme):
+    """mlp_bias and readout_bias (docs/schemes.md, "Biases"), moved off their zero init through
+    the writable views: the twin adds them where normlab does (under nGPT before s_uv, s_z)."""
+    model = normlab.init(scheme=scheme, vocab=13, width=16, heads=2, layers=2, pos="alibi",
+                         causal=False, activation="relu", mlp_bias=True, readout_bias=True,
+                         init_std=0.3, seed=5)
+    rng = np.random.default_rng(3)
+    biases = [name for name in model.parameters() if name.endswith((".up.bias", ".down.bias"))
+              or name == "unembed.bias"]
+    assert len(biases) == 5
+    for name in biases:
+        view = model.parameters()[name]
+        view += (0.5 * rng.standard_normal(view.shape)).astype(np.float32)
+    assert_logits_match(model, np.random.default_rng(0).integers(0, 13, size=(2, 12)))
+
+
 def test_state_dict_names_are_the_checkpoint_names(checkpoint):
     ck = checkpoint("--scheme", "peri", "--vocab", "6", "--width", "4", "--layers", "2")
     model = normlab.load(ck)
