@@ -170,7 +170,7 @@ Corpus read_corpus(const std::string& dir) {
     std::vector<uint8_t>& text = validation ? c.validation : c.train;
     ++(validation ? c.validation_fortunes : c.train_fortunes);
     for (const char ch : f) text.push_back(static_cast<uint8_t>(id_of[static_cast<uint8_t>(ch)]));
-    text.push_back(static_cast<uint8_t>(id_of['\n']));
+    text.push_back(static_cast<uint8_t>(id_of[static_cast<uint8_t>('\n')]));
   }
   if (c.train.size() < 2 || c.validation.size() < 2) {
     throw InputError(fmt::format("char_lm: the corpus in {} is too small to split", dir));
