@@ -116,7 +116,9 @@ TEST(Biases, OnAddsOnlyTheBiasesAfterTheirWeights) {
       const std::string weight = t.name == "unembed.bias"
                                      ? (on.find("unembed.weight") ? "unembed.weight" : "")
                                      : t.name.substr(0, t.name.size() - 4) + "weight";
-      if (!weight.empty()) EXPECT_EQ(on.tensors()[k - 1].name, weight) << line;
+      if (!weight.empty()) {
+        EXPECT_EQ(on.tensors()[k - 1].name, weight) << line;
+      }
       const int64_t expected = t.name == "unembed.bias"       ? 7
                                : t.name.ends_with(".up.bias") ? 64
                                                               : 16;

@@ -41,7 +41,7 @@ struct Axis {
   bool log = false;      // base-10 log scale (ticks at decades when the range spans them)
   bool integer = false;  // ticks at integers only (layers, blocks, positions)
   // Values the range covers besides the data, e.g. the ends of a range several figures share.
-  std::vector<double> include;
+  std::vector<double> include = {};
 };
 
 // A shaded interval of the x axis (e.g. the training lengths), clipped to the plot: the x range

@@ -9,7 +9,9 @@
 #include "core/scratch.hpp"
 
 namespace normlab {
-namespace {
+// Named, not anonymous: GCC warns (-Wsubobject-linkage) when the kernels' lambdas, in
+// functions of external linkage, capture a type of internal linkage.
+namespace detail {
 
 // The function of one kind with its scalars: f(u) with u = α·x (dyt) or u = α·x + s (derf).
 template <typename T>
@@ -28,12 +30,12 @@ struct Pointwise {
   }
 };
 
-}  // namespace
+}  // namespace detail
 
 template <typename T>
 void pointwise_norm_forward(NormKind kind, const T* x, const T* gain, const T* bias,
                             const T* scalars, T* y, int64_t N, int D) {
-  const Pointwise<T> p(kind, scalars);
+  const detail::Pointwise<T> p(kind, scalars);
   for_row_shards(N, [&](int64_t s, int64_t n0, int64_t n1) {
     for (int64_t n = n0; n < n1; ++n) {
       const T* xr = x + n * D;
@@ -47,7 +49,7 @@ template <typename T>
 void pointwise_norm_backward(NormKind kind, const T* x, const T* gain, const T* scalars,
                              const T* dy, T* dx, T* dgain, T* dbias, T* dscalars, int64_t N,
                              int D) {
-  const Pointwise<T> p(kind, scalars);
+  const detail::Pointwise<T> p(kind, scalars);
   const int64_t shards = shard_count(N);
   // Per-shard partial parameter gradients, summed in shard order afterwards: Σ dy ⊙ f(u) in
   // [0, D) and Σ dy in [D, 2D) of a shard's slice; the scalar sums Σ e ⊙ x and Σ e (over rows
