@@ -25,7 +25,7 @@ void add_train_command(CLI::App& app) {
   auto resume = std::make_shared<bool>(false);
   auto kill_at = std::make_shared<int64_t>(0);
   auto interrupt_at = std::make_shared<int64_t>(0);
-  auto die_with_parent = std::make_shared<bool>(false);
+  auto parent = std::make_shared<pid_t>(0);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
   cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
   // Internal options (tests, `normlab run`): accepted, not listed in --help.
@@ -35,15 +35,21 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--interrupt-at-step", *interrupt_at,
                   "Testing aid: the process sends itself SIGINT after this step")
       ->group("");
-  cmd->add_flag("--die-with-parent", *die_with_parent,
-                "Stop when the parent process ends (used by `normlab run` for its children)")
+  cmd->add_option("--die-with-parent", *parent,
+                  "The pid of `normlab run`, which started this process: stop when it ends, and "
+                  "wait for a run's earlier trainer to stop instead of failing")
       ->group("");
   cmd->callback([=] {
-    if (*die_with_parent) {
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() == 1) return;  // the parent is already gone
-    }
     TrainHooks hooks;
+    if (*parent != 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      // The parent ended before the line above. Compared with its pid, not with 1: an orphan
+      // goes to the nearest subreaper, which need not be init.
+      if (::getppid() != *parent) return;
+      // A trainer the previous `normlab run` of this folder started may still be saving its
+      // checkpoint after that process was killed.
+      hooks.wait_for_run_lock = true;
+    }
     hooks.progress = ::isatty(2) != 0;
     hooks.kill_at_step = *kill_at;
     hooks.interrupt_at_step = *interrupt_at;

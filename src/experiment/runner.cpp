@@ -100,7 +100,8 @@ pid_t spawn_run(const fs::path& program, const fs::path& dir) {
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   const std::string prog = program.string(), d = dir.string();
-  std::vector<std::string> args = {prog, "train", d, "--resume", "--die-with-parent"};
+  std::vector<std::string> args = {
+      prog, "train", d, "--resume", "--die-with-parent", std::to_string(::getpid())};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -408,8 +410,26 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       if (fd >= 0) ::close(fd);
     }
   } lock{::open((run_dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
-  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
-    throw InputError(fmt::format("{}: another process is training this run", run_dir.string()));
+  if (lock.fd < 0) {
+    throw InputError(
+        fmt::format("{}: cannot open: {}", (run_dir / ".lock").string(), std::strerror(errno)));
+  }
+  if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!hooks.wait_for_run_lock) {
+      throw InputError(fmt::format("{}: another process is training this run", run_dir.string()));
+    }
+    std::fprintf(stderr, "%s: another process is training this run; waiting for it to stop\n",
+                 run_dir.c_str());
+    while (::flock(lock.fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        throw InputError(
+            fmt::format("{}: cannot lock: {}", run_dir.string(), std::strerror(errno)));
+      }
+      if (const int signal = interrupt_signal(); signal != 0) {
+        throw Interrupted(fmt::format("{}: stopped by {} while waiting; nothing trained",
+                                      run_dir.string(), interrupt_name(signal)));
+      }
+    }
   }
   const TrainConfig& tc = spec.train;
   auto task = make_task_from_json(spec.task);

@@ -2,6 +2,8 @@
 // no store row is lost or duplicated, the store passes PRAGMA integrity_check, and the final
 // tables equal an uninterrupted run's. Also an MPI rank killed mid-sweep.
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -46,7 +48,9 @@ std::string write_study_with_checkpoints(const TempDir& dir) {
   return file;
 }
 
-TEST(KillAndResume, TwentyKillsAtRandomMomentsChangeNothing) {
+// Kills `normlab run` twenty times at random crash points, resuming after each; the tables of
+// every completed sweep equal an uninterrupted sweep's.
+void kill_twenty_times_and_resume() {
   TempDir dir;
   const std::string file = write_study_with_checkpoints(dir);
   ASSERT_EQ(run_normlab({"run", file, "--out", (dir / "whole").string(), "--jobs", "2"}).exit_code,
@@ -91,7 +95,23 @@ TEST(KillAndResume, TwentyKillsAtRandomMomentsChangeNothing) {
   const auto last = run_normlab({"run", file, "--out", out, "--jobs", "2"});
   ASSERT_TRUE(last.exited && last.exit_code == 0) << last.describe();
   check_complete();
-  RecordProperty("completed_sweeps", sweeps + 1);
+  ::testing::Test::RecordProperty("completed_sweeps", sweeps + 1);
+}
+
+TEST(KillAndResume, TwentyKillsAtRandomMomentsChangeNothing) {
+  kill_twenty_times_and_resume();
+}
+
+// The same where the killed sweep's trainers are reparented to a subreaper (this test process,
+// as a CI runner or a container's init may be) instead of to pid 1: a trainer started just
+// before the kill must see that its parent is gone, and a resumed sweep must wait for the
+// trainers still saving instead of failing their runs.
+TEST(KillAndResume, OrphansGoingToASubreaperChangeNothing) {
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  kill_twenty_times_and_resume();
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+  while (::waitpid(-1, nullptr, 0) > 0) {
+  }  // the orphans that ended
 }
 
 // An MPI worker rank killed while it trains ends the job (mpirun stops every rank); running the

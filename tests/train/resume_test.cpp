@@ -5,10 +5,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -373,6 +376,38 @@ TEST(RunLock, SecondTrainerOnTheSameRunIsRefused) {
   EXPECT_TRUE(r.exited && r.exit_code == 1) << r.describe();
   EXPECT_NE(r.err.find("another process is training this run"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "metrics.jsonl"));
+}
+
+// A trainer `normlab run` starts (--die-with-parent PID) waits for the run's earlier trainer,
+// say one a killed sweep left saving its checkpoint, and trains once the lock is free.
+TEST(RunLock, AStudysTrainerWaitsForTheEarlierOne) {
+  testing::TempDir tmp;
+  prepare_run(tmp / "run", small_run(Scheme::pre));
+  const int fd = ::open((tmp / "run" / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // this test plays the earlier trainer
+  // `exec`: the trainer's parent is this process, whose pid it is given.
+  const std::string command = "exec " + testing::shell_quote(NORMLAB_BINARY) + " train " +
+                              testing::shell_quote((tmp / "run").string()) + " --die-with-parent " +
+                              std::to_string(::getpid()) + " 2>&1";
+  FILE* out = ::popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  std::string printed;
+  char line[4096];
+  bool waiting = false;
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    printed += line;
+    if (!waiting && printed.find("waiting for it to stop") != std::string::npos) {
+      waiting = true;
+      EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "metrics.jsonl"));
+      ::close(fd);  // the earlier trainer stops
+    }
+  }
+  if (!waiting) ::close(fd);
+  const int status = ::pclose(out);
+  EXPECT_TRUE(waiting) << printed;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << printed;
+  EXPECT_NE(testing::slurp(tmp / "run" / "metrics.jsonl").find("\"step\":"), std::string::npos);
 }
 
 }  // namespace

@@ -80,6 +80,8 @@ struct TrainHooks {
   bool stop_on_interrupt = false;
   // Testing aid: the process sends itself SIGINT after this step (0: never).
   int64_t interrupt_at_step = 0;
+  // Another process training this run: wait for it to stop (true), or fail at once (false).
+  bool wait_for_run_lock = false;
   // Data of the caller's in place of the run's task (Python's Trainer, docs/python.md): the
   // batch of step `step` (from 1), or nullopt to stop the run before it (state saved, status
   // interrupted). The task still validates (eval_every) and evaluates the final weights.
