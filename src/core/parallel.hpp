@@ -20,11 +20,19 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
   return (rows + shard - 1) / shard;
 }
 
+// GCC's `noipa`; clang (the fuzzers' build, scripts/test.sh) has no such attribute, and
+// `noinline` is its nearest.
+#if defined(__clang__)
+#define NORMLAB_NO_IPA gnu::noinline
+#else
+#define NORMLAB_NO_IPA gnu::noipa
+#endif
+
 // Runs fn(i) for every i in [begin, end). The one compiled copy of a task body: `noipa` keeps
 // it out of its callers and unspecialized, so the serial call and each thread's call in
 // parallel_for run the same instructions, whatever the compiler would make of a second copy.
 template <typename F>
-[[gnu::noipa]] void run_tasks(F& fn, int64_t begin, int64_t end) {
+[[NORMLAB_NO_IPA]] void run_tasks(F& fn, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) fn(i);
 }
 
