@@ -75,6 +75,16 @@ bool decided(const std::string& verdict) {
 // The record a study leaves in its folder when the ledger has run it.
 constexpr const char* kStudyRecord = "ledger_study.json";
 
+// A reason as the ledger's files show it: the results folder named OUT, as in the studies'
+// commands, so that claims.json and claims.md name no machine's folders.
+std::string with_out_named(std::string text, const fs::path& out) {
+  const std::string prefix = (out / "").string();  // the study folders are out / <name>
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 4)) {
+    text.replace(at, prefix.size(), "OUT/");
+  }
+  return text;
+}
+
 // Copies a study's tables into `dest` (created), each file written atomically: every CSV,
 // JSON, Markdown and TOML file at the top of its folder (no run folders, no results store, no
 // figures).
@@ -431,8 +441,8 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     const StudyRun& s = r.studies[c.study];
     if (!s.ran) {
       c.verdict = "not run";
-      c.reason =
-          fmt::format("{} has no {}: the study has not run there", s.folder.string(), kStudyRecord);
+      c.reason = fmt::format("OUT/{} has no {}: the study has not run there",
+                             s.folder.filename().string(), kStudyRecord);
       continue;
     }
     if (!s.ok) {
@@ -443,10 +453,10 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     try {
       c.evaluation = evaluate_claim(c.claim, s.folder, s.decided_by_pilot);
       c.verdict = to_string(c.evaluation.decision.verdict);
-      c.reason = c.evaluation.decision.reason;
+      c.reason = with_out_named(c.evaluation.decision.reason, out);
     } catch (const std::exception& e) {
       c.verdict = "error";
-      c.reason = e.what();
+      c.reason = with_out_named(e.what(), out);
       std::fprintf(stderr, "claim %s: %s\n", c.claim.id.c_str(), e.what());
     }
   }

@@ -350,14 +350,42 @@ TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   EXPECT_FALSE(fs::exists(out / "claims_tiny-full"));
   const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
   EXPECT_EQ(ledger["claims"][0]["verdict"], "not run");
+  EXPECT_EQ(ledger["claims"][0]["reason"],
+            "OUT/claims_tiny-full has no ledger_study.json: the study has not run there");
   EXPECT_EQ(ledger["studies"][0]["status"], "not run");
   EXPECT_NE(
       testing::slurp(out / "claims.md").find("| tiny.absent | 0000.00003 | not run | – | 0 |"),
       std::string::npos);
+  for (const char* file : {"claims.json", "claims.md"}) {
+    EXPECT_EQ(testing::slurp(out / file).find(tmp.path().string()), std::string::npos) << file;
+  }
 
   const auto both = run_normlab({"claims", "run", "--claims", (tmp / "claims").string(), "--out",
                                  out.string(), "--decide-only", "--jobs", "2"});
   EXPECT_EQ(both.exit_code, 2) << both.describe();
+}
+
+// A claim that cannot be decided from its study's folder (here: a record, no results.csv) is an
+// error whose reason names the folder as OUT/..., not as this machine's path.
+TEST(ClaimsRun, AnErrorNamesTheFolderAsOut) {
+  TempDir tmp;
+  testing::write_bytes(
+      tmp / "claims" / "tiny.toml",
+      "paper = \"0000.00005\"\n" + minimal_claim("tiny.broken", kTinyStudy.string()));
+  const fs::path out = tmp / "out";
+  testing::write_bytes(
+      out / "claims_tiny-full" / "ledger_study.json",
+      R"({"command": "normlab run x", "seconds": 1.0, "ok": true, "failure": ""})");
+  const auto r = run_normlab({"claims", "run", "--tier", "full", "--claims",
+                              (tmp / "claims").string(), "--out", out.string(), "--decide-only"});
+  ASSERT_TRUE(r.exited && r.exit_code == 1) << r.describe();
+  const auto ledger = nlohmann::json::parse(testing::slurp(out / "claims.json"));
+  EXPECT_EQ(ledger["claims"][0]["verdict"], "error");
+  const std::string reason = ledger["claims"][0]["reason"];
+  EXPECT_NE(reason.find("OUT/claims_tiny-full/"), std::string::npos) << reason;
+  for (const char* file : {"claims.json", "claims.md"}) {
+    EXPECT_EQ(testing::slurp(out / file).find(tmp.path().string()), std::string::npos) << file;
+  }
 }
 
 TEST(ClaimsRun, FailedStudyExitsOneAndSaysWhich) {
