@@ -67,7 +67,7 @@ void activation_forward(Activation a, const T* x, T* y, int64_t n) {
     }
     for (; i + kBlock <= end; i += kBlock) {
       const Block16<T> v = gelu<T>(load16(x + i));
-      std::memcpy(y + i, &v, sizeof(v));
+      store16(y + i, v);
     }
     for (; i < end; ++i) y[i] = gelu<T>(x[i]);
   });
@@ -84,7 +84,7 @@ void activation_backward(Activation a, const T* x, const T* dy, T* dx, int64_t n
     }
     for (; i + kBlock <= end; i += kBlock) {
       const Block16<T> v = gelu_gradient<T>(load16(x + i), load16(dy + i));
-      std::memcpy(dx + i, &v, sizeof(v));
+      store16(dx + i, v);
     }
     for (; i < end; ++i) dx[i] = gelu_gradient<T>(x[i], dy[i]);
   });

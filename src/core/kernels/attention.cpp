@@ -27,7 +27,7 @@ void gather_rows(const T* src, int64_t stride, int64_t rows, int dh, int64_t ld,
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < ld; c += kBlock) {
       const Block16<T> v = load_first(src + r * stride + c, dh - c);
-      std::memcpy(dst + r * ld + c, &v, sizeof(v));
+      store16(dst + r * ld + c, v);
     }
   }
 }
@@ -71,13 +71,13 @@ void softmax_row(T* __restrict s, int64_t jend, int64_t jp, T scale) {
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> e = exp_approx_lanes<T>((load16(s + k0) - m) * scale);
     const Block16<T> kept = where_less(lane_index + T(k0), Block16<T>{} + T(jend), e, Block16<T>{});
-    std::memcpy(s + k0, &kept, sizeof(kept));
+    store16(s + k0, kept);
     sum += kept;
   }
   const T inv = T(1) / sum_of_lanes<T>(sum);
   for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
     const Block16<T> p = load16(s + k0) * inv;
-    std::memcpy(s + k0, &p, sizeof(p));
+    store16(s + k0, p);
   }
 }
 
@@ -100,7 +100,7 @@ void softmax_rows_one_block(T* __restrict s, int64_t ld, const int64_t* jend, T 
   }
   for (int r = 0; r < R; ++r) {
     const Block16<T> p = v[r] * (T(1) / sum_of_lanes<T>(v[r]));
-    std::memcpy(s + r * ld, &p, sizeof(p));
+    store16(s + r * ld, p);
   }
 }
 
@@ -118,7 +118,7 @@ void softmax_backward_rows_one_block(const T* __restrict p, T* __restrict ds, in
   }
   for (int r = 0; r < R; ++r) {
     const Block16<T> v = load16(p + r * ld) * (load16(ds + r * ld) - weighted[r]) * scale;
-    std::memcpy(ds + r * ld, &v, sizeof(v));
+    store16(ds + r * ld, v);
   }
 }
 
@@ -397,7 +397,7 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
           const T weighted = sum_of_lanes<T>(lanes);
           for (int64_t k0 = 0; k0 < jp; k0 += kBlock) {
             const Block16<T> v = load16(p + k0) * (load16(ds + k0) - weighted) * scale;
-            std::memcpy(ds + k0, &v, sizeof(v));
+            store16(ds + k0, v);
           }
           std::fill(ds + jp, ds + Tp, T(0));
         }

@@ -105,7 +105,7 @@ template <typename T>
       prefetch_row(s + (n + kBlock) * W, static_cast<int>(kBlock) * W, false);
     for (int p = 0; p < P; ++p) {
       const Block16<T> l = logits_of_16_rows(q[p], s + n * W, r + n, W);
-      std::memcpy(out[p] + (n - n0), &l, sizeof(l));
+      store16(out[p] + (n - n0), l);
     }
   }
   for (int64_t n = grouped_end; n < n1; ++n) {
@@ -133,7 +133,7 @@ template <typename T>
     Block16<T> z = {};
     for (int k = 0; k < K; ++k) {
       const Block16<T> e = exp_approx_lanes<T>(load16(l0 + k * stride) - m);
-      std::memcpy(l0 + k * stride, &e, sizeof(e));
+      store16(l0 + k * stride, e);
       z += e;
     }
     const Block16<T> inv = T(1) / z;
@@ -280,12 +280,12 @@ template <int NB, int R, typename T>
     for (int b = 0; b < NB; ++b) {
       Block16<T> dqb = load16(dq + b * kBlock);
       for (int i = 0; i < R; ++i) dqb = dqb + cq[i] * s[i][b];
-      std::memcpy(dq + b * kBlock, &dqb, sizeof(dqb));
+      store16(dq + b * kBlock, dqb);
     }
   }
   for (int i = 0; i < R; ++i) {
     for (int b = 0; b < NB; ++b) {
-      std::memcpy(dsk + i * W + b * kBlock, &ds[i][b], sizeof(ds[i][b]));
+      store16(dsk + i * W + b * kBlock, ds[i][b]);
     }
   }
 }

@@ -184,8 +184,8 @@ void norm_backward(const NormWeights<T>& weights, const T* x, RowStats<const T> 
           if (part != nullptr) {
             Block16<T> pg = load16(part + b) + d * xhat;
             Block16<T> pb = load16(part + Dp + b) + d;
-            std::memcpy(part + b, &pg, sizeof(pg));
-            std::memcpy(part + Dp + b, &pb, sizeof(pb));
+            store16(part + b, pg);
+            store16(part + Dp + b, pb);
           }
         }
         if (scaled) scale_base[s] += static_cast<double>(sum_of_lanes<T>(dx_sum));
