@@ -311,6 +311,73 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   return c;
 }
 
+// One [[question]] table; its findings must be findings of `claims` (the same paper's).
+Question read_question(const fs::path& file, const toml::node& node,
+                       const std::vector<Claim>& claims) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    throw InputError(
+        fmt::format("{}: each 'question' must be a table, [[question]]", at(file, node)));
+  }
+  const std::string what = "a question";
+  check_keys(file, *table, what, {"asks", "source", "part"});
+  Question q;
+  q.where = at(file, *table);
+  q.asks = string_of(file, *required(file, *table, "asks", what), "asks", what);
+  q.source = string_of(file, *required(file, *table, "source", what), "source", what);
+  const toml::node* parts = required(file, *table, "part", what);
+  const toml::array* part_list = parts->as_array();
+  if (part_list == nullptr || part_list->empty()) {
+    throw InputError(
+        fmt::format("{}: 'part' in {} must be a non-empty array of tables, [[question.part]]",
+                    at(file, *parts), what));
+  }
+  for (const toml::node& p : *part_list) {
+    const std::string part_what = "a question's part";
+    const toml::table* part = p.as_table();
+    if (part == nullptr) {
+      throw InputError(fmt::format("{}: each 'part' of {} must be a table, [[question.part]]",
+                                   at(file, p), what));
+    }
+    check_keys(file, *part, part_what, {"subject", "findings"});
+    QuestionPart qp;
+    qp.subject =
+        string_of(file, *required(file, *part, "subject", part_what), "subject", part_what);
+    const toml::node* findings = required(file, *part, "findings", part_what);
+    const toml::array* list = findings->as_array();
+    if (list == nullptr || list->empty()) {
+      throw InputError(
+          fmt::format("{}: key 'findings' in {} must be a non-empty list of tables "
+                      "{{ place = \"...\", id = \"...\" }}",
+                      at(file, *findings), part_what));
+    }
+    for (const toml::node& f : *list) {
+      const std::string finding_what = "a part's finding";
+      const toml::table* finding = f.as_table();
+      if (finding == nullptr) {
+        throw InputError(fmt::format(
+            "{}: each of {}'s findings must be a table {{ place = \"...\", id = \"...\" }}",
+            at(file, f), part_what));
+      }
+      check_keys(file, *finding, finding_what, {"place", "id"});
+      const std::string id =
+          string_of(file, *required(file, *finding, "id", finding_what), "id", finding_what);
+      const auto claim =
+          std::find_if(claims.begin(), claims.end(), [&](const Claim& c) { return c.id == id; });
+      if (claim == claims.end() || !claim->finding()) {
+        throw InputError(fmt::format(
+            "{}: '{}' in {} is {} of this file; a question is answered by its paper's "
+            "findings (expect = \"measure\")",
+            at(file, f), id, what, claim == claims.end() ? "not an id" : "not a finding"));
+      }
+      qp.findings.push_back(id);
+      qp.places.push_back(optional_string(file, *finding, "place", finding_what, ""));
+    }
+    q.parts.push_back(qp);
+  }
+  return q;
+}
+
 }  // namespace
 
 std::string to_string(Reduce r) {
@@ -345,7 +412,7 @@ std::string to_string(const Expectation& e) {
 
 Paper read_paper(const fs::path& file, const fs::path& root) {
   std::shared_ptr<toml::table> doc = parse_toml_file(file);
-  check_keys(file, *doc, "top level", {"paper", "title", "claim"});
+  check_keys(file, *doc, "top level", {"paper", "title", "claim", "question"});
   Paper p;
   p.arxiv = string_of(file, *required(file, *doc, "paper", "the file"), "paper", "top level");
   p.title = optional_string(file, *doc, "title", "top level", "");
@@ -358,6 +425,17 @@ Paper read_paper(const fs::path& file, const fs::path& root) {
   for (const toml::node& node : *list) {
     p.claims.push_back(read_claim(file, root, p.arxiv, node));
     p.claims.back().paper_title = p.title;
+  }
+  if (const toml::node* questions = doc->get("question")) {
+    const toml::array* list = questions->as_array();
+    if (list == nullptr) {
+      throw InputError(fmt::format("{}: 'question' must be an array of tables, [[question]]",
+                                   at(file, *questions)));
+    }
+    for (const toml::node& node : *list) {
+      p.questions.push_back(read_question(file, node, p.claims));
+      p.questions.back().paper = p.arxiv;
+    }
   }
   return p;
 }

@@ -402,6 +402,18 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     outcome.study = index;
     r.claims.push_back(outcome);
   }
+  for (const Paper& p : papers) {
+    for (const Question& q : p.questions) {
+      const bool answered_here =
+          std::any_of(q.parts.begin(), q.parts.end(), [&](const QuestionPart& part) {
+            return std::any_of(part.findings.begin(), part.findings.end(), [&](const auto& id) {
+              return std::any_of(claims.begin(), claims.end(),
+                                 [&](const Claim& c) { return c.id == id; });
+            });
+          });
+      if (answered_here) r.questions.push_back(q);
+    }
+  }
 
   for (StudyRun& s : r.studies) {
     if (!s.failure.empty()) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "normlab/claims/ledger.hpp"
+#include "normlab/claims/questions.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/printable.hpp"
 
@@ -121,7 +122,8 @@ std::string findings_grid(const std::vector<const ClaimOutcome*>& claims) {
 
 // One paper's answer: a paragraph saying what holds, what does not, what cannot be tested here
 // and why, and what stays open; then its claims with verdict and effect.
-std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
+std::string paper_answer(const std::vector<const ClaimOutcome*>& claims,
+                         const std::vector<Question>& questions) {
   std::vector<std::pair<std::string, std::string>> holds, fails;
   std::vector<std::string> ceiling, floor, open, other, controls_hold, controls_fail;
   for (const ClaimOutcome* c : claims) {
@@ -213,6 +215,7 @@ std::string paper_answer(const std::vector<const ClaimOutcome*>& claims) {
         md.empty() ? "" : "\n", findings);
   }
   md += findings_grid(claims);
+  md += open_questions_markdown(questions, claims);
   return md;
 }
 
@@ -230,9 +233,13 @@ std::string answers_markdown(const LedgerResult& r) {
     for (const ClaimOutcome& c : r.claims) {
       if (c.claim.paper == paper) claims.push_back(&c);
     }
+    std::vector<Question> questions;
+    for (const Question& q : r.questions) {
+      if (q.paper == paper) questions.push_back(q);
+    }
     const std::string& title = claims.front()->claim.paper_title;
     md += fmt::format("## {}{}arXiv {}{}\n\n{}\n", title, title.empty() ? "" : " (", paper,
-                      title.empty() ? "" : ")", paper_answer(claims));
+                      title.empty() ? "" : ")", paper_answer(claims, questions));
   }
   return md;
 }
@@ -293,8 +300,25 @@ nlohmann::json to_json(const LedgerResult& r) {
          {"command", s.command()},
          {"choice", c.claim.choice}});
   }
-  return {
-      {"tier", r.tier}, {"decide_only", r.decide_only}, {"studies", studies}, {"claims", claims}};
+  nlohmann::json questions = nlohmann::json::array();
+  for (const Question& q : r.questions) {
+    std::vector<const ClaimOutcome*> outcomes;
+    for (const ClaimOutcome& c : r.claims) outcomes.push_back(&c);
+    nlohmann::json parts = nlohmann::json::array();
+    for (const QuestionPart& p : q.parts) {
+      parts.push_back({{"subject", p.subject}, {"places", p.places}, {"findings", p.findings}});
+    }
+    questions.push_back({{"paper", q.paper},
+                         {"asks", q.asks},
+                         {"source", q.source},
+                         {"parts", parts},
+                         {"answer", question_answer(q, outcomes)}});
+  }
+  return {{"tier", r.tier},
+          {"decide_only", r.decide_only},
+          {"studies", studies},
+          {"claims", claims},
+          {"questions", questions}};
 }
 
 std::string to_markdown(const LedgerResult& r) {

@@ -87,10 +87,29 @@ struct Claim {
   std::string where;  // "FILE:LINE" of the claim, for messages
 };
 
+// One part of an open question's answer: findings that measure one quantity at several places
+// (e.g. post − pre TVD at each depth), stated together in one sentence.
+struct QuestionPart {
+  std::string subject;  // the quantity, e.g. "Post-norm's TVD beyond training, against pre-norm's"
+  std::vector<std::string> places;    // per finding: where it is measured, "at L = 2" (or "")
+  std::vector<std::string> findings;  // per finding: its id, a finding of the same paper
+};
+
+// An open question of the paper and the findings that answer it (docs/claims.md, "Open
+// questions"); claims.md states the answer in plain words from the findings' outcomes.
+struct Question {
+  std::string paper;   // arXiv id
+  std::string asks;    // the paper's words
+  std::string source;  // where the paper asks it, e.g. "open question 1"
+  std::vector<QuestionPart> parts;
+  std::string where;  // "FILE:LINE", for messages
+};
+
 struct Paper {
   std::string arxiv;
   std::string title;
   std::vector<Claim> claims;
+  std::vector<Question> questions;
 };
 
 // Reads claims/<paper>.toml strictly: unknown keys, wrong types and missing required keys are

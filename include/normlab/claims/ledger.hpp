@@ -48,6 +48,8 @@ struct LedgerResult {
   bool decide_only = false;  // decided from kept study folders, none of them run
   std::vector<StudyRun> studies;
   std::vector<ClaimOutcome> claims;
+  // the selected papers' open questions with at least one finding among `claims`
+  std::vector<Question> questions;
   // every claim has one of decided_verdicts(), or (--decide-only) not run
   bool all_decided() const;
 };
