@@ -41,11 +41,17 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
   std::map<std::string, int> diverged;  // variant → diverged seeds
   std::string csv = csv_row({"experiment", "variant", "scheme", "norm", "seed", "weights", "length",
                              "seq_len", "metric", "value", "ci_low", "ci_high", "count"});
+  // One row per run, diverged ones too (they have no rows in results.csv): what a claim about
+  // divergence reads (docs/experiments.md).
+  std::string runs_csv = csv_row({"experiment", "variant", "scheme", "seed", "status", "diverged"});
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
       const RunRows run = gather_run_rows(e, v, seed, out);
       store.record_run(experiment_id, run);
-      if (run.run.status == to_string(RunStatus::diverged)) ++diverged[v.label];
+      const bool run_diverged = run.run.status == to_string(RunStatus::diverged);
+      if (run_diverged) ++diverged[v.label];
+      runs_csv += csv_row({e.name, v.label, run.run.scheme, std::to_string(seed), run.run.status,
+                           run_diverged ? "1" : "0"});
       for (const ResultRecord& x : run.results) {
         Row row;
         row.variant = v.label;
@@ -68,6 +74,7 @@ std::string collect_results(const Experiment& e, const fs::path& out) {
     }
   }
   write_file_atomic(out / "results.csv", csv);
+  write_file_atomic(out / "runs.csv", runs_csv);
   store.finish_experiment(experiment_id, utc_now());
   // The store is this study: runs of an earlier version (other seeds, another sweep) leave it,
   // so that `normlab results` and summary.csv average the same runs.
