@@ -64,14 +64,15 @@ FilterValue scalar_filter(const fs::path& file, const toml::node& node, const st
     if (f.text == "within_training") f.kind = FilterValue::Kind::within_training;
     if (f.text == "last_step") f.kind = FilterValue::Kind::last_step;
     if (f.text == "decay_start") f.kind = FilterValue::Kind::decay_start;
+    if (f.text == "second_half") f.kind = FilterValue::Kind::second_half;
   } else if (number && std::isfinite(*number)) {
     f.kind = FilterValue::Kind::number;
     f.number = *number;
   } else {
     throw InputError(
         fmt::format("{}: filter '{}' in {} must be a string, a number, a list of them, "
-                    "\"beyond_training\", \"within_training\", \"last_step\" or "
-                    "\"decay_start\"",
+                    "\"beyond_training\", \"within_training\", \"last_step\", "
+                    "\"decay_start\" or \"second_half\"",
                     at(file, node), column, what));
   }
   return f;
@@ -227,7 +228,7 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
   const std::string what = "[[claim]]";
   check_keys(file, *table, what,
              {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
-              "deterministic", "negative_control", "choice", "grid"});
+              "deterministic", "negative_control", "drop_incomplete_pairs", "choice", "grid"});
   Claim c;
   c.paper = arxiv;
   c.where = at(file, *table);
@@ -279,6 +280,13 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
     }
     c.deterministic = *d->value<bool>();
     if (c.deterministic && table->get("min_pairs") == nullptr) c.min_pairs = 1;
+  }
+  if (const toml::node* d = table->get("drop_incomplete_pairs")) {
+    if (!d->is_boolean()) {
+      throw InputError(fmt::format("{}: key 'drop_incomplete_pairs' in {} must be true or false",
+                                   at(file, *d), claim_what));
+    }
+    c.drop_incomplete_pairs = *d->value<bool>();
   }
   if (const toml::node* n = table->get("negative_control")) {
     if (!n->is_boolean()) {

@@ -62,6 +62,10 @@ bool filter_matches(const FilterValue& f, const std::string& cell,
           f.kind == FilterValue::Kind::last_step ? facts->last_step : facts->decay_start;
       return v && *v == static_cast<double>(step);
     }
+    case FilterValue::Kind::second_half: {
+      const auto v = cell_number(cell);
+      return v && 2 * *v > static_cast<double>(facts->last_step);
+    }
   }
   return false;
 }
@@ -180,7 +184,8 @@ StudyFacts study_facts(const fs::path& study_dir) {
 }
 
 std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
-                                   std::optional<StudyFacts> facts) {
+                                   std::optional<StudyFacts> facts,
+                                   std::vector<std::string>* dropped) {
   if (needs_study_facts(c) && !facts) {
     throw InputError(fmt::format("claim '{}': a filter needs the study's training settings", c.id));
   }
@@ -224,7 +229,7 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
         pairs.push_back(row[pair_column]);
       }
     }
-    if (per_term[t].empty()) {
+    if (per_term[t].empty() && !c.drop_incomplete_pairs) {
       throw InputError(fmt::format("{}: claim '{}': term {} matches no rows", table.file.string(),
                                    c.id, term.description));
     }
@@ -233,9 +238,15 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
   std::vector<PairValue> out;
   for (const std::string& pair : pairs) {
     double sum = 0;
+    bool complete = true;
     for (size_t t = 0; t < c.terms.size(); ++t) {
       const Term& term = c.terms[t];
       const auto it = per_term[t].find(pair);
+      if (it == per_term[t].end() && c.drop_incomplete_pairs) {
+        if (dropped != nullptr) dropped->push_back(pair);
+        complete = false;
+        break;
+      }
       if (it == per_term[t].end()) {
         throw InputError(fmt::format("{}: claim '{}': term {} matches no rows for {} = {}",
                                      table.file.string(), c.id, term.description, c.pair_by, pair));
@@ -247,7 +258,7 @@ std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
                                      c.id, term.description, c.pair_by, pair, e.what()));
       }
     }
-    out.push_back({pair, sum});
+    if (complete) out.push_back({pair, sum});
   }
   return out;
 }
@@ -264,9 +275,10 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir, bool d
                         "with schedule = \"wsd\"",
                         c.id));
       }
-      if (f.kind == FilterValue::Kind::last_step && facts->last_step < 0) {
-        throw InputError(fmt::format("claim '{}': filter \"last_step\" needs train.steps in {}",
-                                     c.id, (study_dir / "experiment.json").string()));
+      if ((f.kind == FilterValue::Kind::last_step || f.kind == FilterValue::Kind::second_half) &&
+          facts->last_step < 0) {
+        throw InputError(fmt::format("claim '{}': filter \"{}\" needs train.steps in {}", c.id,
+                                     f.text, (study_dir / "experiment.json").string()));
       }
     }
   }
@@ -281,7 +293,7 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir, bool d
   // A study decided by its pilot (D6) has the baseline arm alone: an untestable claim then
   // has no pairs to show.
   if (!untestable || !decided_by_pilot) {
-    e.pairs = pair_values(c, table, facts);
+    e.pairs = pair_values(c, table, facts, &e.dropped);
     std::vector<double> values;
     for (const PairValue& p : e.pairs) values.push_back(p.value);
     e.statistic = pair_statistic(values);
@@ -294,6 +306,11 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir, bool d
   }
   e.decision = untestable ? Decision{*untestable, e.informativeness.summary()}
                           : decide(c.expect, e.statistic, c.min_pairs);
+  if (!e.dropped.empty()) {
+    e.decision.reason +=
+        fmt::format("; left out, a term having no rows for them (e.g. a run that diverged): {} {}",
+                    c.pair_by, fmt::join(e.dropped, ", "));
+  }
   return e;
 }
 

@@ -150,6 +150,55 @@ TEST(Evaluate, TermMissingForOnePairIsAnError) {
   }
 }
 
+// drop_incomplete_pairs: seed 3 has no post row (its run diverged): left out and named, the
+// others decided; a term with no rows at all leaves no pairs, so too few for a verdict.
+TEST(Evaluate, IncompletePairsDroppedWhenTheClaimSaysSo) {
+  TempDir tmp;
+  std::string rows = pre_post_rows({2.0, 2.1, 1.9}, {1.0, 1.0, 1.0});
+  rows.erase(rows.find("post,3,8,tvd,1\n"), 15);
+  write_study(tmp, rows);
+  const ClaimEvaluation e = evaluate_claim(
+      read_one_claim(
+          tmp, std::string(kDifference) + "expect = \"negative\"\ndrop_incomplete_pairs = true\n"),
+      tmp / "study");
+  ASSERT_EQ(e.pairs.size(), 2u);
+  EXPECT_EQ(e.pairs[0].pair, "1");
+  EXPECT_EQ(e.pairs[1].pair, "2");
+  EXPECT_EQ(e.dropped, (std::vector<std::string>{"3"}));
+  EXPECT_EQ(e.statistic.n, 2);
+  EXPECT_NE(e.decision.reason.find("left out, a term having no rows for them (e.g. a run that "
+                                   "diverged): seed 3"),
+            std::string::npos)
+      << e.decision.reason;
+
+  std::string terms = kDifference;
+  terms.replace(terms.find("\"post\""), 6, "\"peri\"");
+  const ClaimEvaluation none = evaluate_claim(
+      read_one_claim(tmp, terms + "expect = \"negative\"\ndrop_incomplete_pairs = true\n"),
+      tmp / "study");
+  EXPECT_TRUE(none.pairs.empty());
+  EXPECT_EQ(none.dropped, (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_EQ(none.decision.verdict, Verdict::inconclusive) << none.decision.reason;
+}
+
+// "second_half": the steps after half of train.steps = 10, so 6..10 and not 5; cv of the
+// training loss there, per seed.
+TEST(Evaluate, SecondHalfOfTraining) {
+  TempDir tmp;
+  write_bytes(tmp / "study" / "curves.csv",
+              "variant,seed,step,train_loss\npre,1,0,100\npre,1,5,100\npre,1,6,1\npre,1,10,3\n"
+              "pre,2,5,100\npre,2,8,2\npre,2,10,2\n");
+  write_bytes(tmp / "study" / "experiment.json", R"({"train": {"max_len": 4, "steps": 10}})");
+  const Claim c = read_one_claim(tmp, R"(source = "curves.csv"
+terms = [{ filter = { variant = "pre", step = "second_half" }, value = "train_loss", reduce = "cv" }]
+expect = "measure"
+)");
+  const ClaimEvaluation e = evaluate_claim(c, tmp / "study");
+  ASSERT_EQ(e.pairs.size(), 2u);
+  EXPECT_DOUBLE_EQ(e.pairs[0].value, 0.5);  // 1 and 3: σ 1 (divisor n), μ 2
+  EXPECT_DOUBLE_EQ(e.pairs[1].value, 0.0);  // 2 and 2
+}
+
 // Lengths 2, 4 (trained: max_len 4) and 6, 8 (beyond); the value is the length, so the mean
 // beyond training is 7 and within it 3. The filter compares numbers numerically ("8.0" = 8).
 TEST(Evaluate, BeyondAndWithinTraining) {
@@ -293,7 +342,8 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
-            "pair_by, terms, expect, min_pairs, deterministic, negative_control, choice, grid");
+            "pair_by, terms, expect, min_pairs, deterministic, negative_control, "
+            "drop_incomplete_pairs, choice, grid");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\", "
             "\"measure\" (a finding) or { band = [lo, hi] } with finite lo < hi");

@@ -17,7 +17,8 @@ namespace normlab::claims {
 // One condition on a CSV column.
 struct FilterValue {
   // beyond_training / within_training: a length above / at most the study's longest training
-  // length; last_step: the study's last step; decay_start: the first step of its WSD decay.
+  // length; last_step: the study's last step; decay_start: the first step of its WSD decay;
+  // second_half: a step after half of the study's steps (2 · step > last step).
   enum class Kind {
     text,
     number,
@@ -25,7 +26,8 @@ struct FilterValue {
     beyond_training,
     within_training,
     last_step,
-    decay_start
+    decay_start,
+    second_half
   };
   Kind kind = Kind::text;
   std::string text;                  // Kind::text
@@ -76,6 +78,9 @@ struct Claim {
   // A negative control (design rule D4, docs/claims.md): the literature's negative result,
   // checked by the same machinery; the answer lists it apart from the papers' claims.
   bool negative_control = false;
+  // A pair that some term has no rows for (e.g. a seed whose run diverged and left no metrics)
+  // is left out and named in the reason, instead of stopping the claim with an error.
+  bool drop_incomplete_pairs = false;
   std::string choice;  // where normlab's protocol departs from the paper ("" if nowhere)
   // A finding's cell in its paper's grid (claims.md, the report): row and column labels, e.g.
   // a task and a scheme; both empty when the finding is in no grid.

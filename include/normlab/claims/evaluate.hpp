@@ -22,7 +22,7 @@ struct PairValue {
 // What the special filter values compare against, from the study's experiment.json.
 struct StudyFacts {
   int64_t max_train_length = 0;  // train.max_len: "beyond_training", "within_training"
-  int64_t last_step = 0;         // train.steps: "last_step"
+  int64_t last_step = 0;         // train.steps: "last_step", "second_half"
   int64_t decay_start = -1;      // the WSD decay's first step: "decay_start" (-1: not wsd)
 };
 
@@ -39,9 +39,11 @@ bool filter_matches(const FilterValue& f, const std::string& cell,
 // The per-pair values of claim `c` over `table`, pairs in ascending order (numeric when every
 // pair is a number). `facts` are needed only by the special filter values. InputError naming
 // the claim and the term when a term matches no rows for some pair, or when a reduction
-// cannot be computed.
+// cannot be computed; with c.drop_incomplete_pairs such a pair (or, for a term with no rows at
+// all, every pair) is left out instead and named in `dropped`, when given.
 std::vector<PairValue> pair_values(const Claim& c, const CsvTable& table,
-                                   std::optional<StudyFacts> facts);
+                                   std::optional<StudyFacts> facts,
+                                   std::vector<std::string>* dropped = nullptr);
 
 // Applies one reduction to the values (and, for loglog_slope, the x values) of a term's rows;
 // throws std::invalid_argument saying why when it is undefined (e.g. cv of one row).
@@ -52,6 +54,7 @@ StudyFacts study_facts(const std::filesystem::path& study_dir);
 
 struct ClaimEvaluation {
   std::vector<PairValue> pairs;
+  std::vector<std::string> dropped;  // pairs left out (drop_incomplete_pairs), ascending
   PairStatistic statistic;
   Informativeness informativeness;  // design rule D1; applies = false where it does not govern
   Decision decision;
