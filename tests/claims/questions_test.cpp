@@ -192,6 +192,23 @@ TEST(Questions, APartWithNothingMeasuredForOneReasonSaysItOnce) {
             "gradient spread: not run at L = 2; inconclusive at L = 4.");
 }
 
+// Consecutive findings that read the same (a level with the same figure, the same verdict) are
+// one phrase with their places; a difference's figure is its own, so its items stay apart.
+TEST(Questions, FindingsThatReadTheSameShareOnePhrase) {
+  const Claim l2 = finding("l2", {1}), l4 = finding("l4", {1}), l8 = finding("l8", {1}),
+              l16 = finding("l16", {1});
+  const ClaimOutcome a = measured(l2, 0, 0, 0), b = measured(l4, 0, 0, 0),
+                     c = measured(l8, 0, 0, 0), d = measured(l16, 0.4, -0.3, 1.1);
+  EXPECT_EQ(question_answer(depth_question({"l2", "l4", "l8", "l16"}), {&a, &b, &c, &d}),
+            "Post-norm's TVD against pre-norm's: 0 [0, 0] at L = 2, at L = 4 and at L = 8; 0.4 "
+            "[-0.3, 1.1] at L = 16.");
+  const Claim d2 = finding("d2", {1, -1}), d4 = finding("d4", {1, -1});
+  const ClaimOutcome e = measured(d2, -0.2, -0.3, -0.1), f = measured(d4, -0.25, -0.3, -0.2);
+  EXPECT_EQ(question_answer(depth_question({"d2", "d4"}), {&e, &f}),
+            "Post-norm's TVD against pre-norm's: lower at L = 2 (-0.2 [-0.3, -0.1]); lower at L = "
+            "4 (-0.25 [-0.3, -0.2]).");
+}
+
 TEST(Questions, MarkdownListsEachQuestionWithItsSourceAndAnswer) {
   EXPECT_EQ(open_questions_markdown({}, {}), "");
   ClaimOutcome a;

@@ -6,8 +6,9 @@
 //       "no difference resolved at L = 2 (...)"    0 inside it
 //   a level (any other finding):  "0.98 [0.97, 0.99] at d = 39"
 //   not measured:                 its verdict, "not run at L = 2"
-// and a part reads "Subject: item; item; item." (a part none of whose findings was measured, all
-// for the same reason, reads "Subject: not run.").
+// and a part reads "Subject: item; item; item." Consecutive items that read the same share one
+// phrase ("0 [0, 0] at L = 2, at L = 4 and at L = 8"); a part none of whose findings was
+// measured, all for the same reason, reads "Subject: not run.".
 #pragma once
 
 #include <string>
