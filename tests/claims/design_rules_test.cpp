@@ -12,6 +12,7 @@
 #include "normlab/claims/design_rules.hpp"
 #include "normlab/experiment/experiment.hpp"
 #include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/probes/line_fit.hpp"
 #include "normlab/tasks/task.hpp"
@@ -81,11 +82,10 @@ struct LengthStudy {
 };
 
 std::vector<LengthStudy> length_studies() {
-  std::vector<LengthStudy> s = {{"resharpen_set_complement", {}},
-                                {"resharpen_max_retrieval", {}},
-                                {"resharpen_dyck", {}},
-                                {"vanishing_variance_argmax", {}},
-                                {"vanishing_variance_dict", {}}};
+  std::vector<LengthStudy> s = {{"resharpen_set_complement", {}}, {"resharpen_max_retrieval", {}},
+                                {"resharpen_dyck", {}},           {"vanishing_variance_argmax", {}},
+                                {"vanishing_variance_dict", {}},  {"open_resharpen_depth", {}},
+                                {"open_resharpen_depth_dyck", {}}};
   // One eval list serves the seven languages; 2 and 5 have even lengths only.
   for (int n = 1; n <= 7; ++n) {
     s.push_back({"resharpen_tomita", {"task.n=" + std::to_string(n)}, 2});
@@ -97,9 +97,8 @@ TEST(DesignRules, ShippedLengthStudiesEvaluateTheDenseGrid) {
   for (const LengthStudy& s : length_studies()) {
     const auto path =
         std::filesystem::path(NORMLAB_SOURCE_DIR) / "experiments" / (s.file + ".toml");
-    auto doc = load_experiment_document(path, "full", s.sets);
-    TomlSection top(doc.get(), path.string(), "top level");
-    const Experiment e = read_experiment(top, path.string());
+    const Experiment e = read_swept_experiment(
+        [&] { return load_experiment_document(path, "full", s.sets); }, path.string());
     const std::unique_ptr<Task> task = make_task_from_json(e.task);
     const std::vector<int64_t>& have = e.eval.lengths;
     const int64_t max_length = *std::max_element(have.begin(), have.end());

@@ -587,11 +587,12 @@ TEST(ExperimentFile, ShippedFilesAreValid) {
 // tier's (D2's dense grid, docs/claims.md, is for the verdicts) with its longest; the full tier
 // has at least as many steps and at least five seeds (three for the depth study).
 TEST(ExperimentFile, TiersKeepTheDesign) {
-  for (const char* name : {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval",
-                           "resharpen_dyck", "resharpen_tomita", "vanishing_variance_argmax",
-                           "vanishing_variance_dict", "depth_charlm_L16", "open_resharpen_depth",
-                           "open_variance_pos", "open_attnres_norms", "open_charlm_length",
-                           "open_variance_depth", "open_width_max_retrieval", "open_width_dyck"}) {
+  for (const char* name :
+       {"resharpen_set_complement", "resharpen_width", "resharpen_max_retrieval", "resharpen_dyck",
+        "resharpen_tomita", "vanishing_variance_argmax", "vanishing_variance_dict",
+        "depth_charlm_L16", "open_resharpen_depth", "open_variance_pos", "open_attnres_norms",
+        "open_charlm_length", "open_variance_depth", "open_width_max_retrieval", "open_width_dyck",
+        "open_resharpen_depth_dyck"}) {
     SCOPED_TRACE(name);
     const Experiment quick = read_shipped(name, "quick"), full = read_shipped(name, "full");
     ASSERT_EQ(quick.variants.size(), full.variants.size());
