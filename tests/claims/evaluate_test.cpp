@@ -324,15 +324,7 @@ TEST(Evaluate, ReduceOverRowsOfAPairWithValueAndX) {
 }
 
 std::string read_error(const std::string& text) {
-  TempDir tmp;
-  write_bytes(tmp / "claims" / "p.toml", text);
-  try {
-    read_paper(tmp / "claims" / "p.toml", tmp.path());
-    return "";
-  } catch (const InputError& e) {
-    const std::string file = (tmp / "claims" / "p.toml").string();
-    return std::string(e.what()).substr(file.size());
-  }
+  return testing::claims_file_error(text);
 }
 
 TEST(ClaimsFile, StrictWithLineAndKey) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "normlab/base/errors.hpp"
+#include "support/claim_file.hpp"
 #include "support/cli.hpp"
 
 namespace normlab::claims {
@@ -48,17 +49,8 @@ subject = "Post-norm's TVD against pre-norm's"
 findings = [{ place = "at L = 2", id = "d" }, { place = "at L = 4", id = "l" }]
 )";
 
-// The error's text after the file name, or "" when the file reads.
 std::string read_error(const std::string& text) {
-  TempDir tmp;
-  write_bytes(tmp / "claims" / "p.toml", text);
-  try {
-    read_paper(tmp / "claims" / "p.toml", tmp.path());
-    return "";
-  } catch (const InputError& e) {
-    const std::string file = (tmp / "claims" / "p.toml").string();
-    return std::string(e.what()).substr(file.size());
-  }
+  return testing::claims_file_error(text);
 }
 
 TEST(Questions, ReadFromTheClaimsFile) {
