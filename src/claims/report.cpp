@@ -300,10 +300,10 @@ nlohmann::json to_json(const LedgerResult& r) {
          {"command", s.command()},
          {"choice", c.claim.choice}});
   }
+  std::vector<const ClaimOutcome*> outcomes;
+  for (const ClaimOutcome& c : r.claims) outcomes.push_back(&c);
   nlohmann::json questions = nlohmann::json::array();
   for (const Question& q : r.questions) {
-    std::vector<const ClaimOutcome*> outcomes;
-    for (const ClaimOutcome& c : r.claims) outcomes.push_back(&c);
     nlohmann::json parts = nlohmann::json::array();
     for (const QuestionPart& p : q.parts) {
       parts.push_back({{"subject", p.subject}, {"places", p.places}, {"findings", p.findings}});
