@@ -1,7 +1,8 @@
 // normlab's matrix products (src/core/kernels/gemm.cpp) against OpenBLAS's cblas_sgemm on the
 // products of a training step of the small preset (`normlab bench train --preset small`: D =
-// 128, 4 heads, MLP 512, V = 64, batch 32 × 64 = 2048 rows, row shards of 256), and on a 2048³
-// product (the SGEMM peak of `normlab bench train`).
+// 128, 4 heads, MLP 512, V = 64, batch 32 × 64 = 2048 rows, row shards of 256), on those of the
+// Chomsky-hierarchy encoder (experiments/chomsky_hierarchy.toml: D = 64, MLP 256), and on a
+// 2048³ product (the SGEMM peak of `normlab bench train`).
 //
 //   normlab_gemm_bench
 //
@@ -36,11 +37,14 @@ double best_microseconds(int calls, F&& f) {
   return best;
 }
 
+enum Step { kSmall, kChomsky, kNone };  // the training step a product belongs to
+
 // C (M, N) = op(A) (M, K) op(B) (K, N), as a linear layer's three products use them.
 struct ProductShape {
   bool trans_a, trans_b;
   int M, N, K;
   const char* name;
+  Step step;
 };
 
 }  // namespace
@@ -51,24 +55,34 @@ int main() {
   // gradient (dy^T x over 1024 rows), for the attention's q|k|v and output projections and the
   // MLP's two layers; then the SGEMM peak's square.
   const ProductShape shapes[] = {
-      {false, true, 256, 384, 128, "qkv forward"},
-      {false, false, 256, 128, 384, "qkv dx"},
-      {true, false, 384, 128, 1024, "qkv dweight"},
-      {false, true, 256, 128, 128, "out forward"},
-      {false, true, 256, 512, 128, "mlp up forward"},
-      {false, false, 256, 128, 512, "mlp up dx"},
-      {true, false, 512, 128, 1024, "mlp up dweight"},
-      {false, true, 256, 128, 512, "mlp down forward"},
-      {false, false, 256, 512, 128, "mlp down dx"},
-      {true, false, 128, 512, 1024, "mlp down dweight"},
-      {false, true, 256, 64, 128, "unembed forward"},
-      {false, false, 2048, 2048, 2048, "2048^3"},
+      {false, true, 256, 384, 128, "qkv forward", kSmall},
+      {false, false, 256, 128, 384, "qkv dx", kSmall},
+      {true, false, 384, 128, 1024, "qkv dweight", kSmall},
+      {false, true, 256, 128, 128, "out forward", kSmall},
+      {false, true, 256, 512, 128, "mlp up forward", kSmall},
+      {false, false, 256, 128, 512, "mlp up dx", kSmall},
+      {true, false, 512, 128, 1024, "mlp up dweight", kSmall},
+      {false, true, 256, 128, 512, "mlp down forward", kSmall},
+      {false, false, 256, 512, 128, "mlp down dx", kSmall},
+      {true, false, 128, 512, 1024, "mlp down dweight", kSmall},
+      {false, true, 256, 64, 128, "unembed forward", kSmall},
+      // The Chomsky-hierarchy encoder's (experiments/chomsky_hierarchy.toml: D = 64, MLP 256).
+      {false, true, 256, 192, 64, "D64 qkv forward", kChomsky},
+      {false, false, 256, 64, 192, "D64 qkv dx", kChomsky},
+      {true, false, 192, 64, 1024, "D64 qkv dweight", kChomsky},
+      {false, true, 256, 256, 64, "D64 up forward", kChomsky},
+      {false, false, 256, 64, 256, "D64 up dx", kChomsky},
+      {true, false, 256, 64, 1024, "D64 up dweight", kChomsky},
+      {false, true, 256, 64, 256, "D64 down forward", kChomsky},
+      {false, false, 256, 256, 64, "D64 down dx", kChomsky},
+      {true, false, 64, 256, 1024, "D64 down dweight", kChomsky},
+      {false, false, 2048, 2048, 2048, "2048^3", kNone},
   };
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   std::printf("%-18s %10s %10s %10s %10s %7s\n", "product", "normlab us", "GFLOP/s", "OpenBLAS us",
               "GFLOP/s", "ratio");
-  double total_normlab = 0, total_blas = 0;
+  double total_normlab[2] = {}, total_blas[2] = {};  // by step: small, Chomsky
   for (const ProductShape& s : shapes) {
     const int lda = s.trans_a ? s.M : s.K, ldb = s.trans_b ? s.K : s.N;
     std::vector<float> A(size_t(s.trans_a ? s.K : s.M) * lda);
@@ -86,12 +100,15 @@ int main() {
                   s.trans_b ? CblasTrans : CblasNoTrans, s.M, s.N, s.K, 1.0f, A.data(), lda,
                   B.data(), ldb, 0.0f, C.data(), s.N);
     });
-    if (s.M < 2048) total_normlab += ours, total_blas += blas;
+    if (s.step != kNone) total_normlab[s.step] += ours, total_blas[s.step] += blas;
     std::printf("%-18s %10.1f %10.1f %10.1f %10.1f %7.2f\n", s.name, ours, flops / ours / 1e3, blas,
                 flops / blas / 1e3, blas / ours);
   }
-  std::printf("%-18s %10.1f %10s %10.1f %10s %7.2f\n", "step shapes, sum", total_normlab, "",
-              total_blas, "", total_blas / total_normlab);
+  const char* sums[] = {"step shapes, sum", "D64 shapes, sum"};
+  for (int step : {kSmall, kChomsky}) {
+    std::printf("%-18s %10.1f %10s %10.1f %10s %7.2f\n", sums[step], total_normlab[step], "",
+                total_blas[step], "", total_blas[step] / total_normlab[step]);
+  }
   std::printf("normlab: %s; OpenBLAS core: %s\n", normlab::gemm_kernel_description().c_str(),
               openblas_get_corename());
   return 0;

@@ -30,8 +30,10 @@ namespace {
 
 // Cache blocking, in the order of Goto's algorithm: a block of kColBlock columns of op(B) and
 // kDepth values of k is packed once (L2), then blocks of kRowBlock rows of op(A) (L2), and each
-// tile column's panel of B (kDepth × kCols, L1) meets every tile row's panel of A. The blocks
-// change where values wait between chains, never the chains (gemm_tile.hpp): speed only.
+// tile column's panel of B (kDepth × kCols, L1) meets every tile row of A. op(A) is read where
+// it lies (its rows, or its columns when transposed, are the tile's), but for a last, partial
+// tile row, packed with zero rows below it. The blocks change where values wait between chains,
+// never the chains (gemm_tile.hpp): speed only.
 constexpr int64_t kDepth = 256;
 constexpr int64_t kColBlock = 2048;
 template <typename T>
@@ -90,20 +92,21 @@ void pack_b(bool trans, const T* B, int64_t ldb, int64_t k0, int64_t kc, int64_t
   }
 }
 
-// One tile of C at c (rows × cols of it real): in place when whole, else through a full tile
-// in registers' layout whose extra rows and columns are discarded.
+// One tile of C at c (rows × cols of it real), op(A)'s values read as GemmTile::multiply
+// reads them (a, k_step, r_step): in place when whole, else through a full tile in registers'
+// layout whose extra rows and columns are discarded.
 template <typename T>
-void multiply_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, int64_t rows,
-                   int64_t cols, bool from_zero) {
+void multiply_tile(int64_t kc, const T* a, int64_t k_step, int64_t r_step, const T* b, T* c,
+                   int64_t ldc, int64_t rows, int64_t cols, bool from_zero) {
   using Tile = GemmTile<T>;
   if (rows == Tile::kRows && cols == Tile::kCols) {
-    return Tile::multiply(kc, a, b, c, ldc, from_zero);
+    return Tile::multiply(kc, a, k_step, r_step, b, c, ldc, from_zero);
   }
   T tile[Tile::kRows * Tile::kCols] = {};
   for (int64_t r = 0; r < rows && !from_zero; ++r) {
     std::copy(c + r * ldc, c + r * ldc + cols, tile + r * Tile::kCols);
   }
-  Tile::multiply(kc, a, b, tile, Tile::kCols, from_zero);
+  Tile::multiply(kc, a, k_step, r_step, b, tile, Tile::kCols, from_zero);
   for (int64_t r = 0; r < rows; ++r) {
     std::copy(tile + r * Tile::kCols, tile + r * Tile::kCols + cols, c + r * ldc);
   }
@@ -123,8 +126,11 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* 
     return;
   }
   const int64_t depth = std::min(K, kDepth);
-  T* a = scratch<T>(ScratchUse::gemm_a_panels, std::min(M, MC) / MR * MR * depth + MR * depth);
+  T* a = scratch<T>(ScratchUse::gemm_a_panels, MR * depth);
   T* b = scratch<T>(ScratchUse::gemm_b_panels, (std::min(N, kColBlock) + NR - 1) / NR * NR * depth);
+  // op(A)(i, k) lies at A[i·lda + k], or at A[k·lda + i] transposed: GemmTile::multiply's
+  // (k_step, r_step) for op(A) read in place.
+  const int64_t k_step = trans_a ? lda : 1, r_step = trans_a ? 1 : lda;
   for (int64_t j0 = 0; j0 < N; j0 += kColBlock) {
     const int64_t cols = std::min(kColBlock, N - j0);
     for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
@@ -133,11 +139,21 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* 
       pack_b(trans_b, B, ldb, k0, kc, j0, cols, b);
       for (int64_t i0 = 0; i0 < M; i0 += MC) {
         const int64_t rows = std::min(MC, M - i0);
-        pack_a(trans_a, A, lda, i0, rows, k0, kc, a);
+        // Whole tile rows read op(A) where it lies; a last, partial one is packed with zero
+        // rows below it.
+        const int64_t whole = rows / MR * MR;
+        if (whole < rows) pack_a(trans_a, A, lda, i0 + whole, rows - whole, k0, kc, a);
         for (int64_t jr = 0; jr < cols; jr += NR) {
-          for (int64_t ir = 0; ir < rows; ir += MR) {
-            multiply_tile(kc, a + ir * kc, b + jr * kc, C + (i0 + ir) * ldc + j0 + jr, ldc,
-                          std::min(MR, rows - ir), std::min(NR, cols - jr), from_zero);
+          T* c = C + i0 * ldc + j0 + jr;
+          const int64_t tile_cols = std::min(NR, cols - jr);
+          for (int64_t ir = 0; ir < whole; ir += MR) {
+            const T* at = A + (i0 + ir) * r_step + k0 * k_step;
+            multiply_tile(kc, at, k_step, r_step, b + jr * kc, c + ir * ldc, ldc, MR, tile_cols,
+                          from_zero);
+          }
+          if (whole < rows) {
+            multiply_tile(kc, a, MR, int64_t(1), b + jr * kc, c + whole * ldc, ldc, rows - whole,
+                          tile_cols, from_zero);
           }
         }
       }

@@ -1,7 +1,9 @@
 // The register tile of normlab's matrix products (gemm.cpp): a block of kRows × kCols values
 // of C held in vector registers while one packed panel of A and one of B stream through.
 //
-//   a_panel (kc, kRows): column k of op(A)'s tile rows, kRows values per k
+//   a       (kc, kRows): op(A)'s tile rows, value (k, r) at a[k · k_step + r · r_step]: a
+//                        packed panel (k_step kRows, r_step 1), or op(A) where it lies, rows
+//                        lda apart (1, lda) or transposed (lda, 1)
 //   b_panel (kc, kCols): row k of op(B)'s tile columns, kCols values per k
 //   c       (kRows, kCols), rows ldc apart
 //
@@ -109,8 +111,8 @@ struct GemmTile {
 
   // c (kRows, kCols) ← the chains above over kc values of k, from c's values (from_zero false)
   // or from +0 (from_zero true; c is then only written).
-  static void multiply(int64_t kc, const T* __restrict a_panel, const T* __restrict b_panel,
-                       T* __restrict c, int64_t ldc, bool from_zero) {
+  static void multiply(int64_t kc, const T* __restrict a, int64_t k_step, int64_t r_step,
+                       const T* __restrict b_panel, T* __restrict c, int64_t ldc, bool from_zero) {
     V acc[kRows][kVectors];
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
@@ -126,9 +128,9 @@ struct GemmTile {
       for (int v = 0; v < kVectors; ++v) b[v] = L::load(b_panel + k * kCols + v * L::kWidth);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
-        const V a = L::broadcast(a_panel[k * kRows + r]);
+        const V a_kr = L::broadcast(a[k * k_step + r * r_step]);
 #pragma GCC unroll 4
-        for (int v = 0; v < kVectors; ++v) acc[r][v] = L::fma(a, b[v], acc[r][v]);
+        for (int v = 0; v < kVectors; ++v) acc[r][v] = L::fma(a_kr, b[v], acc[r][v]);
       }
     }
 #pragma GCC unroll 16
