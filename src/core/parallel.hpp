@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/flush_subnormals.hpp"
 #include "normlab/core/threads.hpp"
 
 namespace normlab {
@@ -28,11 +29,13 @@ inline int64_t shard_count(int64_t rows, int64_t shard = kRowShard) {
 #define NORMLAB_NO_IPA gnu::noipa
 #endif
 
-// Runs fn(i) for every i in [begin, end). The one compiled copy of a task body: `noipa` keeps
-// it out of its callers and unspecialized, so the serial call and each thread's call in
-// parallel_for run the same instructions, whatever the compiler would make of a second copy.
+// Runs fn(i) for every i in [begin, end), subnormals flushed to zero (flush_subnormals.hpp).
+// The one compiled copy of a task body: `noipa` keeps it out of its callers and unspecialized,
+// so the serial call and each thread's call in parallel_for run the same instructions,
+// whatever the compiler would make of a second copy.
 template <typename F>
 [[NORMLAB_NO_IPA]] void run_tasks(F& fn, int64_t begin, int64_t end) {
+  const FlushSubnormals flush;
   for (int64_t i = begin; i < end; ++i) fn(i);
 }
 
