@@ -37,6 +37,7 @@ enum class ScratchUse {
   bias_partial,              // gemm.cpp: per-shard partial bias gradients (shards, OC)
   gemm_a_panels,             // gemm.cpp: a block of op(A) packed in tile rows (kRowBlock, kc)
   gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
+  gemm_b_whole,              // gemm.cpp: op(B) packed whole, shared by a call's row shards (K, N)
   cross_entropy_row,         // cross_entropy.cpp: one row's exp(z − max) (V)
   cross_entropy_partial,     // cross_entropy.cpp: per-shard partial losses (shards), double
   count

@@ -32,8 +32,9 @@ namespace {
 // kDepth values of k is packed once (L2), then blocks of kRowBlock rows of op(A) (L2), and each
 // tile column's panel of B (kDepth × kCols, L1) meets every tile row of A. op(A) is read where
 // it lies (its rows, or its columns when transposed, are the tile's), but for a last, partial
-// tile row, packed with zero rows below it. The blocks change where values wait between chains,
-// never the chains (gemm_tile.hpp): speed only.
+// tile row, packed with zero rows below it. Products split in row shards (gemm_sharded, the dx of
+// linear_backward) pack op(B) whole once and share it. The blocks change where values wait
+// between chains, never the chains (gemm_tile.hpp): speed only.
 constexpr int64_t kDepth = 256;
 constexpr int64_t kColBlock = 2048;
 template <typename T>
@@ -112,22 +113,43 @@ void multiply_tile(int64_t kc, const T* a, int64_t k_step, int64_t r_step, const
   }
 }
 
-}  // namespace
-
+// op(B) packed whole, for products that share it (the row shards of gemm_sharded, the dx of
+// linear_backward): pack_b's panel of each column block j0 and depth block k0 lies at
+// b + j0·K + k0·round_up(cols, kCols), K·round_up(N, kCols) values in all.
 template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
-          const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc) {
+struct PackedB {
+  T* b;
+  int64_t K;
+  T* panel(int64_t j0, int64_t cols, int64_t k0) const {
+    constexpr int64_t NR = GemmTile<T>::kCols;
+    return b + j0 * K + k0 * ((cols + NR - 1) / NR * NR);
+  }
+};
+
+// Packs op(B) (K, N) whole into the calling thread's gemm_b_whole scratch, its panels in
+// parallel.
+template <typename T>
+PackedB<T> pack_b_whole(bool trans_b, const T* B, int64_t ldb, int64_t K, int64_t N) {
+  constexpr int64_t NR = GemmTile<T>::kCols;
+  T* b = scratch<T>(ScratchUse::gemm_b_whole, K * ((N + NR - 1) / NR * NR));
+  const PackedB<T> packed{b, K};
+  const int64_t col_blocks = (N + kColBlock - 1) / kColBlock, depths = (K + kDepth - 1) / kDepth;
+  parallel_for(col_blocks * depths, [&](int64_t panel) {
+    const int64_t j0 = panel / depths * kColBlock, k0 = panel % depths * kDepth;
+    const int64_t cols = std::min(kColBlock, N - j0);
+    pack_b(trans_b, B, ldb, k0, std::min(kDepth, K - k0), j0, cols, packed.panel(j0, cols, k0));
+  });
+  return packed;
+}
+
+// C (M, N) = or += op(A) (M, K) op(B) (K, N), op(B)'s panel of column block j0 (cols columns)
+// and depth block k0 (kc values) given by b_panel(j0, cols, k0, kc).
+template <typename T, typename PanelOfB>
+void gemm_on_panels(bool trans_a, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+                    PanelOfB&& b_panel, bool accumulate, T* C, int64_t ldc) {
   using Tile = GemmTile<T>;
   constexpr int64_t MR = Tile::kRows, NR = Tile::kCols, MC = kRowBlock<T>;
-  if constexpr (Lanes<T>::kWidth == 1) note_scalar_products_once();
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    for (int64_t i = 0; i < M && !accumulate; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
-    return;
-  }
-  const int64_t depth = std::min(K, kDepth);
-  T* a = scratch<T>(ScratchUse::gemm_a_panels, MR * depth);
-  T* b = scratch<T>(ScratchUse::gemm_b_panels, (std::min(N, kColBlock) + NR - 1) / NR * NR * depth);
+  T* a = scratch<T>(ScratchUse::gemm_a_panels, MR * std::min(K, kDepth));
   // op(A)(i, k) lies at A[i·lda + k], or at A[k·lda + i] transposed: GemmTile::multiply's
   // (k_step, r_step) for op(A) read in place.
   const int64_t k_step = trans_a ? lda : 1, r_step = trans_a ? 1 : lda;
@@ -136,7 +158,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* 
     for (int64_t k0 = 0; k0 < K; k0 += kDepth) {
       const int64_t kc = std::min(kDepth, K - k0);
       const bool from_zero = !accumulate && k0 == 0;
-      pack_b(trans_b, B, ldb, k0, kc, j0, cols, b);
+      const T* b = b_panel(j0, cols, k0, kc);
       for (int64_t i0 = 0; i0 < M; i0 += MC) {
         const int64_t rows = std::min(MC, M - i0);
         // Whole tile rows read op(A) where it lies; a last, partial one is packed with zero
@@ -161,6 +183,50 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* 
   }
 }
 
+// C's rows when K is zero: +0, or left as they are when accumulating. True if there is
+// nothing more to do.
+template <typename T>
+bool empty_product(int64_t M, int64_t N, int64_t K, bool accumulate, T* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return true;
+  if (K > 0) return false;
+  for (int64_t i = 0; i < M && !accumulate; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
+  return true;
+}
+
+// gemm on op(B) packed whole (pack_b_whole).
+template <typename T>
+void gemm_packed_b(bool trans_a, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+                   const PackedB<T>& packed, bool accumulate, T* C, int64_t ldc) {
+  if constexpr (Lanes<T>::kWidth == 1) note_scalar_products_once();
+  if (empty_product(M, N, K, accumulate, C, ldc)) return;
+  gemm_on_panels<T>(
+      trans_a, M, N, K, A, lda,
+      [&](int64_t j0, int64_t cols, int64_t k0, int64_t) {
+        return static_cast<const T*>(packed.panel(j0, cols, k0));
+      },
+      accumulate, C, ldc);
+}
+
+}  // namespace
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+          const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc) {
+  constexpr int64_t NR = GemmTile<T>::kCols;
+  if constexpr (Lanes<T>::kWidth == 1) note_scalar_products_once();
+  if (empty_product(M, N, K, accumulate, C, ldc)) return;
+  // One block of op(B) packed at a time, where the tiles meet it (L2).
+  T* b = scratch<T>(ScratchUse::gemm_b_panels,
+                    (std::min(N, kColBlock) + NR - 1) / NR * NR * std::min(K, kDepth));
+  gemm_on_panels<T>(
+      trans_a, M, N, K, A, lda,
+      [&](int64_t j0, int64_t cols, int64_t k0, int64_t kc) {
+        pack_b(trans_b, B, ldb, k0, kc, j0, cols, b);
+        return static_cast<const T*>(b);
+      },
+      accumulate, C, ldc);
+}
+
 std::string gemm_kernel_description() {
   return fmt::format("{}, float tile {}x{}, double tile {}x{}", kGemmTileIsa,
                      GemmTile<float>::kRows, GemmTile<float>::kCols, GemmTile<double>::kRows,
@@ -170,10 +236,17 @@ std::string gemm_kernel_description() {
 template <typename T>
 void gemm_sharded(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const T* A,
                   int64_t lda, const T* B, int64_t ldb, bool accumulate, T* C, int64_t ldc) {
+  // op(B) packed once for every shard when there are several; one shard packs as gemm does.
+  const bool shared = shard_count(M) > 1 && N > 0 && K > 0;
+  const PackedB<T> packed = shared ? pack_b_whole(trans_b, B, ldb, K, N) : PackedB<T>{nullptr, K};
   for_row_shards(M, [&](int64_t, int64_t m0, int64_t m1) {
     // Row m of op(A) starts at A + m*lda (no transpose) or at column m of A (transpose).
     const T* a = trans_a ? A + m0 : A + m0 * lda;
-    gemm<T>(trans_a, trans_b, m1 - m0, N, K, a, lda, B, ldb, accumulate, C + m0 * ldc, ldc);
+    if (shared) {
+      gemm_packed_b<T>(trans_a, m1 - m0, N, K, a, lda, packed, accumulate, C + m0 * ldc, ldc);
+    } else {
+      gemm<T>(trans_a, trans_b, m1 - m0, N, K, a, lda, B, ldb, accumulate, C + m0 * ldc, ldc);
+    }
   });
 }
 
@@ -208,10 +281,13 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   const int64_t ldx = shape.ldx(), ldy = shape.ldy();
   if (is_small_linear(C, OC)) return small_linear_backward(x, weight, dy, dx, dweight, shape);
   const int64_t shards = shard_count(R);
-  // dx (R, C) += dy (R, OC) weight (OC, C), row shard by row shard.
+  // dx (R, C) += dy (R, OC) weight (OC, C), row shard by row shard, the weight packed once.
+  const PackedB<T> packed_weight =
+      dx != nullptr && R > 0 ? pack_b_whole(false, weight, C, OC, C) : PackedB<T>{nullptr, OC};
   const auto dx_rows = [&](int64_t n0, int64_t n1) {
     if (dx == nullptr) return;
-    gemm<T>(false, false, n1 - n0, C, OC, dy + n0 * ldy, ldy, weight, C, true, dx + n0 * ldx, ldx);
+    gemm_packed_b<T>(false, n1 - n0, C, OC, dy + n0 * ldy, ldy, packed_weight, true, dx + n0 * ldx,
+                     ldx);
   };
   // dweight (OC, C) += Σ_l dy_l^T (OC, R_l) x_l (R_l, C), l over the lanes' rows (above).
   // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the

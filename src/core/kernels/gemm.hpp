@@ -4,7 +4,8 @@
 // of fused multiply-adds over k in ascending order, starting from C's value (accumulate) or
 // from +0: the bits depend on the operands only, not on the CPU's vector width, the tile or
 // cache blocking, nor the thread count (docs/design.md principle 8). Sharded variants cut C
-// into fixed blocks of rows (kRowShard) and run one product per block in parallel.
+// into fixed blocks of rows (kRowShard) and run one product per block in parallel, all on
+// op(B) packed once.
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,8 @@
 //     not a multiple of their groups of four and widths not a multiple of 16, and the register
 //     tiles (gemm_tile.hpp) just beyond their limits;
 // and gemm in float and double, bit for bit against one std::fma chain per output (the
-// contract that makes its results the same on every CPU); and a linear layer's bias, its
+// contract that makes its results the same on every CPU), also gemm_sharded and
+// linear_backward's dx, whose row shards share op(B) packed once; and a linear layer's bias, its
 // backward's sum over rows in its fixed order.
 #include <gtest/gtest.h>
 
@@ -262,6 +263,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SmallLinearFloat,
 struct ChainCase {
   bool trans_a, trans_b, accumulate;
   int64_t M, N, K;
+  bool sharded = false;  // gemm_sharded: row shards on op(B) packed once for all of them
 };
 
 template <typename T>
@@ -277,8 +279,8 @@ int64_t outputs_off_the_chain(const ChainCase& c) {
   const std::vector<T> B = values((c.trans_b ? c.N : c.K) * ldb);
   const std::vector<T> C0 = values(c.M * ldc);
   std::vector<T> C = C0;
-  gemm<T>(c.trans_a, c.trans_b, c.M, c.N, c.K, A.data(), lda, B.data(), ldb, c.accumulate, C.data(),
-          ldc);
+  (c.sharded ? gemm_sharded<T> : gemm<T>)(c.trans_a, c.trans_b, c.M, c.N, c.K, A.data(), lda,
+                                          B.data(), ldb, c.accumulate, C.data(), ldc);
   int64_t off = 0;
   for (int64_t i = 0; i < c.M; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
@@ -319,13 +321,48 @@ std::vector<ChainCase> chain_cases() {
       cases.push_back({bool(flags & 1), bool(flags & 2), bool(flags & 4), s[0], s[1], s[2]});
     }
   }
+  // Sharded: three row shards, the last partial, over two k blocks; and two column blocks.
+  for (int flags = 0; flags < 8; ++flags) {
+    cases.push_back(
+        {bool(flags & 1), bool(flags & 2), bool(flags & 4), 2 * kRowShard + 9, 40, 300, true});
+  }
+  for (const bool trans_b : {false, true}) {
+    cases.push_back({false, trans_b, trans_b, kRowShard + 3, 2049, 257, true});
+  }
   return cases;
+}
+
+// linear_backward's dx += dy weight over three row shards, the weight packed once for all of
+// them: each value one chain of fused multiply-adds over the outputs o in ascending order,
+// from dx's value, as gemm's contract says.
+TEST(LinearBackwardDx, IsOneFusedMultiplyAddChainPerValue) {
+  const int64_t R = 2 * kRowShard + 9, C = 40, OC = 300;
+  Rng rng(7);
+  const auto values = [&](int64_t n) {
+    const std::vector<double> v = random_normal(rng, n);
+    return std::vector<float>(v.begin(), v.end());
+  };
+  const std::vector<float> X = values(R * C), W = values(OC * C), dY = values(R * OC),
+                           dX0 = values(R * C);
+  std::vector<float> dX = dX0, dW(OC * C, 0.0f);
+  linear_backward(X.data(), W.data(), dY.data(), dX.data(), dW.data(),
+                  LinearShape{.rows = R, .in = C, .out = OC});
+  int64_t off = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) {
+      float chain = dX0[r * C + c];
+      for (int64_t o = 0; o < OC; ++o) chain = std::fma(dY[r * OC + o], W[o * C + c], chain);
+      off += std::memcmp(&chain, &dX[r * C + c], sizeof(float)) != 0;
+    }
+  }
+  EXPECT_EQ(off, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmChain, ::testing::ValuesIn(chain_cases()),
                          [](const ::testing::TestParamInfo<ChainCase>& info) {
                            const ChainCase& c = info.param;
-                           return std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") +
+                           return std::string(c.sharded ? "Sharded" : "") +
+                                  (c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") +
                                   (c.accumulate ? "_acc" : "_set") + "_M" + std::to_string(c.M) +
                                   "_N" + std::to_string(c.N) + "_K" + std::to_string(c.K);
                          });
