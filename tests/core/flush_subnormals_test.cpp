@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -29,25 +30,30 @@ float square_of_tiny() {
 float scaled_subnormal() {  // 2^-109 if the input is read as it is, 0 if read as zero
   return g_subnormal * g_scale;
 }
+// Values are compared by their bits: with the flush modes on, a float comparison reads a
+// subnormal as zero.
+uint32_t bits(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
 
 #if defined(__x86_64__) || defined(__aarch64__)
 TEST(FlushSubnormals, OutsideATaskTheCallersGradualUnderflowHolds) {
-  EXPECT_EQ(square_of_tiny(), 0x1p-140f);
-  EXPECT_EQ(scaled_subnormal(), 0x1p-109f);
+  EXPECT_EQ(bits(square_of_tiny()), bits(0x1p-140f));
+  EXPECT_EQ(bits(scaled_subnormal()), bits(0x1p-109f));
 }
 
 TEST(FlushSubnormals, TheGuardFlushesAndGivesTheModeBack) {
   {
     const FlushSubnormals flush;
-    EXPECT_EQ(square_of_tiny(), 0.0f);
-    EXPECT_EQ(scaled_subnormal(), 0.0f);
+    EXPECT_EQ(bits(square_of_tiny()), bits(0.0f));
+    EXPECT_EQ(bits(scaled_subnormal()), bits(0.0f));
     {
       const FlushSubnormals nested;  // already set: leaves the mode as it finds it
-      EXPECT_EQ(square_of_tiny(), 0.0f);
+      EXPECT_EQ(bits(square_of_tiny()), bits(0.0f));
     }
-    EXPECT_EQ(square_of_tiny(), 0.0f) << "a nested guard ended the outer one's mode";
+    EXPECT_EQ(bits(square_of_tiny()), bits(0.0f)) << "a nested guard ended the outer one's mode";
   }
-  EXPECT_EQ(square_of_tiny(), 0x1p-140f);
+  EXPECT_EQ(bits(square_of_tiny()), bits(0x1p-140f));
 }
 
 TEST(FlushSubnormals, EveryTaskFlushesOnOneThreadAndOnTwo) {
@@ -59,10 +65,11 @@ TEST(FlushSubnormals, EveryTaskFlushesOnOneThreadAndOnTwo) {
       scaled[i] = scaled_subnormal();
     });
     for (int i = 0; i < 8; ++i) {
-      EXPECT_EQ(squares[i], 0.0f) << "task " << i << ", " << threads << " threads";
-      EXPECT_EQ(scaled[i], 0.0f) << "task " << i << ", " << threads << " threads";
+      EXPECT_EQ(bits(squares[i]), bits(0.0f)) << "task " << i << ", " << threads << " threads";
+      EXPECT_EQ(bits(scaled[i]), bits(0.0f)) << "task " << i << ", " << threads << " threads";
     }
-    EXPECT_EQ(square_of_tiny(), 0x1p-140f) << "the caller's mode after " << threads << " threads";
+    EXPECT_EQ(bits(square_of_tiny()), bits(0x1p-140f))
+        << "the caller's mode after " << threads << " threads";
   }
   set_num_threads(1);
 }
@@ -79,10 +86,12 @@ float linear_of_first(int64_t C, float x0, float weight0) {
 
 TEST(FlushSubnormals, LinearLayersFlushTheirSubnormals) {
   for (const int64_t C : {1, 64}) {
-    EXPECT_EQ(linear_of_first(C, 0x1p-70f, 0x1p-70f), 0.0f) << "2^-140 is subnormal; C " << C;
-    EXPECT_EQ(linear_of_first(C, L::denorm_min(), 0x1p+40f), 0.0f)
+    EXPECT_EQ(bits(linear_of_first(C, 0x1p-70f, 0x1p-70f)), bits(0.0f))
+        << "2^-140 is subnormal; C " << C;
+    EXPECT_EQ(bits(linear_of_first(C, L::denorm_min(), 0x1p+40f)), bits(0.0f))
         << "a subnormal input reads as zero; C " << C;
-    EXPECT_EQ(linear_of_first(C, 0x1p-70f, 0x1p+40f), 0x1p-30f) << "normal values; C " << C;
+    EXPECT_EQ(bits(linear_of_first(C, 0x1p-70f, 0x1p+40f)), bits(0x1p-30f))
+        << "normal values; C " << C;
   }
 }
 #endif
