@@ -35,7 +35,7 @@ enum class ScratchUse {
   small_linear_input,        // small_linear.cpp: the input padded to 16 columns (R, pad16(C))
   linear_weight_partial,     // gemm.cpp: the weight gradient's lanes 1.. (lanes-1, OC, C)
   bias_partial,              // gemm.cpp: per-shard partial bias gradients (shards, OC)
-  gemm_a_panels,             // gemm.cpp: a block of op(A) packed in tile rows (kRowBlock, kc)
+  gemm_a_panels,             // gemm.cpp: a last, partial tile row of op(A), packed (kRows, kc)
   gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
   gemm_b_whole,              // gemm.cpp: op(B) packed whole, shared by a call's row shards (K, N)
   cross_entropy_row,         // cross_entropy.cpp: one row's exp(z − max) (V)
