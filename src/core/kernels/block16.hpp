@@ -3,6 +3,7 @@
 // of width ≤ 32). Buffers read in whole blocks are padded with zeros to a multiple of 16.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -408,15 +409,42 @@ inline void rows_times_blocks(const T* __restrict x, int64_t rs, int64_t cs, int
   }
 }
 
-// The same, written to out[r][k] (row stride ldo), whole blocks.
+// rows_times_blocks<R, nb> for a count nb in [1, NB] known at run time.
+template <int R, int NB, typename T, typename Store>
+inline void rows_times_first_blocks(int64_t nb, const T* __restrict x, int64_t rs, int64_t cs,
+                                    int64_t c0, int64_t c1, const T* __restrict m, int64_t ld,
+                                    Store&& store) {
+  if (nb == NB) return rows_times_blocks<R, NB>(x, rs, cs, c0, c1, m, ld, store);
+  if constexpr (NB > 1) rows_times_first_blocks<R, NB - 1>(nb, x, rs, cs, c0, c1, m, ld, store);
+}
+
+// How many blocks of R rows rows_times_mat multiplies in one pass. With AVX-512 a float block
+// is one of 32 registers: the R·NB accumulators, the NB blocks of m and the broadcast value
+// fit when R·NB + NB ≤ 31, and R = 4 rows one block at a time would keep only 4 chains of
+// multiply-adds in flight, too few to hide their latency. On AVX2 a float block takes two of 16
+// registers, which 4 rows of one block already fill with 8 chains; a double block (the
+// finite-difference checks) takes two AVX-512 registers.
+template <int R, typename T>
+constexpr int blocks_per_pass() {
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<T, float>) return 31 / (R + 1);
+#endif
+  return 1;
+}
+
+// The same, written to out[r][k] (row stride ldo), whole blocks, blocks_per_pass at a time:
+// each output is the same chain over c as rows_times_mat_each's, so the bits are too.
 template <int R, typename T>
 inline void rows_times_mat(const T* __restrict x, int64_t rs, int64_t cs, int64_t c0, int64_t c1,
                            const T* __restrict m, int64_t ld, int64_t cols, T* __restrict out,
                            int64_t ldo) {
-  rows_times_mat_each<R>(x, rs, cs, c0, c1, m, ld, cols,
-                         [&](int r, int64_t k0, const Block16<T>& v) {
-                           std::memcpy(out + r * ldo + k0, &v, sizeof(v));
-                         });
+  constexpr int NB = blocks_per_pass<R, T>();
+  for (int64_t k0 = 0; k0 < cols; k0 += NB * kBlock) {
+    const int64_t nb = std::min<int64_t>(NB, (cols - k0) / kBlock);
+    rows_times_first_blocks<R, NB>(
+        nb, x, rs, cs, c0, c1, m + k0, ld,
+        [&](int r, int64_t k, const Block16<T>& v) { store16(out + r * ldo + k0 + k, v); });
+  }
 }
 
 // Rows [r0, r1) in groups multiplied side by side: f(R, r) for a group of R rows starting at
