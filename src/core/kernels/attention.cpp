@@ -411,9 +411,11 @@ void attention_backward(const AttentionShape& s, const T* qkv, const T* probs, c
     const T* Pv = P;  // dv reads P after dropout
     if (dropout != nullptr) {
       T* Pd = scratch<T>(ScratchUse::attention_dropped, Tn * Tp);
-      std::fill(Pd, Pd + Tn * Tp, T(0));
       for (int64_t i = 0; i < Tn; ++i) {
         drop_probs(P + i * Tp, Pd + i * Tp, Tp, i, 1, s.causal ? i + 1 : Tn, s, b, h, *dropout);
+        // The causal sum for key j starts at its group's first row, so rows i < j of j's
+        // group read Pd_ij, which must be 0: j in (i, i + kRows).
+        if (s.causal) std::fill(Pd + i * Tp + i + 1, Pd + i * Tp + std::min(Tn, i + kRows), T(0));
       }
       Pv = Pd;
     }
