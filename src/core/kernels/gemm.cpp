@@ -113,9 +113,12 @@ void multiply_tile(int64_t kc, const T* a, int64_t k_step, int64_t r_step, const
   }
 }
 
+}  // namespace
+
 // op(B) packed whole, for products that share it (the row shards of gemm_sharded, the dx of
 // linear_backward): pack_b's panel of each column block j0 and depth block k0 lies at
-// b + j0·K + k0·round_up(cols, kCols), K·round_up(N, kCols) values in all.
+// b + j0·K + k0·round_up(cols, kCols), K·round_up(N, kCols) values in all. Outside the
+// anonymous namespace because the exported products' lambdas capture it.
 template <typename T>
 struct PackedB {
   T* b;
@@ -125,6 +128,8 @@ struct PackedB {
     return b + j0 * K + k0 * ((cols + NR - 1) / NR * NR);
   }
 };
+
+namespace {
 
 // Packs op(B) (K, N) whole into the calling thread's gemm_b_whole scratch, its panels in
 // parallel.
