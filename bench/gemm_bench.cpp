@@ -1,8 +1,10 @@
 // normlab's matrix products (src/core/kernels/gemm.cpp) against OpenBLAS's cblas_sgemm on the
 // products of a training step of the small preset (`normlab bench train --preset small`: D =
 // 128, 4 heads, MLP 512, V = 64, batch 32 × 64 = 2048 rows, row shards of 256), on those of the
-// Chomsky-hierarchy encoder (experiments/chomsky_hierarchy.toml: D = 64, MLP 256), and on a
-// 2048³ product (the SGEMM peak of `normlab bench train`).
+// Chomsky-hierarchy encoder (experiments/chomsky_hierarchy.toml: D = 64, MLP 256), on those of
+// MQAR's readout over V = 8192 (experiments/mqar.toml at L = 512; its weight gradient also as
+// x^T dy, the same sums transposed), and on a 2048³ product (the SGEMM peak of `normlab bench
+// train`).
 //
 //   normlab_gemm_bench
 //
@@ -37,7 +39,7 @@ double best_microseconds(int calls, F&& f) {
   return best;
 }
 
-enum Step { kSmall, kChomsky, kNone };  // the training step a product belongs to
+enum Step { kSmall, kChomsky, kMqar, kNone };  // the training step a product belongs to
 
 // C (M, N) = op(A) (M, K) op(B) (K, N), as a linear layer's three products use them.
 struct ProductShape {
@@ -76,13 +78,19 @@ int main() {
       {false, true, 256, 64, 256, "D64 down forward", kChomsky},
       {false, false, 256, 256, 64, "D64 down dx", kChomsky},
       {true, false, 64, 256, 1024, "D64 down dweight", kChomsky},
+      // MQAR's readout at L = 512 (experiments/mqar.toml: D = 64, V = 8192, batch 128 × 64
+      // queries = 8192 rows): one row shard of the logits and of dx, one lane's weight gradient.
+      {false, true, 256, 8192, 64, "V8192 forward", kMqar},
+      {false, false, 256, 64, 8192, "V8192 dx", kMqar},
+      {true, false, 8192, 64, 4096, "V8192 dweight", kMqar},
+      {true, false, 64, 8192, 4096, "V8192 dweight^T", kNone},  // (x^T dy), not in the sum
       {false, false, 2048, 2048, 2048, "2048^3", kNone},
   };
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   std::printf("%-18s %10s %10s %10s %10s %7s\n", "product", "normlab us", "GFLOP/s", "OpenBLAS us",
               "GFLOP/s", "ratio");
-  double total_normlab[2] = {}, total_blas[2] = {};  // by step: small, Chomsky
+  double total_normlab[3] = {}, total_blas[3] = {};  // by step: small, Chomsky, MQAR
   for (const ProductShape& s : shapes) {
     const int lda = s.trans_a ? s.M : s.K, ldb = s.trans_b ? s.K : s.N;
     std::vector<float> A(size_t(s.trans_a ? s.K : s.M) * lda);
@@ -104,8 +112,8 @@ int main() {
     std::printf("%-18s %10.1f %10.1f %10.1f %10.1f %7.2f\n", s.name, ours, flops / ours / 1e3, blas,
                 flops / blas / 1e3, blas / ours);
   }
-  const char* sums[] = {"step shapes, sum", "D64 shapes, sum"};
-  for (int step : {kSmall, kChomsky}) {
+  const char* sums[] = {"step shapes, sum", "D64 shapes, sum", "V8192 shapes, sum"};
+  for (int step : {kSmall, kChomsky, kMqar}) {
     std::printf("%-18s %10.1f %10s %10.1f %10s %7.2f\n", sums[step], total_normlab[step], "",
                 total_blas[step], "", total_blas[step] / total_normlab[step]);
   }

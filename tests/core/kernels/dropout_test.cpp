@@ -122,26 +122,33 @@ TEST(DropoutMask, DroppedElementsArePositiveZero) {
 }
 
 // The attention's form multiplies every element by its factor, 1/(1 − p) or 0, as
-// AttentionDropout::factor says: a dropped NaN stays NaN and a dropped negative is −0.
+// AttentionDropout::factor says: a dropped NaN stays NaN and a dropped negative is −0. Rows of
+// every length around the 16-element blocks of the AVX-512 path and a long one, from indices
+// that wrap around 2^64 within the row and from ones that do not.
 template <typename T>
 void expect_scale_row_is_the_product_with_the_factor() {
-  const int64_t n = 4096;
   const double p = 0.5;
-  std::vector<T> x(n), y(n);
-  for (int64_t j = 0; j < n; ++j) {
-    const T values[] = {T(-1.5), std::numeric_limits<T>::quiet_NaN(), T(0.25), T(-0.0)};
-    x[j] = values[j % 4];
-  }
-  const uint64_t first = 777;
-  dropout_scale_row(x.data(), y.data(), n, first, T(1.0 / (1.0 - p)), dropout_threshold(p), 5, 9);
-  for (int64_t j = 0; j < n; ++j) {
-    const T factor = dropout_keeps(5, 9, first + j, p) ? T(1.0 / (1.0 - p)) : T(0);
-    const T want = x[j] * factor;
-    if (std::isnan(want)) {
-      EXPECT_TRUE(std::isnan(y[j])) << j;
-    } else {
-      EXPECT_EQ(y[j], want) << j;
-      EXPECT_EQ(std::signbit(y[j]), std::signbit(want)) << j;
+  std::vector<int64_t> lengths = {4096};
+  for (int64_t n = 0; n <= 40; ++n) lengths.push_back(n);
+  for (const uint64_t first : {uint64_t(777), ~uint64_t(0) - 20}) {
+    for (const int64_t n : lengths) {
+      std::vector<T> x(n), y(n);
+      for (int64_t j = 0; j < n; ++j) {
+        const T values[] = {T(-1.5), std::numeric_limits<T>::quiet_NaN(), T(0.25), T(-0.0)};
+        x[j] = values[j % 4];
+      }
+      dropout_scale_row(x.data(), y.data(), n, first, T(1.0 / (1.0 - p)), dropout_threshold(p), 5,
+                        9);
+      for (int64_t j = 0; j < n; ++j) {
+        const T factor = dropout_keeps(5, 9, first + j, p) ? T(1.0 / (1.0 - p)) : T(0);
+        const T want = x[j] * factor;
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(y[j])) << n << " " << j;
+        } else {
+          EXPECT_EQ(y[j], want) << n << " " << j;
+          EXPECT_EQ(std::signbit(y[j]), std::signbit(want)) << n << " " << j;
+        }
+      }
     }
   }
 }
