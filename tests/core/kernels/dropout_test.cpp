@@ -56,6 +56,34 @@ TEST(DropoutMask, ApplyKeepsOrZeroesEachElementScaled) {
   EXPECT_EQ(x, y);
 }
 
+// Every range [begin, end) of up to 40 elements from begin 0–20 (the AVX-512 path's blocks of
+// 16 from begin and their scalar tails), in float and double: each element kept and scaled or
+// +0, as dropout_keeps decides.
+template <typename T>
+void expect_range_keeps_or_zeroes_each_element() {
+  const double p = 0.25;
+  const T keep_scale = T(1.0 / (1.0 - p));
+  std::vector<T> x(64), y(64);
+  for (int64_t k = 0; k < 64; ++k) x[k] = T(-1.0 + 0.03 * k);
+  for (int64_t begin = 0; begin <= 20; ++begin) {
+    for (int64_t end = begin; end <= begin + 40; ++end) {
+      std::fill(y.begin(), y.end(), T(7));
+      dropout_range(x.data(), y.data(), begin, end, keep_scale, dropout_threshold(p), 11, 5);
+      for (int64_t k = 0; k < 64; ++k) {
+        const bool inside = k >= begin && k < end;
+        const T want = !inside ? T(7) : dropout_keeps(11, 5, k, p) ? x[k] * keep_scale : T(0);
+        ASSERT_EQ(y[k], want) << begin << " " << end << " " << k;
+        ASSERT_FALSE(inside && y[k] == T(0) && std::signbit(y[k])) << k;
+      }
+    }
+  }
+}
+
+TEST(DropoutMask, RangeKeepsOrZeroesEachElement) {
+  expect_range_keeps_or_zeroes_each_element<float>();
+  expect_range_keeps_or_zeroes_each_element<double>();
+}
+
 // The integer test m ≥ ⌈p · 2^53⌉ makes the decisions of u = m · 2^−53 ≥ p, the definition the
 // twin computes (python/normlab/twin.py), also at the p where they could part: p = m · 2^−53
 // for the very m of an element, and the doubles on either side of it.
