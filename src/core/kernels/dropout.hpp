@@ -30,11 +30,17 @@ namespace normlab {
 constexpr uint64_t kDropoutSiteStep = 0x9E3779B97F4A7C15ULL;
 constexpr uint64_t kDropoutIndexStep = 0xD1B54A32D192ED03ULL;
 
-inline uint64_t dropout_hash(uint64_t key, uint64_t site, uint64_t index) {
-  uint64_t x = key + site * kDropoutSiteStep + index * kDropoutIndexStep;
+// SplitMix64's finalizer, mix(x) above, on one uint64_t or on a GCC vector of them, lane by
+// lane (dropout_keeps16).
+template <typename U>
+inline U splitmix64_mix(U x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31);
+}
+
+inline uint64_t dropout_hash(uint64_t key, uint64_t site, uint64_t index) {
+  return splitmix64_mix(key + site * kDropoutSiteStep + index * kDropoutIndexStep);
 }
 
 // u ≥ p in integers: u = m · 2^−53 with m = h >> 11 an integer below 2^53, and p · 2^53 is
@@ -57,23 +63,18 @@ inline uint64_t dropout_step_key(uint64_t seed, int64_t step) {
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 // Which of elements first .. first + 15 of `site` are kept, bit l for element first + l: the
-// hash above in 8 lanes of 64 bits per register (vpmullq). GCC vectorizes the scalar loop 256
-// bits wide on these CPUs (its tuning), with twice the instructions per hash. Integer
-// arithmetic modulo 2^64, so the decisions are the scalar ones.
+// hash above in 8 lanes of 64 bits per register (splitmix64_mix in vpmullq). GCC vectorizes the
+// scalar loop 256 bits wide on these CPUs (its tuning), with twice the instructions per hash.
+// Integer arithmetic modulo 2^64, so the decisions are the scalar ones.
 inline __mmask16 dropout_keeps16(uint64_t key, uint64_t site, uint64_t first, uint64_t threshold) {
   typedef uint64_t U64x8 __attribute__((vector_size(64)));
-  const auto mix = [](U64x8 x) {
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
-  };
   const uint64_t base = key + site * kDropoutSiteStep + first * kDropoutIndexStep;
   const U64x8 lanes = {0, 1, 2, 3, 4, 5, 6, 7};
   const U64x8 x0 = base + lanes * kDropoutIndexStep;
   const U64x8 x1 = x0 + 8 * kDropoutIndexStep;
   const __m512i m = _mm512_set1_epi64(static_cast<int64_t>(threshold));
-  const __mmask8 k0 = _mm512_cmpge_epu64_mask(__m512i(mix(x0) >> 11), m);
-  const __mmask8 k1 = _mm512_cmpge_epu64_mask(__m512i(mix(x1) >> 11), m);
+  const __mmask8 k0 = _mm512_cmpge_epu64_mask(__m512i(splitmix64_mix(x0) >> 11), m);
+  const __mmask8 k1 = _mm512_cmpge_epu64_mask(__m512i(splitmix64_mix(x1) >> 11), m);
   return static_cast<__mmask16>(k0 | (static_cast<unsigned>(k1) << 8));
 }
 #endif
