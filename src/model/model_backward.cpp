@@ -60,9 +60,8 @@ void Model<T>::backward(const T* dlogits) {
   }
   const T* h_in = w.rows_listed ? w.final_in.data() : w.stream_end;
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
-  std::fill_n(w.d_final.data(), R * D, T(0));
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
-                  {.rows = R, .in = D, .out = V});
+                  {.rows = R, .in = D, .out = V}, DxInto::assign);
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     if (grad_hooks_ != nullptr) {
@@ -259,11 +258,9 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
   // y = f(u)
   const T* u = slots.norm_in || slots.input_scale != 1.0 ? sub.u : v;
   T* du = w.d_u.data();
-  parallel_zero(du, N * D);
   if (p.is_attention) {
-    parallel_zero(w.d_attn_o.data(), N * D);
     linear_backward(sub.attn_o, params_.data() + p.w_out, dy, w.d_attn_o.data(),
-                    grads_.data() + p.w_out, {.rows = N, .in = D, .out = D});
+                    grads_.data() + p.w_out, {.rows = N, .in = D, .out = D}, DxInto::assign);
     if (grad_hooks_ != nullptr) offer_attention_grads(i, sub.qkv, sub.probs, w.d_attn_o.data());
     const AttentionShape shape = attention_shape(c, batch, len);
     AttentionDropout drop;
@@ -288,12 +285,11 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                           w.d_qkv.data(), N);
     }
     linear_backward(u, params_.data() + p.w_in, w.d_qkv.data(), du, grads_.data() + p.w_in,
-                    {.rows = N, .in = D, .out = 3 * D});
+                    {.rows = N, .in = D, .out = 3 * D}, DxInto::assign);
   } else {
-    parallel_zero(w.d_hidden.data(), N * M);
     if (p.b_out >= 0) bias_backward(dy, grads_.data() + p.b_out, {.rows = N, .in = M, .out = D});
     linear_backward(sub.hidden, params_.data() + p.w_out, dy, w.d_hidden.data(),
-                    grads_.data() + p.w_out, {.rows = N, .in = M, .out = D});
+                    grads_.data() + p.w_out, {.rows = N, .in = M, .out = D}, DxInto::assign);
     if (grad_hooks_ != nullptr) offer_grad(block + "mlp.hook_post", w.d_hidden.data(), N, {M});
     activation_backward(c.activation, sub.hidden_pre, w.d_hidden.data(), w.d_hidden_pre.data(),
                         N * M);
@@ -307,7 +303,7 @@ void Model<T>::branch_backward(int i, int64_t batch, int64_t len, const T* v, co
                     {.rows = N, .in = D, .out = M});
     }
     linear_backward(u, params_.data() + p.w_in, w.d_hidden_pre.data(), du, grads_.data() + p.w_in,
-                    {.rows = N, .in = D, .out = M});
+                    {.rows = N, .in = D, .out = M}, DxInto::assign);
   }
 
   // u = s · N_in(v); the gradient adds into d_v.

@@ -281,18 +281,27 @@ constexpr int64_t kWeightPartialBytes = int64_t(32) << 20;
 
 template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
-                     const LinearShape& shape) {
+                     const LinearShape& shape, DxInto dx_into) {
   const int64_t R = shape.rows, C = shape.in, OC = shape.out;
   const int64_t ldx = shape.ldx(), ldy = shape.ldy();
-  if (is_small_linear(C, OC)) return small_linear_backward(x, weight, dy, dx, dweight, shape);
+  if (is_small_linear(C, OC)) {
+    // The small kernels add a finished sum to dx (v + 0 is +0 where v is −0): dx is zeroed
+    // first, so that assign gives add's bits.
+    if (dx != nullptr && dx_into == DxInto::assign) {
+      for_row_shards(R, [&](int64_t, int64_t n0, int64_t n1) {
+        for (int64_t n = n0; n < n1; ++n) std::fill_n(dx + n * ldx, C, T(0));
+      });
+    }
+    return small_linear_backward(x, weight, dy, dx, dweight, shape);
+  }
   const int64_t shards = shard_count(R);
   // dx (R, C) += dy (R, OC) weight (OC, C), row shard by row shard, the weight packed once.
   const PackedB<T> packed_weight =
       dx != nullptr && R > 0 ? pack_b_whole(false, weight, C, OC, C) : PackedB<T>{nullptr, OC};
   const auto dx_rows = [&](int64_t n0, int64_t n1) {
     if (dx == nullptr) return;
-    gemm_packed_b<T>(false, n1 - n0, C, OC, dy + n0 * ldy, ldy, packed_weight, true, dx + n0 * ldx,
-                     ldx);
+    gemm_packed_b<T>(false, n1 - n0, C, OC, dy + n0 * ldy, ldy, packed_weight,
+                     dx_into == DxInto::add, dx + n0 * ldx, ldx);
   };
   // dweight (OC, C) += Σ_l dy_l^T (OC, R_l) x_l (R_l, C), l over the lanes' rows (above).
   // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the
@@ -361,9 +370,9 @@ template void gemm_sharded<double>(bool, bool, int64_t, int64_t, int64_t, const 
 template void linear_forward<float>(const float*, const float*, float*, const LinearShape&);
 template void linear_forward<double>(const double*, const double*, double*, const LinearShape&);
 template void linear_backward<float>(const float*, const float*, const float*, float*, float*,
-                                     const LinearShape&);
+                                     const LinearShape&, DxInto);
 template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
-                                      const LinearShape&);
+                                      const LinearShape&, DxInto);
 template void bias_forward<float>(float*, const float*, const LinearShape&);
 template void bias_forward<double>(double*, const double*, const LinearShape&);
 template void bias_backward<float>(const float*, float*, const LinearShape&);

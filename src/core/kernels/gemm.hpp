@@ -46,10 +46,14 @@ struct LinearShape {
   int64_t ldy() const { return y_stride > 0 ? y_stride : out; }
 };
 
+// How linear_backward writes dx: adds dy weight to it, or overwrites it with dy weight, the
+// same bits as adding to +0 (each chain then starts from +0), without first zeroing dx.
+enum class DxInto { add, assign };
+
 // A linear layer without bias, the weight stored (out, in):
 //   x is (R, C), weight is (OC, C), y is (R, OC)
 //   forward:  y = x weight^T                      (overwrites y)
-//   backward: dx += dy weight                     (dx (R, C); skipped when dx is null)
+//   backward: dx += dy weight, or dx = dy weight  (dx (R, C); skipped when dx is null)
 //             dweight += dy^T x                   (dweight (OC, C))
 // The backward runs per row shard of kRowShard rows in parallel; dweight's sum over the rows
 // is formed in a fixed number of lanes of shards, added in lane order (gemm.cpp).
@@ -57,7 +61,7 @@ template <typename T>
 void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape);
 template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
-                     const LinearShape& shape);
+                     const LinearShape& shape, DxInto dx_into = DxInto::add);
 
 // A linear layer's bias (OC), the shape's rows and outputs:
 //   forward:  y (R, OC) += bias, row by row

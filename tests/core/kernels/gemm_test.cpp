@@ -9,8 +9,8 @@
 //     tiles (gemm_tile.hpp) just beyond their limits;
 // and gemm in float and double, bit for bit against one std::fma chain per output (the
 // contract that makes its results the same on every CPU), also gemm_sharded and
-// linear_backward's dx, whose row shards share op(B) packed once; and a linear layer's bias, its
-// backward's sum over rows in its fixed order.
+// linear_backward's dx, whose row shards share op(B) packed once, added or assigned (DxInto);
+// and a linear layer's bias, its backward's sum over rows in its fixed order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -356,6 +356,42 @@ TEST(LinearBackwardDx, IsOneFusedMultiplyAddChainPerValue) {
     }
   }
   EXPECT_EQ(off, 0);
+}
+
+// DxInto::assign writes dx = dy weight over whatever dx held (NaN here) with the bits of adding
+// into +0, for the register tiles (three row shards, two depth blocks of the outputs) and the
+// small kernels (C ≤ 32, OC ≤ 64, rows padded to a stride), whose padding stays untouched.
+TEST(LinearBackwardDx, AssignIsAddingToPositiveZero) {
+  struct Shape {
+    int64_t R, C, OC, ldx;
+  };
+  for (const Shape& s : {Shape{2 * kRowShard + 9, 40, 300, 40}, Shape{kRowShard + 5, 7, 19, 10}}) {
+    SCOPED_TRACE(::testing::Message() << "R " << s.R << " C " << s.C << " OC " << s.OC);
+    Rng rng(11);
+    const auto values = [&](int64_t n) {
+      const std::vector<double> v = random_normal(rng, n);
+      return std::vector<float>(v.begin(), v.end());
+    };
+    const std::vector<float> X = values(s.R * s.ldx), W = values(s.OC * s.C),
+                             dY = values(s.R * s.OC);
+    const LinearShape shape{.rows = s.R, .in = s.C, .out = s.OC, .x_stride = s.ldx};
+    std::vector<float> added(s.R * s.ldx, 0.0f), dW_added(s.OC * s.C, 0.0f);
+    linear_backward(X.data(), W.data(), dY.data(), added.data(), dW_added.data(), shape);
+    std::vector<float> assigned(s.R * s.ldx, std::nanf("")), dW(s.OC * s.C, 0.0f);
+    for (int64_t r = 0; r < s.R; ++r) {
+      std::fill_n(assigned.begin() + r * s.ldx + s.C, s.ldx - s.C, 5.0f);
+    }
+    linear_backward(X.data(), W.data(), dY.data(), assigned.data(), dW.data(), shape,
+                    DxInto::assign);
+    int64_t off = 0, padding = 0;
+    for (int64_t r = 0; r < s.R; ++r) {
+      off += std::memcmp(&added[r * s.ldx], &assigned[r * s.ldx], s.C * sizeof(float)) != 0;
+      for (int64_t c = s.C; c < s.ldx; ++c) padding += assigned[r * s.ldx + c] != 5.0f;
+    }
+    EXPECT_EQ(off, 0);
+    EXPECT_EQ(padding, 0);
+    EXPECT_EQ(std::memcmp(dW.data(), dW_added.data(), dW.size() * sizeof(float)), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmChain, ::testing::ValuesIn(chain_cases()),
