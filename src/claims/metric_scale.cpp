@@ -1,7 +1,8 @@
 // Floor (chance level) and ceiling (perfect score) of every task's metrics: the table of
 // docs/tasks.md, "Floor and ceiling". Chance is a uniform guess: over the vocabulary for the
 // distributional metrics (TVD: the evaluator's chance row; loss), over the tokens that can be
-// the answer for the argmax metrics.
+// the answer for the argmax metrics; for the Chomsky-hierarchy tasks, whose classes are not
+// all equally frequent, the best constant answer.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -73,10 +74,12 @@ std::optional<MetricScale> metric_scale(const nlohmann::json& task, const std::s
     if (metric == "accuracy") return constant(1.0 / V, 1.0, fmt::format("1/V (V = {:g})", V));
   } else if (const auto task_object = make_task_from_json(task);
              const auto* chomsky = dynamic_cast<const ChomskyTask*>(task_object.get())) {
-    // The Chomsky-hierarchy tasks: a uniform guess among the K output classes.
+    // The Chomsky-hierarchy tasks: the best constant answer among the K output classes.
     if (metric == "accuracy") {
-      return constant(chomsky->chance(), 1.0,
-                      fmt::format("1/K (K = {:g} classes)", 1.0 / chomsky->chance()));
+      return constant(chomsky->chance(n), 1.0,
+                      fmt::format("the best constant class's share of the scored positions at "
+                                  "length {} (K = {} classes)",
+                                  n, chomsky->output_classes()));
     }
   }
   return std::nullopt;

@@ -1,7 +1,8 @@
 // The Chomsky-hierarchy tasks (src/tasks/chomsky/): every sample's answer recomputed from its
 // input by the task's definition (docs/benchmarks/chomsky_hierarchy.md §2.2), the reference's
 // hand-written examples of modular arithmetic, the layout of input, empty tokens and scored
-// outputs, and the metric with its chance level 1/K.
+// outputs, and the metric with its chance level: 1/K for a random guess, and the best constant
+// answer's accuracy that design rule D1 takes as the floor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "task_test_util.hpp"
 #include "tasks/chomsky/bits.hpp"
+#include "tasks/chomsky/chomsky_task.hpp"
 #include "tasks/chomsky/modular_arithmetic.hpp"
 
 namespace normlab {
@@ -271,6 +273,46 @@ TEST(TaskChomsky, AccuracyAndItsChanceLevel) {
     EXPECT_EQ(right.results().at(0).value, 1.0);
     const double chance = 1.0 / c.classes;
     EXPECT_NEAR(random.results().at(0).value, chance, 5 * std::sqrt(chance * (1 - chance) / 4000));
+  }
+}
+
+// chance(L) is the accuracy of the best constant answer as score() counts it: answering class c
+// at every position, pooled over 2000 sequences of length 41, scores at best (over c) chance(41)
+// within 5 standard deviations of the two estimates (the test's pooled positions and chance's
+// kChancePositions). The three tasks whose classes are two bits and a rare end class have
+// chance near ½, far above 1/K = ⅓; modular arithmetic with brackets has class 0 above 1/5.
+TEST(TaskChomsky, ChanceIsTheBestConstantAnswer) {
+  constexpr int64_t L = 41, kSequences = 2000;
+  for (const ChomskyCase& c : chomsky_cases()) {
+    SCOPED_TRACE(c.name);
+    const auto task = testing::make(c.name);
+    const auto* chomsky = dynamic_cast<const ChomskyTask*>(task.get());
+    ASSERT_NE(chomsky, nullptr);
+    Rng rng(75);
+    const Batch batch = task->make_batch(L, kSequences, rng);
+    const int V = batch.vocab;
+    std::vector<MetricAccumulator> constant(c.classes);
+    std::vector<float> logits(batch.len * V);
+    for (int k = 0; k < c.classes; ++k) {
+      for (int v = 0; v < V; ++v) logits[v] = v == chomsky->class_token(k) ? 1.0f : 0.0f;
+      for (int64_t t = 1; t < batch.len; ++t)
+        std::copy_n(logits.begin(), V, logits.begin() + t * V);
+      for (int64_t b = 0; b < batch.batch; ++b) task->score(batch, b, logits.data(), constant[k]);
+    }
+    double best = 0, positions = 0;
+    for (const MetricAccumulator& m : constant) {
+      best = std::max(best, m.results().at(0).value);
+      positions = static_cast<double>(m.results().at(0).count);
+    }
+    const double chance = chomsky->chance(L), p = chance * (1 - chance);
+    const double sd = std::sqrt(p / positions + p / ChomskyTask::kChancePositions);
+    EXPECT_NEAR(best, chance, 5 * sd) << "positions " << positions;
+    EXPECT_GE(chance, 1.0 / c.classes - 5 * sd);
+    if (c.name == "stack_manipulation" || c.name == "binary_addition" ||
+        c.name == "binary_multiplication") {
+      EXPECT_GT(chance, 0.45);
+    }
+    if (c.name == "modular_arithmetic_brackets") EXPECT_GT(chance, 0.25);
   }
 }
 

@@ -1,7 +1,11 @@
 // The Chomsky-hierarchy tasks' common layout and metric (chomsky_task.hpp).
 #include "tasks/chomsky/chomsky_task.hpp"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "tasks/task_util.hpp"
 
@@ -42,6 +46,32 @@ void ChomskyTask::score(const Batch& batch, int64_t b, const float* logits,
     ++row;
     if (termination_ >= 0 && target == class_token(termination_)) break;
   }
+}
+
+double ChomskyTask::chance(int64_t L) const {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int64_t>, double> computed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(name_, L);
+  if (const auto found = computed.find(key); found != computed.end()) return found->second;
+  Rng rng(0xC4A2CE);
+  std::vector<int32_t> input, output;
+  std::vector<int64_t> count(output_classes_, 0);
+  int64_t scored = 0;
+  while (scored < kChancePositions) {
+    input.clear();
+    output.clear();
+    sample(input_length(L), rng, input, output);
+    for (const int32_t k : output) {
+      ++count[k];
+      ++scored;
+      if (k == termination_) break;
+    }
+  }
+  const double share = static_cast<double>(*std::max_element(count.begin(), count.end())) /
+                       static_cast<double>(scored);
+  computed.emplace(key, share);
+  return share;
 }
 
 }  // namespace normlab
