@@ -188,7 +188,7 @@ Term read_term(const fs::path& file, const toml::node& node, const std::string& 
 Expectation read_expect(const fs::path& file, const toml::node& node, const std::string& what) {
   const std::string allowed =
       "allowed: \"negative\", \"positive\", \"measure\" (a finding) or { band = [lo, hi] } "
-      "with finite lo < hi";
+      "with lo < hi, at most one of them infinite (-inf or inf)";
   Expectation e;
   if (node.is_string()) {
     const std::string s = *node.value<std::string>();
@@ -205,8 +205,9 @@ Expectation read_expect(const fs::path& file, const toml::node& node, const std:
     const toml::array* band = t->get_as<toml::array>("band");
     if (band != nullptr && band->size() == 2) {
       const std::optional<double> low = exact_double((*band)[0]), high = exact_double((*band)[1]);
-      // Finite bounds: a band to ±inf would hold every interval, and decide nothing.
-      if (low && high && std::isfinite(*low) && std::isfinite(*high) && *low < *high) {
+      // One bound may be infinite (a one-sided band, "at least lo"); both would hold every
+      // interval, and decide nothing.
+      if (low && high && *low < *high && (std::isfinite(*low) || std::isfinite(*high))) {
         e.kind = Expectation::Kind::band;
         e.low = *low;
         e.high = *high;

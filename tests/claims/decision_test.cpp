@@ -67,6 +67,12 @@ TEST(Decide, Band) {
   EXPECT_EQ(decide(band, interval(0.1, 0.3), 2).verdict, Verdict::contradicted);
   EXPECT_EQ(decide(band, interval(0.5, 0.7), 2).verdict, Verdict::inconclusive);
   EXPECT_EQ(decide(band, interval(0.3, 0.7), 2).verdict, Verdict::inconclusive);  // contains it
+  // A one-sided band, "at least 0.9" (the Chomsky tasks' "solved"): a seed interval of scores
+  // near 1 that reaches past 1 lies inside it; one below 0.9 is disjoint.
+  const auto at_least = expect(Expectation::Kind::band, 0.9, INFINITY);
+  EXPECT_EQ(decide(at_least, interval(0.935, 1.005), 2).verdict, Verdict::reproduced);
+  EXPECT_EQ(decide(at_least, interval(0.7, 0.85), 2).verdict, Verdict::contradicted);
+  EXPECT_EQ(decide(at_least, interval(0.85, 0.95), 2).verdict, Verdict::inconclusive);
 }
 
 // The words of claims.json, claims.md and `claims list`; the untestable ones (design rule D1)

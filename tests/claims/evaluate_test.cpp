@@ -338,11 +338,15 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
             "drop_incomplete_pairs, choice, grid");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\", "
-            "\"measure\" (a finding) or { band = [lo, hi] } with finite lo < hi");
+            "\"measure\" (a finding) or { band = [lo, hi] } with lo < hi, at most one of them "
+            "infinite (-inf or inf)");
   EXPECT_EQ(read_error(head + terms + "expect = { band = [0.6, 0.4] }\n").substr(0, 3), ":7:");
   // Numbers a double cannot hold exactly, bands that decide nothing, weights that weigh
   // nothing, and counts beyond int are refused, not rounded or truncated.
   EXPECT_EQ(read_error(head + terms + "expect = { band = [-inf, inf] }\n").substr(0, 3), ":7:");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [nan, 1] }\n").substr(0, 3), ":7:");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [inf, inf] }\n").substr(0, 3), ":7:");
+  EXPECT_EQ(read_error(head + terms + "expect = { band = [0.9, inf] }\n"), "");  // at least 0.9
   EXPECT_EQ(read_error(head + terms + "expect = { band = [0, 9007199254740993] }\n").substr(0, 3),
             ":7:");
   EXPECT_EQ(read_error(head + terms + "expect = { band = [0, 9007199254740992] }\n"), "");
