@@ -1,5 +1,6 @@
 // mqar: zoology's layout (docs/benchmarks/mqar.md §2.4) in every sequence, the power law of the
-// query slots, the metric and its chance level, and the length and parameter checks.
+// query slots (one pair, and two drawn without replacement), the metric and its chance level,
+// and the length and parameter checks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,8 +14,8 @@ namespace {
 
 // Keys at 2j in 1..V/2−1 and distinct, values at 2j+1 in V/2..V−1 and distinct; each key queried
 // exactly once at an even position ≥ 2k whose target is its value; no other position scored;
-// filler 0. Returns the query slots g = (t − 2k) / 2 of key 0 in each sequence.
-std::vector<int64_t> check_batch(const Batch& batch, int V, int64_t k) {
+// filler 0. Returns the query slots g = (t − 2k) / 2 of key `key` in each sequence.
+std::vector<int64_t> check_batch(const Batch& batch, int V, int64_t k, int64_t key = 0) {
   std::vector<int64_t> first_slots;
   const int64_t L = batch.len;
   for (int64_t b = 0; b < batch.batch; ++b) {
@@ -47,7 +48,7 @@ std::vector<int64_t> check_batch(const Batch& batch, int V, int64_t k) {
       }
       ++queried[j];
       EXPECT_EQ(batch.target_value(row0 + t, batch.token(row0 + 2 * j + 1)), 1.0f);
-      if (j == 0) first_slots.push_back((t - 2 * k) / 2);
+      if (j == key) first_slots.push_back((t - 2 * k) / 2);
     }
     for (int64_t j = 0; j < k; ++j) EXPECT_EQ(queried[j], 1) << "key " << j;
   }
@@ -103,6 +104,40 @@ TEST(TaskMqar, QuerySlotsFollowThePowerLaw) {
     for (int64_t s : slots) seen += s == g;
     seen /= n;
     EXPECT_NEAR(seen, expected, 5 * std::sqrt(expected * (1 - expected) / n)) << "slot " << g;
+  }
+}
+
+// With two pairs the slots are drawn without replacement, each draw renormalized over the slots
+// left (numpy's choice(replace=False, p=p)): key 0's slot has P(g) = p_g, key 1's
+// P(g) = p_g Σ_{h≠g} p_h / (1 − p_h). Each slot's frequency of each key over 20000 sequences
+// within 5 standard deviations of its probability.
+TEST(TaskMqar, TwoPairsDrawTheirSlotsWithoutReplacement) {
+  const double a = 0.5;
+  const int64_t space = 6, n = 20000;
+  const auto task =
+      testing::make("mqar", {{"vocab", int64_t{64}}, {"pairs", int64_t{2}}, {"power_a", a}});
+  std::vector<double> p(space);
+  double total = 0;
+  for (int64_t g = 0; g < space; ++g) total += p[g] = std::pow(g + 1.0, a - 1.0);
+  for (double& x : p) x /= total;
+  for (int64_t key = 0; key < 2; ++key) {
+    SCOPED_TRACE(::testing::Message() << "key " << key);
+    Rng rng(63);
+    const std::vector<int64_t> slots =
+        check_batch(task->make_batch(4 + 2 * space, n, rng), 64, 2, key);
+    ASSERT_EQ(static_cast<int64_t>(slots.size()), n);
+    for (int64_t g = 0; g < space; ++g) {
+      double expected = p[g];
+      if (key == 1) {
+        double after = 0;
+        for (int64_t h = 0; h < space; ++h) after += h == g ? 0.0 : p[h] / (1 - p[h]);
+        expected = p[g] * after;
+      }
+      double seen = 0;
+      for (int64_t s : slots) seen += s == g;
+      seen /= n;
+      EXPECT_NEAR(seen, expected, 5 * std::sqrt(expected * (1 - expected) / n)) << "slot " << g;
+    }
   }
 }
 
