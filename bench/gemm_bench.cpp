@@ -4,7 +4,9 @@
 // Chomsky-hierarchy encoder (experiments/chomsky_hierarchy.toml: D = 64, MLP 256), on those of
 // MQAR's readout over V = 8192 (experiments/mqar.toml at L = 512; its weight gradient also as
 // x^T dy, the same sums transposed), and on a 2048³ product (the SGEMM peak of `normlab bench
-// train`).
+// train`). Last, MQAR's readout over 4096 rows, its three products (logits, dx, dweight) over
+// all rows at once and by blocks of rows, each block's logits used while in cache: the same
+// chains, so the same bits (checked here), and the gain a readout fused by row blocks can have.
 //
 //   normlab_gemm_bench
 //
@@ -15,7 +17,9 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -39,6 +43,10 @@ double best_microseconds(int calls, F&& f) {
   return best;
 }
 
+bool same_bits(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
 enum Step { kSmall, kChomsky, kMqar, kNone };  // the training step a product belongs to
 
 // C (M, N) = op(A) (M, K) op(B) (K, N), as a linear layer's three products use them.
@@ -48,6 +56,44 @@ struct ProductShape {
   const char* name;
   Step step;
 };
+
+// MQAR's readout, R = 4096 rows (x (R, D), U (V, D), V = 8192, D = 64): logits = x U^T,
+// dx = logits U, dU = logits^T x (the logits standing in for their gradient), over all rows,
+// then row block by row block, dU's chains continued from block to block.
+void readout_by_row_blocks() {
+  const int R = 4096, V = 8192, D = 64;
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(size_t(R) * D), U(size_t(V) * D), logits(size_t(R) * V);
+  std::vector<float> dx(size_t(R) * D), dU(size_t(V) * D);
+  for (float& e : x) e = normal(rng);
+  for (float& e : U) e = normal(rng);
+  const double flops = 3 * 2.0 * R * V * D;
+  const double whole = best_microseconds(1, [&] {
+    normlab::gemm<float>(false, true, R, V, D, x.data(), D, U.data(), D, false, logits.data(), V);
+    normlab::gemm<float>(false, false, R, D, V, logits.data(), V, U.data(), D, false, dx.data(), D);
+    normlab::gemm<float>(true, false, V, D, R, logits.data(), V, x.data(), D, false, dU.data(), D);
+  });
+  std::printf("%-18s %10.1f %10.1f\n", "readout, all rows", whole, flops / whole / 1e3);
+  const std::vector<float> dx_whole = dx, dU_whole = dU;
+  for (int rows : {64, 128, 256}) {
+    const double blocks = best_microseconds(1, [&] {
+      for (int n0 = 0; n0 < R; n0 += rows) {
+        float* l = logits.data();  // (rows, V), the block's
+        normlab::gemm<float>(false, true, rows, V, D, x.data() + n0 * D, D, U.data(), D, false, l,
+                             V);
+        normlab::gemm<float>(false, false, rows, D, V, l, V, U.data(), D, false, dx.data() + n0 * D,
+                             D);
+        normlab::gemm<float>(true, false, V, D, rows, l, V, x.data() + n0 * D, D, n0 > 0, dU.data(),
+                             D);
+      }
+    });
+    const bool same = std::equal(dx.begin(), dx.end(), dx_whole.begin(), same_bits) &&
+                      std::equal(dU.begin(), dU.end(), dU_whole.begin(), same_bits);
+    std::printf("readout, blocks %-3d %10.1f %10.1f %7.2f  %s\n", rows, blocks,
+                flops / blocks / 1e3, whole / blocks, same ? "same bits" : "DIFFERENT BITS");
+  }
+}
 
 }  // namespace
 
@@ -117,6 +163,7 @@ int main() {
     std::printf("%-18s %10.1f %10s %10.1f %10s %7.2f\n", sums[step], total_normlab[step], "",
                 total_blas[step], "", total_blas[step] / total_normlab[step]);
   }
+  readout_by_row_blocks();
   std::printf("normlab: %s; OpenBLAS core: %s\n", normlab::gemm_kernel_description().c_str(),
               openblas_get_corename());
   return 0;
