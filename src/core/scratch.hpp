@@ -38,8 +38,11 @@ enum class ScratchUse {
   gemm_a_panels,             // gemm.cpp: a last, partial tile row of op(A), packed (kRows, kc)
   gemm_b_panels,             // gemm.cpp: a block of op(B) packed in tile columns (kc, kColBlock)
   gemm_b_whole,              // gemm.cpp: op(B) packed whole, shared by a call's row shards (K, N)
+  gemm_b_whole_transposed,   // gemm.cpp: linear_by_shards's weight^T packed whole (C, OC)
+  linear_shard_blocks,       // gemm.cpp: linear_by_shards's blocks of y, then dy (jobs, 256, OC)
   cross_entropy_row,         // cross_entropy.cpp: one row's exp(z − max) (V)
   cross_entropy_partial,     // cross_entropy.cpp: per-shard partial losses (shards), double
+  readout_loss_partial,      // model.cpp: the readout's loss per shard (shards), double
   count
 };
 

@@ -20,6 +20,7 @@
 #include "core/kernels/norm.hpp"
 #include "core/kernels/rope.hpp"
 #include "core/parallel.hpp"
+#include "core/scratch.hpp"
 #include "model/buffers.hpp"
 #include "model/residual/inference_stream.hpp"
 #include "model/residual/qkv_hook.hpp"
@@ -185,8 +186,8 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
 }
 
 template <typename T>
-const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                           const std::vector<int64_t>* rows) {
+const T* Model<T>::forward_to_readout(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                                      const std::vector<int64_t>* rows) {
   const ModelConfig& c = config_;
   const int64_t N = batch * len;
   check_tokens(tokens, batch, len, fields);
@@ -266,7 +267,16 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     }
     h = w.final_h.data();
   }
-  const int64_t V = c.vocab;
+  return h;
+}
+
+template <typename T>
+const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                           const std::vector<int64_t>* rows) {
+  const ModelConfig& c = config_;
+  const T* h = forward_to_readout(tokens, batch, len, fields, rows);
+  Workspace& w = *ws_;
+  const int64_t R = w.R, D = c.width, V = c.vocab;
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
   if (unembed_bias_ >= 0) {
     bias_forward(w.logits_raw.data(), params_.data() + unembed_bias_,
@@ -280,6 +290,37 @@ const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, in
     for (int64_t v = 0; v < V; ++v) w.logits[n * V + v] = w.logits_raw[n * V + v] * (s[v] * f);
   }
   return w.logits.data();
+}
+
+template <typename T>
+bool Model<T>::readout_loss_fuses() const {
+  return !scheme_.logit_scale && hooks_ == nullptr && grad_hooks_ == nullptr;
+}
+
+template <typename T>
+double Model<T>::forward_with_readout_loss(const int32_t* tokens, int64_t batch, int64_t len,
+                                           int fields, const std::vector<int64_t>& rows,
+                                           const ShardLoss& shard_loss) {
+  if (!readout_loss_fuses()) {
+    throw std::logic_error("forward_with_readout_loss: not with nGPT's logit scale or hooks set");
+  }
+  const ModelConfig& c = config_;
+  const T* h = forward_to_readout(tokens, batch, len, fields, &rows);
+  Workspace& w = *ws_;
+  const int64_t R = w.R, D = c.width, V = c.vocab;
+  zero_grads();
+  double* parts = zeroed_scratch<double>(ScratchUse::readout_loss_partial, shard_count(R));
+  const bool bias = unembed_bias_ >= 0;
+  linear_by_shards<T>(h, params_.data() + unembed_, bias ? params_.data() + unembed_bias_ : nullptr,
+                      w.d_final.data(), grads_.data() + unembed_,
+                      bias ? grads_.data() + unembed_bias_ : nullptr,
+                      {.rows = R, .in = D, .out = V}, DxInto::assign,
+                      [&](int64_t s, int64_t n0, int64_t n1, T* logits) {
+                        parts[s] = shard_loss(n0, n1, logits, parts[s]);
+                      });
+  double sum = 0;
+  for (int64_t s = 0; s < shard_count(R); ++s) sum += parts[s];
+  return sum;
 }
 
 template <typename T>

@@ -62,6 +62,18 @@ void Model<T>::backward(const T* dlogits) {
   const T* h = scheme_.final_norm ? w.final_h.data() : h_in;
   linear_backward(h, params_.data() + unembed_, d_raw, w.d_final.data(), grads_.data() + unembed_,
                   {.rows = R, .in = D, .out = V}, DxInto::assign);
+  backward_after_readout();
+}
+
+template <typename T>
+void Model<T>::backward_after_readout() {
+  const ModelConfig& c = config_;
+  Workspace& w = *ws_;
+  if (w.batch == 0) throw std::logic_error("backward_after_readout() called before forward()");
+  const int64_t N = w.batch * w.len;
+  const int D = c.width;
+  const int64_t R = w.R;
+  const T* h_in = w.rows_listed ? w.final_in.data() : w.stream_end;
   const T* d_h = w.d_final.data();
   if (scheme_.final_norm) {
     if (grad_hooks_ != nullptr) {
@@ -372,6 +384,8 @@ void Model<T>::head_norms_backward(const SublayerParams& p, const T* raw, const 
 }
 
 // This file's members for both scalar types (the class itself is instantiated in model.cpp).
+template void Model<float>::backward_after_readout();
+template void Model<double>::backward_after_readout();
 template void Model<float>::backward(const float*);
 template void Model<double>::backward(const double*);
 template float* Model<float>::add_backward(int, const float*, const float*, float*, bool);

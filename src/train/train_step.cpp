@@ -44,6 +44,27 @@ double loss_and_grads_of(Model<T>& model, const Batch& batch, std::vector<T>& dl
     }
   }
   const int64_t R = static_cast<int64_t>(rows.size());
+  if (!over && model.readout_loss_fuses()) {
+    // The cross-entropy over the vocabulary inside the readout, shard by shard: the bits of
+    // the path below without its (R, V) logits and gradient (model.hpp).
+    // The shards run on several threads: the thread_local vectors are read by pointer.
+    const SparseTargets<T> targets = targets_as(batch, slots.data(), probs);
+    const T* weight = weights.data();
+    const double inv_total = cross_entropy_inv_total(weight, R);
+    const double sum = model.forward_with_readout_loss(
+        batch.tokens.data(), batch.batch, batch.len, batch.fields, rows,
+        [&targets, weight, inv_total, V = batch.vocab](int64_t n0, int64_t n1, T* logits,
+                                                       double sum) {
+          return cross_entropy_rows(logits, targets, weight, logits, n0, n1, V, inv_total, sum);
+        });
+    const double loss = sum * inv_total;
+    if (R > 0 && std::isfinite(loss)) {
+      model.backward_after_readout();
+    } else {
+      model.zero_grads();
+    }
+    return loss;
+  }
   dlogits.resize(R * batch.vocab);
   const T* logits = model.forward(batch.tokens.data(), batch.batch, batch.len, batch.fields, &rows);
   const double loss = cross_entropy_over(logits, targets_as(batch, slots.data(), probs),

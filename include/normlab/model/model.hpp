@@ -195,6 +195,23 @@ class Model {
 
   void zero_grads();
 
+  // The loss of logits rows [n0, n1), each row's alone (the cross-entropy): returns sum plus
+  // those rows' terms, added in row order, and turns the rows (n1 − n0, V) into its gradient
+  // on them, in place. A row shard's rows come in ranges in row order, its sum carried on.
+  using ShardLoss = std::function<double(int64_t n0, int64_t n1, T* logits, double sum)>;
+  // Whether forward_with_readout_loss can run: not with nGPT's logit scale, nor while hooks
+  // are set (they are offered the logits' path as backward() walks it).
+  bool readout_loss_fuses() const;
+  // The training pass with a loss of each row alone fused into the readout: forward() over
+  // `rows`, zero_grads(), then the logits, their loss and its gradient through the
+  // unembedding row shard by row shard (core/kernels/gemm.hpp linear_by_shards), the (R, V)
+  // logits never stored. Returns the sum of the shards' parts in shard order; then
+  // backward_after_readout() goes on through the rest of the model. grads() get the bits of
+  // forward(), the loss over all the logits, zero_grads() and backward().
+  double forward_with_readout_loss(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                                   const std::vector<int64_t>& rows, const ShardLoss& shard_loss);
+  void backward_after_readout();
+
   // Dropout (config().dropout, embed_dropout; core/kernels/dropout.hpp) applies to the
   // training forward and backward while a key is set, its masks a function of the key alone:
   // training sets one per step (dropout_step_key), everything else (evaluation, the CLI's
@@ -288,6 +305,10 @@ class Model {
   const SublayerBuffers<T>& train_buffers(int i) const;
   const SublayerBuffers<T>& eval_buffers() const;
   int last_attention_sublayer() const;
+  // forward() up to the unembedding: returns its input (R, D), the final norm's output or
+  // the stream's end, over the listed rows or all N.
+  const T* forward_to_readout(const int32_t* tokens, int64_t batch, int64_t len, int fields,
+                              const std::vector<int64_t>* rows);
   // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
   // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
   // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).

@@ -29,9 +29,25 @@ struct SparseTargets {
   const T* probs = nullptr;          // (E)
 };
 
-// Returns the loss and writes dlogits (N, V) (overwritten; may be null to skip it).
+// Returns the loss and writes dlogits (N, V) (overwritten; may be null to skip it). The rows
+// go in row shards (core/parallel.hpp): cross_entropy_rows of each, their sums added in shard
+// order, times cross_entropy_inv_total.
 template <typename T>
 double cross_entropy(const T* logits, const SparseTargets<T>& target, const T* weight, T* dlogits,
                      int64_t N, int V);
+
+// 1 / Σ_n w_n over the N rows, summed in row order (0 when the sum is 0).
+template <typename T>
+double cross_entropy_inv_total(const T* weight, int64_t N);
+
+// Rows [n0, n1) of cross_entropy alone: their gradient rows, dlogits (n1 − n0, V), and
+// sum + Σ_n w_n · (row n's loss term), added in row order, not yet divided by Σ w (a row
+// shard's sum from 0, or from its earlier rows' sum). logits and dlogits point at row n0's
+// (dlogits may be null; it may be logits itself); target and weight are indexed by the row
+// n. inv_total: cross_entropy_inv_total of all N rows.
+template <typename T>
+double cross_entropy_rows(const T* logits, const SparseTargets<T>& target, const T* weight,
+                          T* dlogits, int64_t n0, int64_t n1, int V, double inv_total,
+                          double sum = 0.0);
 
 }  // namespace normlab

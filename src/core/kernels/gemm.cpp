@@ -134,9 +134,10 @@ namespace {
 // Packs op(B) (K, N) whole into the calling thread's gemm_b_whole scratch, its panels in
 // parallel.
 template <typename T>
-PackedB<T> pack_b_whole(bool trans_b, const T* B, int64_t ldb, int64_t K, int64_t N) {
+PackedB<T> pack_b_whole(bool trans_b, const T* B, int64_t ldb, int64_t K, int64_t N,
+                        ScratchUse use = ScratchUse::gemm_b_whole) {
   constexpr int64_t NR = GemmTile<T>::kCols;
-  T* b = scratch<T>(ScratchUse::gemm_b_whole, K * ((N + NR - 1) / NR * NR));
+  T* b = scratch<T>(use, K * ((N + NR - 1) / NR * NR));
   const PackedB<T> packed{b, K};
   const int64_t col_blocks = (N + kColBlock - 1) / kColBlock, depths = (K + kDepth - 1) / kDepth;
   parallel_for(col_blocks * depths, [&](int64_t panel) {
@@ -279,6 +280,39 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
 constexpr int64_t kWeightLanes = 2;
 constexpr int64_t kWeightPartialBytes = int64_t(32) << 20;
 
+namespace {
+
+// The number of lanes of a weight gradient (OC, C) over R rows (above).
+template <typename T>
+int64_t weight_lanes(int64_t R, int64_t C, int64_t OC) {
+  const int64_t affordable = kWeightPartialBytes / (OC * C * int64_t(sizeof(T))) + 1;
+  return std::clamp<int64_t>(affordable, 1, std::min(shard_count(R), kWeightLanes));
+}
+
+// dweight += lane 1 + lane 2 + ... in lane order, elementwise in fixed blocks.
+template <typename T>
+void add_weight_lanes(T* dweight, const T* partial, int64_t lanes, int64_t size) {
+  constexpr int64_t kBlock = 4096;
+  parallel_for(shard_count(size, kBlock), [&](int64_t b) {
+    const int64_t e1 = std::min(size, (b + 1) * kBlock);
+    for (int64_t l = 1; l < lanes; ++l) {
+      const T* p = partial + (l - 1) * size;
+      for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
+    }
+  });
+}
+
+// bias_backward's partial sum of one row shard: part (OC) += Σ_n dy_n in row order.
+template <typename T>
+void add_bias_rows(const T* dy, int64_t ldy, int64_t rows, int64_t OC, T* part) {
+  for (int64_t n = 0; n < rows; ++n) {
+    const T* row = dy + n * ldy;
+    for (int64_t o = 0; o < OC; ++o) part[o] += row[o];
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
                      const LinearShape& shape, DxInto dx_into) {
@@ -307,8 +341,7 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
   // Each product packs only its lane's rows, so no operand is packed twice. (Sharding the
   // output rows of dweight instead leaves one task for OC ≤ 256 and repacks x for every task.)
   const int64_t size = OC * C;
-  const int64_t affordable = kWeightPartialBytes / (size * int64_t(sizeof(T))) + 1;
-  const int64_t lanes = std::clamp<int64_t>(affordable, 1, std::min(shards, kWeightLanes));
+  const int64_t lanes = weight_lanes<T>(R, C, OC);
   T* partial =
       scratch<T>(ScratchUse::linear_weight_partial, (lanes - 1) * size);  // (lanes-1, OC, C)
   parallel_for(lanes, [&](int64_t lane) {
@@ -318,16 +351,7 @@ void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight
     gemm<T>(true, false, OC, C, n1 - n0, dy + n0 * ldy, ldy, x + n0 * ldx, ldx, lane == 0,
             lane == 0 ? dweight : partial + (lane - 1) * size, C);
   });
-  if (lanes == 1) return;
-  // Elementwise, in fixed blocks: dweight += lane 1 + lane 2 + ... in lane order.
-  constexpr int64_t kBlock = 4096;
-  parallel_for(shard_count(size, kBlock), [&](int64_t b) {
-    const int64_t e1 = std::min(size, (b + 1) * kBlock);
-    for (int64_t l = 1; l < lanes; ++l) {
-      const T* p = partial + (l - 1) * size;
-      for (int64_t e = b * kBlock; e < e1; ++e) dweight[e] += p[e];
-    }
-  });
+  if (lanes > 1) add_weight_lanes(dweight, partial, lanes, size);
 }
 
 template <typename T>
@@ -347,15 +371,95 @@ void bias_backward(const T* dy, T* dbias, const LinearShape& shape) {
   const int64_t shards = shard_count(shape.rows);
   T* partial = zeroed_scratch<T>(ScratchUse::bias_partial, shards * OC);  // (shards, OC)
   for_row_shards(shape.rows, [&](int64_t s, int64_t n0, int64_t n1) {
-    T* part = partial + s * OC;
-    for (int64_t n = n0; n < n1; ++n) {
-      const T* row = dy + n * ldy;
-      for (int64_t o = 0; o < OC; ++o) part[o] += row[o];
-    }
+    add_bias_rows(dy + n0 * ldy, ldy, n1 - n0, OC, partial + s * OC);
   });
   for (int64_t s = 0; s < shards; ++s) {
     const T* part = partial + s * OC;
     for (int64_t o = 0; o < OC; ++o) dbias[o] += part[o];
+  }
+}
+
+template <typename T>
+void linear_by_shards(const T* x, const T* weight, const T* bias, T* dx, T* dweight, T* dbias,
+                      const LinearShape& shape, DxInto dx_into, const ShardGradient<T>& gradient) {
+  const int64_t R = shape.rows, C = shape.in, OC = shape.out, ldx = shape.ldx();
+  require_contract(shape.y_stride == 0 || shape.y_stride == OC, "linear_by_shards",
+                   "y is dense: y_stride 0 or out");
+  const int64_t shards = shard_count(R);
+  if (R == 0) return;
+  if (is_small_linear(C, OC)) {  // the small kernels' bits: y whole, then the layer's backward
+    T* y = scratch<T>(ScratchUse::linear_shard_blocks, R * OC);
+    linear_forward(x, weight, y, shape);
+    if (bias != nullptr) bias_forward(y, bias, shape);
+    for_row_shards(R, [&](int64_t s, int64_t n0, int64_t n1) { gradient(s, n0, n1, y + n0 * OC); });
+    if (dbias != nullptr) bias_backward(y, dbias, shape);
+    linear_backward(x, weight, y, dx, dweight, shape, dx_into);
+    return;
+  }
+  // A round takes the next `per_lane` shards of each lane, one job each, side by side. A job
+  // goes through its shard kSubRows rows at a time, while they are in cache: y, dy, the bias
+  // partial and dx, and, when it is its lane's only job of the round, the weight gradient.
+  // Otherwise the lanes' weight gradients follow the jobs, each over its shards of the round,
+  // which lie in consecutive blocks. Either way each lane's chains go on from row to row in
+  // row order: linear_backward's one product per lane.
+  constexpr int64_t kSubRows = 64;
+  const int64_t lanes = weight_lanes<T>(R, C, OC), size = OC * C;
+  const int64_t per_lane = std::max<int64_t>(1, num_threads() / lanes);
+  const PackedB<T> forward_b =
+      pack_b_whole(true, weight, C, C, OC, ScratchUse::gemm_b_whole_transposed);  // weight^T
+  const PackedB<T> dx_b =
+      dx != nullptr ? pack_b_whole(false, weight, C, OC, C) : PackedB<T>{nullptr, OC};
+  T* blocks = scratch<T>(ScratchUse::linear_shard_blocks, lanes * per_lane * kRowShard * OC);
+  T* partial = scratch<T>(ScratchUse::linear_weight_partial, (lanes - 1) * size);
+  T* bias_part = dbias != nullptr ? zeroed_scratch<T>(ScratchUse::bias_partial, shards * OC)
+                                  : nullptr;  // (shards, OC)
+  const auto first_shard = [&](int64_t lane) { return lane * shards / lanes; };
+  // The lane's weight gradient += dy^T x over rows [n0, n1), dy (n1 − n0, OC).
+  const auto add_weight_rows = [&](int64_t lane, int64_t n0, int64_t n1, const T* dy) {
+    const bool accumulate = lane == 0 || n0 > first_shard(lane) * kRowShard;
+    gemm<T>(true, false, OC, C, n1 - n0, dy, OC, x + n0 * ldx, ldx, accumulate,
+            lane == 0 ? dweight : partial + (lane - 1) * size, C);
+  };
+  const int64_t longest = (shards + lanes - 1) / lanes;
+  for (int64_t round = 0; round * per_lane < longest; ++round) {
+    parallel_for(lanes * per_lane, [&](int64_t job) {
+      const int64_t lane = job / per_lane,
+                    s = first_shard(lane) + round * per_lane + job % per_lane;
+      if (s >= first_shard(lane + 1)) return;
+      const int64_t n1 = std::min(R, (s + 1) * kRowShard);
+      T* block = blocks + job * kRowShard * OC;  // (kRowShard, OC)
+      for (int64_t m0 = s * kRowShard; m0 < n1; m0 += kSubRows) {
+        const int64_t m1 = std::min(n1, m0 + kSubRows), rows = m1 - m0;
+        T* y = block + (m0 - s * kRowShard) * OC;  // (rows, OC)
+        gemm_packed_b<T>(false, rows, OC, C, x + m0 * ldx, ldx, forward_b, false, y, OC);
+        if (bias != nullptr) {
+          for (int64_t n = 0; n < rows; ++n) {
+            for (int64_t o = 0; o < OC; ++o) y[n * OC + o] += bias[o];
+          }
+        }
+        gradient(s, m0, m1, y);  // y is dy from here
+        if (bias_part != nullptr) add_bias_rows(y, OC, rows, OC, bias_part + s * OC);
+        if (dx != nullptr) {
+          gemm_packed_b<T>(false, rows, C, OC, y, OC, dx_b, dx_into == DxInto::add, dx + m0 * ldx,
+                           ldx);
+        }
+        if (per_lane == 1) add_weight_rows(lane, m0, m1, y);
+      }
+    });
+    if (per_lane == 1) continue;
+    parallel_for(lanes, [&](int64_t lane) {
+      const int64_t s0 = first_shard(lane) + round * per_lane;
+      const int64_t s1 = std::min(first_shard(lane + 1), s0 + per_lane);
+      if (s0 >= s1) return;
+      add_weight_rows(lane, s0 * kRowShard, std::min(R, s1 * kRowShard),
+                      blocks + lane * per_lane * kRowShard * OC);
+    });
+  }
+  if (lanes > 1) add_weight_lanes(dweight, partial, lanes, size);
+  if (bias_part != nullptr) {
+    for (int64_t s = 0; s < shards; ++s) {
+      for (int64_t o = 0; o < OC; ++o) dbias[o] += bias_part[s * OC + o];
+    }
   }
 }
 
@@ -373,6 +477,12 @@ template void linear_backward<float>(const float*, const float*, const float*, f
                                      const LinearShape&, DxInto);
 template void linear_backward<double>(const double*, const double*, const double*, double*, double*,
                                       const LinearShape&, DxInto);
+template void linear_by_shards<float>(const float*, const float*, const float*, float*, float*,
+                                      float*, const LinearShape&, DxInto,
+                                      const ShardGradient<float>&);
+template void linear_by_shards<double>(const double*, const double*, const double*, double*,
+                                       double*, double*, const LinearShape&, DxInto,
+                                       const ShardGradient<double>&);
 template void bias_forward<float>(float*, const float*, const LinearShape&);
 template void bias_forward<double>(double*, const double*, const LinearShape&);
 template void bias_backward<float>(const float*, float*, const LinearShape&);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace normlab {
@@ -62,6 +63,26 @@ void linear_forward(const T* x, const T* weight, T* y, const LinearShape& shape)
 template <typename T>
 void linear_backward(const T* x, const T* weight, const T* dy, T* dx, T* dweight,
                      const LinearShape& shape, DxInto dx_into = DxInto::add);
+
+// gradient(s, m0, m1, y): turns rows [m0, m1) of a layer's output, inside row shard s, into
+// the loss's gradient on them, in place (y (m1 − m0, OC)). A shard's rows come in ranges in
+// row order, one call each, all on one thread.
+template <typename T>
+using ShardGradient = std::function<void(int64_t s, int64_t n0, int64_t n1, T* y)>;
+
+// A linear layer (and its bias, when bias is not null) whose output only a loss of each row
+// alone reads (the readout and its cross-entropy), forward and backward row shard by row
+// shard, each shard's output used while it is in cache; the (R, OC) output is never stored:
+//   y = x weight^T (+ bias)       rows [m0, m1) of shard s, into a block of OC-wide rows
+//   gradient(s, m0, m1, y)        y becomes dy
+//   dx, dweight, dbias            as linear_backward and bias_backward give them from dy
+// The bits of linear_forward, bias_forward, the gradient of each shard, bias_backward and
+// linear_backward on the whole (R, OC) dy, for any thread count (the weight gradient's lanes
+// and the bias's shard partials are theirs). shape.y_stride must be 0 or OC. Shards run side
+// by side on several threads.
+template <typename T>
+void linear_by_shards(const T* x, const T* weight, const T* bias, T* dx, T* dweight, T* dbias,
+                      const LinearShape& shape, DxInto dx_into, const ShardGradient<T>& gradient);
 
 // A linear layer's bias (OC), the shape's rows and outputs:
 //   forward:  y (R, OC) += bias, row by row

@@ -394,6 +394,64 @@ TEST(LinearBackwardDx, AssignIsAddingToPositiveZero) {
   }
 }
 
+// linear_by_shards against the layer's own kernels on the whole output: linear_forward and
+// bias_forward, the same gradient applied to all rows, bias_backward and linear_backward; dx,
+// dweight and dbias bit for bit (dweight and dbias start from nonzero values: "+=" is
+// checked), with 1, 2 and 4 threads (4: two shards of each weight lane per round), on a
+// shape of the products (7 shards, x in strided rows) and one of the small kernels; the
+// gradient sees each row once, in ranges inside its shard that follow each other.
+TEST(LinearByShards, IsTheLayerAndItsBackwardBitForBit) {
+  struct Shape {
+    int64_t R, C, OC, ldx;
+  };
+  for (const Shape& s : {Shape{6 * kRowShard + 9, 40, 300, 43}, Shape{kRowShard + 5, 7, 19, 7}}) {
+    SCOPED_TRACE(::testing::Message() << "R " << s.R << " C " << s.C << " OC " << s.OC);
+    Rng rng(12);
+    const auto values = [&](int64_t n) {
+      const std::vector<double> v = random_normal(rng, n);
+      return std::vector<float>(v.begin(), v.end());
+    };
+    const std::vector<float> X = values(s.R * s.ldx), W = values(s.OC * s.C), b = values(s.OC);
+    const std::vector<float> dW0 = values(s.OC * s.C), db0 = values(s.OC);
+    const LinearShape shape{.rows = s.R, .in = s.C, .out = s.OC, .x_stride = s.ldx};
+    // The loss's gradient of one row, from its output alone: dy = y · (y − 1) / 2.
+    const auto row_gradient = [&](float* y) {
+      for (int64_t o = 0; o < s.OC; ++o) y[o] = y[o] * (y[o] - 1.0f) * 0.5f;
+    };
+    std::vector<float> y(s.R * s.OC), dx(s.R * s.ldx, 0.0f), dW = dW0, db = db0;
+    linear_forward(X.data(), W.data(), y.data(), shape);
+    bias_forward(y.data(), b.data(), shape);
+    for (int64_t n = 0; n < s.R; ++n) row_gradient(y.data() + n * s.OC);
+    bias_backward(y.data(), db.data(), shape);
+    linear_backward(X.data(), W.data(), y.data(), dx.data(), dW.data(), shape, DxInto::assign);
+
+    const int saved = num_threads();
+    for (int threads : {1, 2, 4}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads");
+      set_num_threads(threads);
+      std::vector<float> dx_s(s.R * s.ldx, 0.0f), dW_s = dW0, db_s = db0;
+      std::vector<int64_t> next(shard_count(s.R));  // each shard's next row
+      for (size_t k = 0; k < next.size(); ++k) next[k] = int64_t(k) * kRowShard;
+      linear_by_shards<float>(X.data(), W.data(), b.data(), dx_s.data(), dW_s.data(), db_s.data(),
+                              shape, DxInto::assign,
+                              [&](int64_t shard, int64_t n0, int64_t n1, float* ys) {
+                                EXPECT_EQ(n0, next[shard]);
+                                EXPECT_LT(n0, n1);
+                                EXPECT_LE(n1, std::min(s.R, (shard + 1) * kRowShard));
+                                next[shard] = n1;
+                                for (int64_t n = 0; n < n1 - n0; ++n) row_gradient(ys + n * s.OC);
+                              });
+      for (size_t k = 0; k < next.size(); ++k) {
+        EXPECT_EQ(next[k], std::min(s.R, (int64_t(k) + 1) * kRowShard)) << k;
+      }
+      EXPECT_EQ(std::memcmp(dx_s.data(), dx.data(), dx.size() * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(dW_s.data(), dW.data(), dW.size() * sizeof(float)), 0);
+      EXPECT_EQ(std::memcmp(db_s.data(), db.data(), db.size() * sizeof(float)), 0);
+    }
+    set_num_threads(saved);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, GemmChain, ::testing::ValuesIn(chain_cases()),
                          [](const ::testing::TestParamInfo<ChainCase>& info) {
                            const ChainCase& c = info.param;
