@@ -592,7 +592,7 @@ TEST(ExperimentFile, TiersKeepTheDesign) {
         "resharpen_tomita", "vanishing_variance_argmax", "vanishing_variance_dict",
         "depth_charlm_L16", "open_resharpen_depth", "open_variance_pos", "open_attnres_norms",
         "open_charlm_length", "open_variance_depth", "open_width_max_retrieval", "open_width_dyck",
-        "open_resharpen_depth_dyck"}) {
+        "open_variance_pos_dict", "open_resharpen_depth_dyck"}) {
     SCOPED_TRACE(name);
     const Experiment quick = read_shipped(name, "quick"), full = read_shipped(name, "full");
     ASSERT_EQ(quick.variants.size(), full.variants.size());
