@@ -77,8 +77,8 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   a.declare(w.final_h, scheme_.final_norm ? R * D : 0);
   a.declare(w.final_mean, scheme_.final_norm ? R : 0);
   a.declare(w.final_rstd, scheme_.final_norm ? R : 0);
-  a.declare(w.logits_raw, R * V);
-  a.declare(w.logits, scheme_.logit_scale ? R * V : 0);
+  a.declare(w.logits_raw, out.logits ? R * V : 0);
+  a.declare(w.logits, out.logits && scheme_.logit_scale ? R * V : 0);
   // Backward.
   for (auto* d : {&w.d_stream_a, &w.d_stream_b, &w.d_r, &w.d_z, &w.d_y, &w.d_u, &w.d_attn_o}) {
     a.declare(*d, N * D);
@@ -96,6 +96,11 @@ int64_t Model<T>::declare_training_buffers(int64_t batch, int64_t len, const Out
   a.declare(w.d_final, R * D);
   a.declare(w.d_final_in, scheme_.final_norm ? R * D : 0);
   return a.elements();
+}
+
+template <typename T>
+int64_t Model<T>::training_workspace_values() const {
+  return ws_->arena.elements();
 }
 
 template <typename T>
@@ -187,12 +192,13 @@ void Model<T>::embed(const int32_t* tokens, int64_t batch, int64_t len, int fiel
 
 template <typename T>
 const T* Model<T>::forward_to_readout(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                                      const std::vector<int64_t>* rows) {
+                                      const std::vector<int64_t>* rows, bool keep_logits) {
   const ModelConfig& c = config_;
   const int64_t N = batch * len;
   check_tokens(tokens, batch, len, fields);
   const OutputRows out{.listed = rows != nullptr,
-                       .count = rows != nullptr ? static_cast<int64_t>(rows->size()) : N};
+                       .count = rows != nullptr ? static_cast<int64_t>(rows->size()) : N,
+                       .logits = keep_logits};
   ensure_workspace(batch, len, out);
   Workspace& w = *ws_;
   const int D = c.width;
@@ -274,7 +280,7 @@ template <typename T>
 const T* Model<T>::forward(const int32_t* tokens, int64_t batch, int64_t len, int fields,
                            const std::vector<int64_t>* rows) {
   const ModelConfig& c = config_;
-  const T* h = forward_to_readout(tokens, batch, len, fields, rows);
+  const T* h = forward_to_readout(tokens, batch, len, fields, rows, true);
   Workspace& w = *ws_;
   const int64_t R = w.R, D = c.width, V = c.vocab;
   linear_forward(h, params_.data() + unembed_, w.logits_raw.data(), {.rows = R, .in = D, .out = V});
@@ -305,7 +311,7 @@ double Model<T>::forward_with_readout_loss(const int32_t* tokens, int64_t batch,
     throw std::logic_error("forward_with_readout_loss: not with nGPT's logit scale or hooks set");
   }
   const ModelConfig& c = config_;
-  const T* h = forward_to_readout(tokens, batch, len, fields, &rows);
+  const T* h = forward_to_readout(tokens, batch, len, fields, &rows, false);
   Workspace& w = *ws_;
   const int64_t R = w.R, D = c.width, V = c.vocab;
   zero_grads();

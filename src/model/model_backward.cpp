@@ -34,7 +34,6 @@ void Model<T>::backward(const T* dlogits) {
   const ModelConfig& c = config_;
   Workspace& w = *ws_;
   if (w.batch == 0) throw std::logic_error("backward() called before forward()");
-  const int64_t N = w.batch * w.len;
   const int D = c.width;
   const int64_t V = c.vocab;
 

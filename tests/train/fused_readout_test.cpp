@@ -55,8 +55,11 @@ TEST(FusedReadout, GivesTheUnfusedLossAndGradientsBitForBit) {
       model.set_gradient_hooks(&hooks);
       const double unfused = loss_and_grads(model, batch, dlogits);
       const std::vector<float> grads = model.grads();
+      const int64_t unfused_values = model.training_workspace_values();
       model.set_gradient_hooks(nullptr);
       const double fused = loss_and_grads(model, batch, dlogits);
+      // The fused pass keeps no (R, V) logits: 600 scored rows × V fewer values.
+      EXPECT_EQ(unfused_values - model.training_workspace_values(), 600 * V);
       EXPECT_EQ(std::memcmp(&fused, &unfused, sizeof(double)), 0) << fused << " " << unfused;
       ASSERT_EQ(model.grads().size(), grads.size());
       EXPECT_EQ(std::memcmp(model.grads().data(), grads.data(), grads.size() * sizeof(float)), 0);

@@ -158,6 +158,9 @@ class Model {
   const std::vector<T>& params() const { return params_; }
   std::vector<T>& grads() { return grads_; }
   const std::vector<T>& grads() const { return grads_; }
+  // Values the training workspace's buffers take for the last training forward: activations,
+  // logits and backward scratch (docs/design.md principle 5).
+  int64_t training_workspace_values() const;
 
   // Draws every parameter from the seed (RNG order = layout order), then applies the
   // scheme's side effects (nGPT unit norms).
@@ -272,10 +275,13 @@ class Model {
   friend double activation_bytes_estimate(const ModelConfig& config, int64_t batch, int64_t len,
                                           size_t value_bytes);
   void build_layout();
-  // The rows a training pass computes logits for: all N, or `count` listed ones.
+  // The rows a training pass computes logits for: all N, or `count` listed ones; `logits`:
+  // the (R, V) logits are kept (not by forward_with_readout_loss, which computes them a block
+  // of rows at a time).
   struct OutputRows {
     bool listed = false;
     int64_t count = 0;
+    bool logits = true;
     bool operator==(const OutputRows&) const = default;
   };
   // Declares every activation of a training pass over `batch` sequences of `len` tokens into
@@ -306,9 +312,10 @@ class Model {
   const SublayerBuffers<T>& eval_buffers() const;
   int last_attention_sublayer() const;
   // forward() up to the unembedding: returns its input (R, D), the final norm's output or
-  // the stream's end, over the listed rows or all N.
+  // the stream's end, over the listed rows or all N; keep_logits: the workspace holds the
+  // (R, V) logits that forward() writes.
   const T* forward_to_readout(const int32_t* tokens, int64_t batch, int64_t len, int fields,
-                              const std::vector<int64_t>* rows);
+                              const std::vector<int64_t>* rows, bool keep_logits);
   // The one sublayer forward of both passes (src/model/sublayer_forward.cpp).
   // branch_forward: z = N_out(f(s · N_in(x))) over `rows` rows of x (rows, D), written into b;
   // attention needs rows = B·T and has the strategy's output rows (all, or the listed ones).
