@@ -1,9 +1,9 @@
 // The training step's cross-entropy fused into the readout (Model::forward_with_readout_loss,
 // src/train/train_step.cpp) against the unfused path (forward, the loss over all the logits,
 // backward), which a gradient hook selects: the same loss and every gradient the same bits,
-// tied and untied, with a readout bias, on 1 and 2 threads. V = 300 and D = 64 take the
-// products (not the small kernels); 7 × 100 rows, 600 of them scored (3 shards, the last
-// partial; two weight lanes).
+// tied and untied, with a readout bias, on 1 and 2 threads, and no (R, V) logits in the
+// workspace. V = 300 and D = 64 take the products (not the small kernels); 7 × 100 rows, 600
+// of them scored (3 shards, the last partial; two weight lanes).
 #include <gtest/gtest.h>
 
 #include <cstring>
