@@ -282,17 +282,28 @@ void add_claims_command(CLI::App& app) {
              "files at the top of its folder) into DIR/<study folder>: what to keep when "
              "the run folders cannot be")
           ->check(non_empty_path());
-  run->add_flag("--decide-only", o->decide_only,
-                "Run no study: decide each claim from its study folder already in OUT (e.g. "
-                "tables kept with --tables); a study without its record there is 'not run'")
-      ->excludes(tables_option)
-      ->excludes(jobs);
+  auto* decide_only =
+      run->add_flag("--decide-only", o->decide_only,
+                    "Run no study: decide each claim from its study folder already in OUT (e.g. "
+                    "tables kept with --tables); a study without its record there is 'not run'")
+          ->excludes(tables_option)
+          ->excludes(jobs);
+  auto dry_run = std::make_shared<bool>(false);
+  run->add_flag("--dry-run", *dry_run,
+                "Run and write nothing: list each study as OUT (and --tables) has it, its runs "
+                "still to train and an estimate of their training time on this machine "
+                "(timed steps of each variant, a few seconds each), and the total")
+      ->excludes(decide_only);
   run->callback([=] {
     claims::LedgerOptions options = *o;
     options.claims_dir = *run_dir;
     options.out = out->empty() ? fs::path("results") / ("claims-" + options.tier) : fs::path(*out);
     options.program = fs::read_symlink("/proc/self/exe");
     options.tables = *tables;
+    if (*dry_run) {
+      std::fputs(claims::ledger_dry_run(options).c_str(), stdout);
+      return;
+    }
     const claims::LedgerResult r = claims::run_ledger(options);
     write_file_atomic(options.out / "claims.json", claims::to_json(r).dump(2) + "\n");
     write_file_atomic(options.out / "claims.md", claims::to_markdown(r));

@@ -19,6 +19,7 @@
 
 #include "normlab/base/errors.hpp"
 #include "normlab/claims/design_rules.hpp"
+#include "normlab/experiment/dry_run.hpp"
 #include "normlab/experiment/overrides.hpp"
 #include "normlab/experiment/run_rows.hpp"
 #include "normlab/experiment/sweep.hpp"
@@ -103,9 +104,10 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
 // machine, has its tables kept in `tables` and no runs there any more. When its folder here has
 // no record of its own and the kept experiment.json is the experiment the study would run now
 // (the same config hash, the kept file read as this version reads it: an older normlab's
-// tables of the same experiment count), the kept tables are copied into the folder and used
-// instead of training the study again. False (and nothing copied) otherwise.
-bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
+// tables of the same experiment count), kept_tables_match is true, and reuse_kept_tables copies
+// the kept tables into the folder, where they are used instead of training the study again
+// (false, and nothing copied, otherwise).
+bool kept_tables_match(const StudyRun& s, const fs::path& tables) {
   if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
       fs::exists(tables / "runs") || !fs::exists(tables / kStudyRecord) ||
       !fs::exists(tables / "experiment.json")) {
@@ -125,6 +127,11 @@ bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
   } catch (const std::exception&) {
     return false;  // unreadable kept tables: the study runs
   }
+  return true;
+}
+
+bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
+  if (!kept_tables_match(s, tables)) return false;
   fs::create_directories(s.folder);
   for (const fs::directory_entry& e : fs::directory_iterator(tables)) {
     if (e.is_regular_file()) write_file_atomic(s.folder / e.path().filename(), read_file(e.path()));
@@ -371,35 +378,110 @@ StudyRun plan_study(const fs::path& file, const std::vector<std::string>& sets,
   return s;
 }
 
+namespace {
+
+// The distinct studies of `claims`, in claim order, planned under `out` (one that cannot be
+// planned has its failure set); study_of gets each claim's index into them.
+std::vector<StudyRun> plan_studies(const std::vector<Claim>& claims, const std::string& tier,
+                                   const fs::path& out, int jobs, std::vector<size_t>& study_of) {
+  std::vector<StudyRun> studies;
+  for (const Claim& c : claims) {
+    std::vector<std::string> sets;
+    for (const std::string& s : c.sets) sets.push_back(normalized_set(s));
+    size_t index = 0;
+    while (index < studies.size() &&
+           !(studies[index].file == c.study && studies[index].sets == sets)) {
+      ++index;
+    }
+    if (index == studies.size()) {
+      try {
+        studies.push_back(plan_study(c.study, c.sets, tier, out, jobs));
+      } catch (const std::exception& e) {
+        StudyRun failed;
+        failed.file = c.study;
+        failed.sets = sets;
+        failed.failure = e.what();
+        studies.push_back(failed);
+      }
+    }
+    study_of.push_back(index);
+  }
+  return studies;
+}
+
+fs::path ledger_out(const LedgerOptions& o) {
+  return o.out.empty() ? fs::path("results") / ("claims-" + o.tier) : o.out;
+}
+
+}  // namespace
+
+std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
+  const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
+  const fs::path out = ledger_out(o);
+  std::vector<size_t> study_of;
+  std::vector<StudyRun> studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
+  std::string report = fmt::format("{} claims and findings, {} studies at the {} tier, in {}:\n",
+                                   claims.size(), studies.size(), o.tier, out.string());
+  double seconds = 0;
+  int to_do = 0;
+  for (StudyRun& s : studies) {
+    const std::string name = s.folder.empty() ? s.file.string() : s.folder.filename().string();
+    std::string line;
+    const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
+    StudyRun recorded = s;
+    if (s.failure.empty()) read_study_record(recorded);
+    if (!s.failure.empty()) {
+      line = "cannot run: " + s.failure;
+    } else if (recorded.ran && recorded.ok) {
+      line = recorded.decided_by_pilot ? "decided by its pilot (D6)" : "finished";
+    } else if (kept_tables_match(s, tables)) {
+      line = "finished in an earlier ledger run: its kept tables are used";
+    } else if (!s.trains) {
+      line = "not a training study: no estimate";
+    } else {
+      Experiment e = read_swept_experiment(
+          [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
+      const int jobs = o.jobs > 0 ? o.jobs : e.jobs;
+      const TrainingEstimate t =
+          estimate_training(e, s.folder, jobs, measure, tables.empty() ? tables : tables / "runs");
+      to_do += t.to_do;
+      seconds += t.seconds;
+      line = fmt::format("{} runs, {} to do", t.runs, t.to_do);
+      if (measure && t.to_do > 0) {
+        line += fmt::format(": about {} of training at {} at a time", training_duration(t.seconds),
+                            t.at_once);
+      }
+    }
+    report += fmt::format("  {:<56} {}\n", name, line);
+    if (measure) {  // a line at a time: the timed steps take seconds per study
+      std::fputs(report.c_str(), stdout);
+      std::fflush(stdout);
+      report.clear();
+    }
+  }
+  report += fmt::format("in all: {} runs to do", to_do);
+  if (measure) {
+    report += fmt::format(", about {} of training, {} (evaluation and probes come on top)",
+                          training_duration(seconds),
+                          o.jobs > 0 ? fmt::format("{} runs at a time", o.jobs)
+                                     : std::string("each study's file's jobs at a time"));
+  }
+  return report + "\n";
+}
+
 LedgerResult run_ledger(const LedgerOptions& o) {
   const std::vector<Paper> papers = read_ledger(o.claims_dir);
   const std::vector<Claim> claims = select_claims(papers, o.paper, o.claim);
   LedgerResult r;
   r.tier = o.tier;
   r.decide_only = o.decide_only;
-  const fs::path out = o.out.empty() ? fs::path("results") / ("claims-" + o.tier) : o.out;
-  for (const Claim& c : claims) {
+  const fs::path out = ledger_out(o);
+  std::vector<size_t> study_of;
+  r.studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
+  for (size_t i = 0; i < claims.size(); ++i) {
     ClaimOutcome outcome;
-    outcome.claim = c;
-    std::vector<std::string> sets;
-    for (const std::string& s : c.sets) sets.push_back(normalized_set(s));
-    size_t index = 0;
-    while (index < r.studies.size() &&
-           !(r.studies[index].file == c.study && r.studies[index].sets == sets)) {
-      ++index;
-    }
-    if (index == r.studies.size()) {
-      try {
-        r.studies.push_back(plan_study(c.study, c.sets, o.tier, out, o.jobs));
-      } catch (const std::exception& e) {
-        StudyRun failed;
-        failed.file = c.study;
-        failed.sets = sets;
-        failed.failure = e.what();
-        r.studies.push_back(failed);
-      }
-    }
-    outcome.study = index;
+    outcome.claim = claims[i];
+    outcome.study = study_of[i];
     r.claims.push_back(outcome);
   }
   for (const Paper& p : papers) {

@@ -9,6 +9,7 @@
 
 #include "normlab/bench/train_bench.hpp"
 #include "normlab/io/toml_reader.hpp"
+#include "normlab/model/model_config.hpp"
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/trainer.hpp"
 
@@ -46,8 +47,9 @@ void list_leaves(const toml::table& t, const std::string& prefix, const std::str
   }
 }
 
-// "1 h 05 min", "12 min", "40 s".
-std::string duration(double seconds) {
+}  // namespace
+
+std::string training_duration(double seconds) {
   if (seconds >= 3600) {
     return fmt::format("{} h {:02} min", static_cast<int>(seconds / 3600),
                        static_cast<int>(seconds / 60) % 60);
@@ -55,8 +57,6 @@ std::string duration(double seconds) {
   if (seconds >= 60) return fmt::format("{} min", static_cast<int>(seconds / 60 + 0.5));
   return fmt::format("{} s", static_cast<int>(seconds + 0.5));
 }
-
-}  // namespace
 
 std::string resolved_values(const toml::table& doc, const std::string& file) {
   std::vector<std::pair<std::string, std::string>> leaves;
@@ -78,6 +78,65 @@ std::string resolved_values(const toml::table& doc, const std::string& file) {
   return out;
 }
 
+RunState run_state(const Variant& v, uint64_t seed, const fs::path& out) {
+  RunState r{run_directory(out, v, seed), "to do", v.train.steps};
+  if (!fs::exists(r.dir / "run.json")) return r;
+  const RunStatus status = read_run_status(r.dir);
+  const int64_t step = checkpoint_step(r.dir);
+  if (status == RunStatus::finished || status == RunStatus::diverged) {
+    r.state = to_string(status);
+    r.steps_left = 0;
+  } else if (step > 0) {
+    r.state = fmt::format("to resume from step {} of {}", step, v.train.steps);
+    r.steps_left = v.train.steps - step;
+  }
+  return r;
+}
+
+TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int jobs, bool measure,
+                                   const fs::path& kept) {
+  TrainingEstimate t;
+  t.runs = static_cast<int>(e.variants.size() * e.seeds.size());
+  std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
+  for (const Variant& v : e.variants) {
+    for (uint64_t seed : e.seeds) {
+      const RunState r = run_state(v, seed, out);
+      if (r.steps_left == 0) continue;
+      if (!kept.empty() && r.state == "to do") {
+        const fs::path k = kept / r.dir.filename();
+        if (fs::exists(k / "run.json") && read_run_status(k) == RunStatus::finished) continue;
+      }
+      ++t.to_do;
+      steps_to_do[v.label] += r.steps_left;
+    }
+  }
+  t.at_once = std::max(1, std::min(jobs, t.to_do));
+  if (t.to_do == 0 || !measure) return t;
+  // Training time: each variant's steps left at its measured rate, spread over `jobs`. Variants
+  // that differ only in what does not change a step's work (learning rate, seeds) are timed
+  // once.
+  std::map<std::string, double> rate_of;  // model, batch, length, threads → steps/s
+  for (const Variant& v : e.variants) {
+    if (steps_to_do.count(v.label) == 0) continue;
+    const std::unique_ptr<Task> task = make_task_from_json(e.task);
+    // The mean training length, or the next the task accepts (Dyck: even lengths).
+    const int64_t len = std::min(
+        round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
+        v.train.max_len);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}", to_json(v.model).dump(), v.train.batch, len, v.train.threads);
+    if (rate_of.count(key) == 0) {
+      const BenchPreset preset{v.label, v.model, v.train.batch, len};
+      rate_of[key] =
+          run_train_bench(preset, v.train.threads, 2, 10, 0.3, task.get(), len).steps_per_s;
+    }
+    t.seconds += static_cast<double>(steps_to_do[v.label]) / rate_of[key];
+    t.rates += fmt::format("{}{} {:.0f}", t.rates.empty() ? "" : ", ", v.label, rate_of[key]);
+  }
+  t.seconds /= t.at_once;
+  return t;
+}
+
 std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs::path& out,
                            int jobs, bool estimate) {
   std::string report = fmt::format("{} (from {}{}), resolved:\n", e.name, e.file,
@@ -86,55 +145,20 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
   const size_t runs = e.variants.size() * e.seeds.size();
   report += fmt::format("\n{} runs ({} variants × {} seeds), results in {}:\n", runs,
                         e.variants.size(), e.seeds.size(), out.string());
-  std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
-  int to_do = 0;
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
-      const fs::path dir = run_directory(out, v, seed);
-      std::string state = "to do";
-      int64_t left = v.train.steps;
-      if (fs::exists(dir / "run.json")) {
-        const RunStatus status = read_run_status(dir);
-        const int64_t step = checkpoint_step(dir);
-        if (status == RunStatus::finished || status == RunStatus::diverged) {
-          state = to_string(status);
-          left = 0;
-        } else if (step > 0) {
-          state = fmt::format("to resume from step {} of {}", step, v.train.steps);
-          left = v.train.steps - step;
-        }
-      }
-      if (left > 0) {
-        ++to_do;
-        steps_to_do[v.label] += left;
-      }
+      const RunState r = run_state(v, seed, out);
       report += fmt::format("  {:<28} {:<36} {}\n", fmt::format("{} seed {}", v.label, seed),
-                            fs::relative(dir, out).string(), state);
+                            fs::relative(r.dir, out).string(), r.state);
     }
   }
-  if (to_do == 0) return report + "\nnothing to train: every run has ended\n";
+  const TrainingEstimate t = estimate_training(e, out, jobs, estimate);
+  if (t.to_do == 0) return report + "\nnothing to train: every run has ended\n";
   if (!estimate) return report;
-  // Training time: each variant's steps left at its measured rate, spread over `jobs`.
-  double seconds = 0;
-  std::string rates;
-  for (const Variant& v : e.variants) {
-    if (steps_to_do.count(v.label) == 0) continue;
-    const std::unique_ptr<Task> task = make_task_from_json(e.task);
-    // The mean training length, or the next the task accepts (Dyck: even lengths).
-    const int64_t len = std::min(
-        round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
-        v.train.max_len);
-    const BenchPreset preset{v.label, v.model, v.train.batch, len};
-    const TrainBenchResult r =
-        run_train_bench(preset, v.train.threads, 2, 10, 0.3, task.get(), len);
-    seconds += static_cast<double>(steps_to_do[v.label]) / r.steps_per_s;
-    rates += fmt::format("{}{} {:.0f}", rates.empty() ? "" : ", ", v.label, r.steps_per_s);
-  }
-  const int at_once = std::max(1, std::min(jobs, to_do));
   report += fmt::format(
       "\n{} runs to do: about {} of training at {} at a time (steps/s measured here at the mean "
       "training length: {}); evaluation and probes come on top\n",
-      to_do, duration(seconds / at_once), at_once, rates);
+      t.to_do, training_duration(t.seconds), t.at_once, t.rates);
   return report;
 }
 

@@ -336,6 +336,61 @@ TEST(ClaimsRun, FinishedStudyIsReusedFromItsKeptTables) {
   EXPECT_NE(r.err.find("runs ("), std::string::npos) << r.err;
 }
 
+// --dry-run trains and writes nothing: the study's runs to do and an estimate before the ledger
+// has run it; "finished" in the folder after, or its runs all ended without the ledger's
+// record; the kept tables named in another folder.
+TEST(ClaimsRun, DryRunListsWhatIsLeftAndWritesNothing) {
+  TempDir tmp;
+  testing::write_bytes(tmp / "claims" / "tiny.toml",
+                       "paper = \"0000.00009\"\n" + minimal_claim("tiny.dry", kTinyStudy.string()));
+  const fs::path tables = tmp / "tables";
+  const auto ledger = [&](const std::string& out, bool dry) {
+    std::vector<std::string> args = {"claims",   "run",
+                                     "--tier",   "quick",
+                                     "--claims", (tmp / "claims").string(),
+                                     "--out",    (tmp / out).string(),
+                                     "--tables", tables.string()};
+    if (dry) args.push_back("--dry-run");
+    return run_normlab(args);
+  };
+  auto r = ledger("first", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("claims_tiny-quick"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 runs, 4 to do: about "), std::string::npos) << r.out;  // 2 × 2
+  EXPECT_NE(r.out.find("in all: 4 runs to do, about "), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "first"));
+  EXPECT_FALSE(fs::exists(tables));
+
+  r = ledger("first", false);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  r = ledger("first", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("claims_tiny-quick"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" finished\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("in all: 0 runs to do"), std::string::npos) << r.out;
+  // Without the ledger's record the study's own runs say it: all four have ended.
+  fs::remove(tmp / "first" / "claims_tiny-quick" / "ledger_study.json");
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "first").string(), "--dry-run"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("4 runs, 0 to do\n"), std::string::npos) << r.out;
+  // Runs kept by `normlab run --keep` where the ledger's --tables keeps them count as done.
+  r = run_normlab({"run", kTinyStudy.string(), "--tier", "quick", "--out", (tmp / "pilot").string(),
+                   "--keep", (tmp / "kept" / "claims_tiny-quick" / "runs").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  r = run_normlab({"claims", "run", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "third").string(), "--tables", (tmp / "kept").string(),
+                   "--dry-run"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("4 runs, 0 to do\n"), std::string::npos) << r.out;
+  r = ledger("second", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("finished in an earlier ledger run: its kept tables are used"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "second"));
+}
+
 // --decide-only on a folder without the study: the claim is "not run", nothing is trained.
 TEST(ClaimsRun, DecideOnlyWithoutTheStudySaysNotRun) {
   TempDir tmp;

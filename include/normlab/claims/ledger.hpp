@@ -79,6 +79,14 @@ StudyRun plan_study(const std::filesystem::path& file, const std::vector<std::st
 // `decide_only`, reads each study's record instead of running it.
 LedgerResult run_ledger(const LedgerOptions& options);
 
+// `normlab claims run --dry-run`: each selected study as `out` has it (finished, decided by
+// its pilot, finished earlier with its kept tables in `tables`), or its runs still to train
+// (counting those finished among the kept runs as done) and, with `measure`, an estimate of
+// their training time (dry_run.hpp's estimate_training); then the total. Nothing is trained
+// or written; with `measure` each study's line is printed as soon as it is known and the
+// returned text holds the total only.
+std::string ledger_dry_run(const LedgerOptions& options, bool measure = true);
+
 nlohmann::json to_json(const LedgerResult& r);
 std::string to_markdown(const LedgerResult& r);
 

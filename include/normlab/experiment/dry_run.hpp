@@ -14,6 +14,32 @@ namespace normlab {
 // leaf, "dotted.key = value   # where it was written" (FILE:LINE or --set KEY=VALUE).
 std::string resolved_values(const toml::table& doc, const std::string& file);
 
+// "1 h 05 min", "12 min", "40 s".
+std::string training_duration(double seconds);
+
+// One run of a study as its folder under `out` has it: "to do", "to resume from step S of N",
+// "finished" or "diverged", and the training steps it has left.
+struct RunState {
+  std::filesystem::path dir;
+  std::string state;
+  int64_t steps_left = 0;
+};
+RunState run_state(const Variant& v, uint64_t seed, const std::filesystem::path& out);
+
+// The runs of a study not yet ended under `out` (nor finished in `kept`, the folder of kept
+// runs that `normlab run --keep` restores) and, with `measure`, the wall time of their
+// training at `jobs` runs at a time, from timed steps of each variant's model on its task at
+// the mean training length (a few seconds per variant).
+struct TrainingEstimate {
+  int runs = 0;        // variants × seeds
+  int to_do = 0;       // runs neither finished nor diverged
+  int at_once = 1;     // min(jobs, to_do), at least 1
+  double seconds = 0;  // 0 without `measure`
+  std::string rates;   // "label steps/s, ..." as measured
+};
+TrainingEstimate estimate_training(const Experiment& e, const std::filesystem::path& out, int jobs,
+                                   bool measure = true, const std::filesystem::path& kept = {});
+
 // The report of --dry-run: the resolved values, then each run with its folder under `out`
 // and its state there (to do, at step S of N, finished, diverged), then an estimate of the
 // training time of the runs to do at `jobs` at a time, from timed steps of each variant's
