@@ -419,12 +419,12 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
   const fs::path out = ledger_out(o);
   std::vector<size_t> study_of;
-  std::vector<StudyRun> studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
+  const std::vector<StudyRun> studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
   std::string report = fmt::format("{} claims and findings, {} studies at the {} tier, in {}:\n",
                                    claims.size(), studies.size(), o.tier, out.string());
   double seconds = 0;
   int to_do = 0;
-  for (StudyRun& s : studies) {
+  for (const StudyRun& s : studies) {
     const std::string name = s.folder.empty() ? s.file.string() : s.folder.filename().string();
     std::string line;
     const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
