@@ -422,10 +422,16 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   const std::vector<StudyRun> studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
   std::string report = fmt::format("{} claims and findings, {} studies at the {} tier, in {}:\n",
                                    claims.size(), studies.size(), o.tier, out.string());
+  const auto name_of = [](const StudyRun& s) {
+    return s.folder.empty() ? s.file.string() : s.folder.filename().string();
+  };
+  size_t name_width = 0;
+  for (const StudyRun& s : studies) name_width = std::max(name_width, name_of(s).size());
   double seconds = 0;
   int to_do = 0;
+  StepRates rates;  // shared: the studies of one task and model time its step once
   for (const StudyRun& s : studies) {
-    const std::string name = s.folder.empty() ? s.file.string() : s.folder.filename().string();
+    const std::string name = name_of(s);
     std::string line;
     const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
     StudyRun recorded = s;
@@ -442,8 +448,8 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       Experiment e = read_swept_experiment(
           [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
       const int jobs = o.jobs > 0 ? o.jobs : e.jobs;
-      const TrainingEstimate t =
-          estimate_training(e, s.folder, jobs, measure, tables.empty() ? tables : tables / "runs");
+      const TrainingEstimate t = estimate_training(
+          e, s.folder, jobs, measure, tables.empty() ? tables : tables / "runs", &rates);
       to_do += t.to_do;
       seconds += t.seconds;
       line = fmt::format("{} runs, {} to do", t.runs, t.to_do);
@@ -452,7 +458,7 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
                             t.at_once);
       }
     }
-    report += fmt::format("  {:<56} {}\n", name, line);
+    report += fmt::format("  {:<{}} {}\n", name, name_width, line);
     if (measure) {  // a line at a time: the timed steps take seconds per study
       std::fputs(report.c_str(), stdout);
       std::fflush(stdout);

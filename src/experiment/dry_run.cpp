@@ -94,7 +94,7 @@ RunState run_state(const Variant& v, uint64_t seed, const fs::path& out) {
 }
 
 TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int jobs, bool measure,
-                                   const fs::path& kept) {
+                                   const fs::path& kept, StepRates* rates) {
   TrainingEstimate t;
   t.runs = static_cast<int>(e.variants.size() * e.seeds.size());
   std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
@@ -115,7 +115,9 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
   // Training time: each variant's steps left at its measured rate, spread over `jobs`. Variants
   // that differ only in what does not change a step's work (learning rate, seeds) are timed
   // once.
-  std::map<std::string, double> rate_of;  // model, batch, length, threads → steps/s
+  StepRates own_rates;
+  StepRates& rate_of = rates != nullptr ? *rates : own_rates;
+  const std::string task_key = e.task.dump();
   for (const Variant& v : e.variants) {
     if (steps_to_do.count(v.label) == 0) continue;
     const std::unique_ptr<Task> task = make_task_from_json(e.task);
@@ -123,8 +125,8 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
     const int64_t len = std::min(
         round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
         v.train.max_len);
-    const std::string key =
-        fmt::format("{}|{}|{}|{}", to_json(v.model).dump(), v.train.batch, len, v.train.threads);
+    const std::string key = fmt::format("{}|{}|{}|{}|{}", task_key, to_json(v.model).dump(),
+                                        v.train.batch, len, v.train.threads);
     if (rate_of.count(key) == 0) {
       const BenchPreset preset{v.label, v.model, v.train.batch, len};
       rate_of[key] =

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <toml++/toml.h>
@@ -26,10 +27,16 @@ struct RunState {
 };
 RunState run_state(const Variant& v, uint64_t seed, const std::filesystem::path& out);
 
+// Training rates in steps/s, by what sets a step's work: the task, the model, the batch, the
+// length and the threads (the learning rate and the seed do not). A ledger's dry run shares
+// one across its studies, so that a step that several studies train is timed once.
+using StepRates = std::map<std::string, double>;
+
 // The runs of a study not yet ended under `out` (nor finished in `kept`, the folder of kept
 // runs that `normlab run --keep` restores) and, with `measure`, the wall time of their
 // training at `jobs` runs at a time, from timed steps of each variant's model on its task at
-// the mean training length (a few seconds per variant).
+// the mean training length (a few seconds per step not in `rates`; those timed are added to
+// it).
 struct TrainingEstimate {
   int runs = 0;        // variants × seeds
   int to_do = 0;       // runs neither finished nor diverged
@@ -38,7 +45,8 @@ struct TrainingEstimate {
   std::string rates;   // "label steps/s, ..." as measured
 };
 TrainingEstimate estimate_training(const Experiment& e, const std::filesystem::path& out, int jobs,
-                                   bool measure = true, const std::filesystem::path& kept = {});
+                                   bool measure = true, const std::filesystem::path& kept = {},
+                                   StepRates* rates = nullptr);
 
 // The report of --dry-run: the resolved values, then each run with its folder under `out`
 // and its state there (to do, at step S of N, finished, diverged), then an estimate of the
