@@ -425,8 +425,11 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   const auto name_of = [](const StudyRun& s) {
     return s.folder.empty() ? s.file.string() : s.folder.filename().string();
   };
+  // A column as wide as the longest name up to 64 characters; the names of studies with many
+  // sets (MQAR's panels, up to about 130) overflow it.
   size_t name_width = 0;
   for (const StudyRun& s : studies) name_width = std::max(name_width, name_of(s).size());
+  name_width = std::min<size_t>(name_width, 64);
   double seconds = 0;
   int to_do = 0;
   StepRates rates;  // shared: the studies of one task and model time its step once

@@ -1,6 +1,7 @@
 // Training-throughput benchmark: timed steps of forward, cross-entropy, backward and AdamW,
-// next to this CPU's single-core SGEMM peak measured in the same run: the faster of OpenBLAS's
-// product (whichever kernels it picked for this CPU) and normlab's own.
+// and, where a fraction of the peak is wanted, this CPU's single-core SGEMM peak measured in
+// the same run: the faster of OpenBLAS's product (whichever kernels it picked for this CPU) and
+// normlab's own.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,9 @@ struct TrainBenchResult {
   double cpu_seconds_per_step = 0;
   double tokens_per_s = 0;
   double flops_per_step = 0;
-  double gflops = 0;                 // model GFLOP/s (normlab/bench/flops.hpp)
-  double openblas_sgemm_gflops = 0;  // one thread, 2048³ product, best of 3
+  double gflops = 0;  // model GFLOP/s (normlab/bench/flops.hpp)
+  // Set by add_sgemm_peak (0 until then).
+  double openblas_sgemm_gflops = 0;  // one thread, n³ product, best of 3
   double normlab_sgemm_gflops = 0;   // normlab's gemm<float>, the same product
   double sgemm_peak_gflops = 0;      // the larger of the two
   double fraction_of_peak = 0;       // gflops / sgemm_peak_gflops
@@ -39,5 +41,9 @@ TrainBenchResult run_train_bench(const BenchPreset& preset, int threads, int64_t
 // GFLOP/s of a single-threaded n×n×n float product, best of `repeats`: by OpenBLAS's
 // cblas_sgemm, or by normlab's gemm<float>.
 double measure_sgemm_peak(bool openblas, int n = 2048, int repeats = 3);
+
+// Measures the single-core SGEMM peak (both products at n³, a second or two at n = 2048) and
+// sets r's peak fields and its fraction of the peak.
+void add_sgemm_peak(TrainBenchResult& r, int n = 2048);
 
 }  // namespace normlab
