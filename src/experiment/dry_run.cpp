@@ -118,9 +118,9 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
   StepRates own_rates;
   StepRates& rate_of = rates != nullptr ? *rates : own_rates;
   const std::string task_key = e.task.dump();
+  const std::unique_ptr<Task> task = make_task_from_json(e.task);  // one task for every variant
   for (const Variant& v : e.variants) {
     if (steps_to_do.count(v.label) == 0) continue;
-    const std::unique_ptr<Task> task = make_task_from_json(e.task);
     // The mean training length, or the next the task accepts (Dyck: even lengths).
     const int64_t len = std::min(
         round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
