@@ -307,12 +307,19 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   catch_interrupts();
   const bool terminal = stderr_is_terminal();
   SweepProgress progress(stderr, terminal, progress_interval(terminal));
-  // The live block: each active run's newest record, and the total with its ETA.
+  // The live block: each active run's newest record with its recent speed, and the total with
+  // its ETA.
+  std::map<size_t, RecentRate> recent;  // by index into `jobs`
   auto show_progress = [&] {
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     std::vector<ActiveRun> views;
     auto view = [&](size_t i) {
-      views.push_back({jobs[i].label, jobs[i].variant->train.steps,
-                       read_run_snapshot(jobs[i].dir / "metrics.jsonl")});
+      RunSnapshot snapshot = read_run_snapshot(jobs[i].dir / "metrics.jsonl");
+      RecentRate& rate = recent[i];
+      if (snapshot.step > 0) rate.observe(now, snapshot.step);
+      snapshot.steps_per_s = rate.steps_per_s(snapshot.steps_per_s);
+      views.push_back({jobs[i].label, jobs[i].variant->train.steps, snapshot});
     };
     for (const auto& [pid, a] : local) view(a.job);
     for (const auto& [rank, i] : remote) view(i);

@@ -69,6 +69,34 @@ TEST(SweepProgress, EtaIsStepsLeftOverTheSummedRate) {
   EXPECT_EQ(format_active_run({"x", 10, {}}, 3), "x    starting");
 }
 
+TEST(SweepProgress, RecentRateIsTheSpeedOverTheLastWindow) {
+  RecentRate rate(60.0);
+  EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 7.0);  // nothing seen yet: the record's average
+  rate.observe(0, 0);
+  EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 7.0);  // one step seen
+  rate.observe(1, 50);
+  rate.observe(2, 100);
+  rate.observe(2.5, 100);  // the same record read again: timed when first seen
+  EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 50.0);
+  // Stopped for 998 s, then 50 steps/s again: the pause counts until it is a window old.
+  for (int k = 0; k <= 70; ++k) {
+    rate.observe(1000 + k, 150 + 50 * k);
+    if (k == 1) {
+      EXPECT_LT(rate.steps_per_s(7.0), 1.0);  // (200 − 100) / (1001 − 2)
+    }
+  }
+  EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 50.0);  // (3650 − 600) / (1070 − 1009)
+  // A run that started again from an earlier step forgets the steps it had shown.
+  rate.observe(1071, 40);
+  EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 7.0);
+  // Records farther apart than the window: the two newest still give the rate.
+  RecentRate slow(60.0);
+  slow.observe(0, 0);
+  slow.observe(300, 50);
+  slow.observe(600, 100);
+  EXPECT_DOUBLE_EQ(slow.steps_per_s(7.0), 50.0 / 300.0);
+}
+
 TEST(SweepProgress, PlainOutputPrintsBlocksAndMessages) {
   std::FILE* f = std::tmpfile();
   SweepProgress p(f, false, 0.0);
