@@ -311,8 +311,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   // its ETA.
   std::map<size_t, RecentRate> recent;  // by index into `jobs`
   auto show_progress = [&] {
-    const double now =
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const double now = steady_seconds();
     std::vector<ActiveRun> views;
     auto view = [&](size_t i) {
       RunSnapshot snapshot = read_run_snapshot(jobs[i].dir / "metrics.jsonl");

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,14 +9,6 @@
 #include "normlab/io/progress.hpp"
 
 namespace normlab {
-
-namespace {
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 RunSnapshot read_run_snapshot(const std::filesystem::path& metrics_file) {
   RunSnapshot s;
@@ -39,24 +30,6 @@ RunSnapshot read_run_snapshot(const std::filesystem::path& metrics_file) {
     s.steps_per_s = j.value("steps_per_s", 0.0);
   }
   return s;
-}
-
-void RecentRate::observe(double seconds, int64_t step) {
-  if (!seen_.empty() && step == seen_.back().step) return;
-  if (!seen_.empty() && step < seen_.back().step) seen_.clear();  // a run started again
-  seen_.push_back({seconds, step});
-  // Keeps one step from before the window, so that a slow run's two newest records still span.
-  size_t first = 0;
-  while (first + 2 < seen_.size() && seen_[first + 1].seconds < seconds - window_) ++first;
-  seen_.erase(seen_.begin(), seen_.begin() + static_cast<std::ptrdiff_t>(first));
-}
-
-double RecentRate::steps_per_s(double fallback) const {
-  if (seen_.size() < 2) return fallback;
-  const Seen& a = seen_.front();
-  const Seen& b = seen_.back();
-  return b.seconds > a.seconds ? static_cast<double>(b.step - a.step) / (b.seconds - a.seconds)
-                               : fallback;
 }
 
 std::string format_active_run(const ActiveRun& run, size_t width) {
@@ -101,7 +74,7 @@ void SweepProgress::message(const std::string& line) {
 }
 
 void SweepProgress::update(const std::vector<ActiveRun>& active, const std::string& total_line) {
-  const double now = now_seconds();
+  const double now = steady_seconds();
   if (now - last_draw_ < interval_) return;
   last_draw_ = now;
   size_t width = 0;

@@ -56,4 +56,26 @@ void ItemProgress::item_done(const std::string& what) {
                costs_.size(), eta.c_str());
 }
 
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void RecentRate::observe(double seconds, int64_t step) {
+  if (!seen_.empty() && step == seen_.back().step) return;
+  if (!seen_.empty() && step < seen_.back().step) seen_.clear();  // a run started again
+  seen_.push_back({seconds, step});
+  // Keeps one step from before the window, so that a slow run's two newest records still span.
+  size_t first = 0;
+  while (first + 2 < seen_.size() && seen_[first + 1].seconds < seconds - window_) ++first;
+  seen_.erase(seen_.begin(), seen_.begin() + static_cast<std::ptrdiff_t>(first));
+}
+
+double RecentRate::steps_per_s(double fallback) const {
+  if (seen_.size() < 2) return fallback;
+  const Seen& a = seen_.front();
+  const Seen& b = seen_.back();
+  return b.seconds > a.seconds ? static_cast<double>(b.step - a.step) / (b.seconds - a.seconds)
+                               : fallback;
+}
+
 }  // namespace normlab

@@ -494,6 +494,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   std::vector<float> dlogits;
   const auto t0 = std::chrono::steady_clock::now();
   auto last_print = t0;
+  RecentRate recent;  // the speed on the progress line
   const int64_t start_step = st.step;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -555,7 +556,8 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       const auto now = std::chrono::steady_clock::now();
       if (std::chrono::duration<double>(now - last_print).count() > 0.25 || st.step == tc.steps) {
         last_print = now;
-        const double sps = (st.step - start_step) / std::max(elapsed(), 1e-9);
+        recent.observe(steady_seconds(), st.step);
+        const double sps = recent.steps_per_s((st.step - start_step) / std::max(elapsed(), 1e-9));
         const std::string val =
             std::isfinite(last_val) ? fmt::format("  val {:.4f}", last_val) : std::string();
         std::fprintf(stderr, "\r%s  step %lld/%lld  loss %.4f%s  %.1f steps/s  ETA %s   ",

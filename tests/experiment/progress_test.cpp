@@ -69,7 +69,7 @@ TEST(SweepProgress, EtaIsStepsLeftOverTheSummedRate) {
   EXPECT_EQ(format_active_run({"x", 10, {}}, 3), "x    starting");
 }
 
-TEST(SweepProgress, RecentRateIsTheSpeedOverTheLastWindow) {
+TEST(Progress, RecentRateIsTheSpeedOverTheLastWindow) {
   RecentRate rate(60.0);
   EXPECT_DOUBLE_EQ(rate.steps_per_s(7.0), 7.0);  // nothing seen yet: the record's average
   rate.observe(0, 0);

@@ -26,29 +26,6 @@ struct RunSnapshot {
 };
 RunSnapshot read_run_snapshot(const std::filesystem::path& metrics_file);
 
-// A run's speed over the last `window` seconds, from the steps its records show as they are
-// read. The average a record carries counts from the trainer's start, so a pause (a stopped
-// process, a loaded machine) would weigh on it for the rest of the run; this one forgets it
-// once the pause is `window` seconds old. A step is timed when first seen: the rate's error is
-// about one polling interval over the span measured.
-class RecentRate {
- public:
-  explicit RecentRate(double window = 60.0) : window_(window) {}
-  // `seconds` on a steady clock, nondecreasing; `step` the newest record's.
-  void observe(double seconds, int64_t step);
-  // Steps per second between the oldest and newest step seen in the window (the newest step
-  // seen before it stands in when the window holds one); `fallback` until two are known.
-  double steps_per_s(double fallback) const;
-
- private:
-  struct Seen {
-    double seconds;
-    int64_t step;
-  };
-  double window_;
-  std::vector<Seen> seen_;  // distinct steps, oldest first
-};
-
 struct ActiveRun {
   std::string label;  // "pre seed 1"
   int64_t steps = 0;  // the run's total steps

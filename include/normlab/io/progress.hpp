@@ -1,5 +1,5 @@
 // Progress of long work for a person watching a terminal or reading a log: durations, whether
-// stderr is a terminal, how often to report, and per-item progress with an ETA.
+// stderr is a terminal, how often to report, a recent speed, and per-item progress with an ETA.
 //
 //   ItemProgress p({cost(n) for each length n});
 //   for (...) { ...; p.item_done(fmt::format("length {}", n)); }
@@ -26,6 +26,32 @@ double progress_interval(bool terminal);
 // The relative cost of a forward pass over T tokens of a width-D model: attention scores grow
 // as T²·D, the projections and the MLP as 12·T·D², so cost ∝ T·(T + 12·D).
 double forward_cost(int64_t tokens, int64_t width);
+
+// Seconds on a steady clock (for RecentRate and intervals).
+double steady_seconds();
+
+// A run's speed over the last `window` seconds, from its step as observed now and then (when a
+// progress line is drawn). An average since the start, as metrics.jsonl's steps_per_s, carries
+// a pause (a stopped process, a loaded machine) for the rest of the run; this one forgets it
+// once the pause is `window` seconds old. A step is timed when first seen: the rate's error is
+// about one observation interval over the span measured.
+class RecentRate {
+ public:
+  explicit RecentRate(double window = 60.0) : window_(window) {}
+  // `seconds` on a steady clock, nondecreasing; `step` the newest record's.
+  void observe(double seconds, int64_t step);
+  // Steps per second between the oldest and newest step seen in the window (the newest step
+  // seen before it stands in when the window holds one); `fallback` until two are known.
+  double steps_per_s(double fallback) const;
+
+ private:
+  struct Seen {
+    double seconds;
+    int64_t step;
+  };
+  double window_;
+  std::vector<Seen> seen_;  // distinct steps, oldest first
+};
 
 // One stderr line per finished item with the items done, the total and an ETA. The ETA
 // assumes each item takes time in proportion to its cost (e.g. tokens × length for an
