@@ -1,7 +1,8 @@
 // `normlab train RUN_DIR [--resume]`: trains the run described by RUN_DIR/run.json (written
 // by `normlab run` for every scheme and seed of an experiment), then evaluates it if the run
 // has evaluation settings. With --resume, continues from the run's last checkpoint and
-// reaches the same final weights as an uninterrupted run.
+// reaches the same final weights as an uninterrupted run; a run whose training had finished
+// is only evaluated.
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -27,7 +28,9 @@ void add_train_command(CLI::App& app) {
   auto interrupt_at = std::make_shared<int64_t>(0);
   auto parent = std::make_shared<pid_t>(0);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
-  cmd->add_flag("--resume", *resume, "Continue from the last checkpoint if there is one");
+  cmd->add_flag("--resume", *resume,
+                "Continue from the last checkpoint if there is one; a finished run is only "
+                "evaluated");
   // Internal options (tests, `normlab run`): accepted, not listed in --help.
   cmd->add_option("--kill-at-step", *kill_at,
                   "Testing aid: the process kills itself with SIGKILL after this step")
@@ -70,8 +73,13 @@ void add_train_command(CLI::App& app) {
     if (r.status == RunStatus::diverged) {
       throw InputError(fmt::format("{}: {}", *dir, r.message));
     }
-    std::printf("%s: %lld steps, last loss %.5f, %.1f s\n", dir->c_str(),
-                static_cast<long long>(r.steps), r.last_loss, r.seconds);
+    if (r.trained_before) {
+      std::printf("%s: trained before (%lld steps, last loss %.5f); evaluating\n", dir->c_str(),
+                  static_cast<long long>(r.steps), r.last_loss);
+    } else {
+      std::printf("%s: %lld steps, last loss %.5f, %.1f s\n", dir->c_str(),
+                  static_cast<long long>(r.steps), r.last_loss, r.seconds);
+    }
     evaluate_run(*dir, hooks.progress);
   });
 }

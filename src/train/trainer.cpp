@@ -176,6 +176,26 @@ void truncate_metrics(const fs::path& file, int64_t step) {
   write_file_atomic(file, kept);
 }
 
+// The outcome of a run whose training had finished: its last logged step and loss, and the
+// message its run.json keeps (an early stop's); nothing trained by this process.
+RunOutcome finished_outcome(const fs::path& run_dir) {
+  RunOutcome out;
+  out.status = RunStatus::finished;
+  out.trained_before = true;
+  std::ifstream in(run_dir / kMetricsFile);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("loss") && j.contains("step")) {
+      out.steps = j.at("step").get<int64_t>();
+      out.last_loss = j.at("loss").get<double>();
+    }
+  }
+  out.message = read_json_file(run_dir / kRunFile, [](const nlohmann::json& j) {
+    return j.value("message", std::string());
+  });
+  return out;
+}
+
 // Periodic validation data: one fixed seed for every run, so every scheme and seed is
 // measured on the same batches, and a generator of its own, so the training data RNG never
 // sees it.
@@ -430,6 +450,12 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
                                       run_dir.string(), interrupt_name(signal)));
       }
     }
+  }
+  // A finished run (status and final weights written) is not trained again: a stop during its
+  // evaluation leaves it so, and only the evaluation remains.
+  if (resume && read_run_status(run_dir) == RunStatus::finished &&
+      fs::exists(run_dir / "final" / kModelFile)) {
+    return finished_outcome(run_dir);
   }
   const TrainConfig& tc = spec.train;
   auto task = make_task_from_json(spec.task);

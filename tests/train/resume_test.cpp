@@ -281,6 +281,27 @@ TEST(Resume, WithoutResumeFlagStartsOver) {
   EXPECT_EQ(metrics_lines(tmp / "run" / "metrics.jsonl").size(), 60u);
 }
 
+// A stop during a finished run's evaluation leaves its status finished and its final weights
+// written: --resume only evaluates. With the checkpoints removed, a run trained again would
+// start over and rewrite metrics.jsonl (its steps/s differ) and checkpoint/.
+TEST(Resume, AFinishedRunIsNotTrainedAgain) {
+  TempDir tmp;
+  RunSpec spec = small_run(Scheme::pre);
+  prepare_run(tmp / "run", spec);
+  const auto first = run_normlab({"train", (tmp / "run").string()});
+  ASSERT_TRUE(first.exited && first.exit_code == 0) << first.describe();
+  const std::string metrics = slurp(tmp / "run" / "metrics.jsonl");
+  const std::string weights = slurp(tmp / "run" / "final" / "model.safetensors");
+  std::filesystem::remove_all(tmp / "run" / "checkpoint");
+  const auto again = run_normlab({"train", (tmp / "run").string(), "--resume"});
+  ASSERT_TRUE(again.exited && again.exit_code == 0) << again.describe();
+  EXPECT_NE(again.out.find("trained before (60 steps"), std::string::npos) << again.out;
+  EXPECT_TRUE(slurp(tmp / "run" / "metrics.jsonl") == metrics) << "metrics.jsonl was rewritten";
+  EXPECT_TRUE(slurp(tmp / "run" / "final" / "model.safetensors") == weights)
+      << "the final weights were written again";
+  EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "checkpoint"));
+}
+
 // lr = 1e30 without norms: the weights after step 1 are finite but so large that the loss of
 // step 2 overflows. The message says exactly what is kept, and the kept checkpoint (the
 // weights of step 1) is refused by forward with one line instead of printing null logits.

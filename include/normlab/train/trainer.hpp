@@ -41,10 +41,11 @@ std::string to_string(RunStatus s);
 
 struct RunOutcome {
   RunStatus status = RunStatus::pending;
-  int64_t steps = 0;     // optimizer steps completed
-  double last_loss = 0;  // loss of the last logged step
-  double seconds = 0;    // training time (this process)
-  std::string message;   // why it stopped: diverged, or finished early (stop_accuracy)
+  int64_t steps = 0;            // optimizer steps completed
+  double last_loss = 0;         // loss of the last logged step
+  double seconds = 0;           // training time (this process)
+  std::string message;          // why it stopped: diverged, or finished early (stop_accuracy)
+  bool trained_before = false;  // finished by an earlier process; --resume trained nothing
 };
 
 // Writes RUN/run.json for a new run (status pending). Refuses an existing run directory
