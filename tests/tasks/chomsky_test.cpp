@@ -312,7 +312,9 @@ TEST(TaskChomsky, ChanceIsTheBestConstantAnswer) {
         c.name == "binary_multiplication") {
       EXPECT_GT(chance, 0.45);
     }
-    if (c.name == "modular_arithmetic_brackets") EXPECT_GT(chance, 0.25);
+    if (c.name == "modular_arithmetic_brackets") {
+      EXPECT_GT(chance, 0.25);
+    }
   }
 }
 
