@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -318,13 +319,16 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       RecentRate& rate = recent[i];
       if (snapshot.step > 0) rate.observe(now, snapshot.step);
       snapshot.steps_per_s = rate.steps_per_s(snapshot.steps_per_s);
-      views.push_back({jobs[i].label, jobs[i].variant->train.steps, snapshot});
+      views.push_back(
+          {jobs[i].label, jobs[i].variant->train.steps, snapshot, read_eval_progress(jobs[i].dir)});
     };
     for (const auto& [pid, a] : local) view(a.job);
     for (const auto& [rank, i] : remote) view(i);
     int64_t waiting_steps = 0;
     for (size_t k = next; k < todo.size(); ++k) waiting_steps += jobs[todo[k]].variant->train.steps;
-    progress.update(views, format_sweep_total(done, total, views.size(),
+    const size_t evaluating = static_cast<size_t>(std::count_if(
+        views.begin(), views.end(), [](const ActiveRun& r) { return r.evaluation.has_value(); }));
+    progress.update(views, format_sweep_total(done, total, views.size() - evaluating, evaluating,
                                               sweep_eta_seconds(views, waiting_steps)));
   };
   auto started = [&](size_t i) {

@@ -33,6 +33,11 @@ RunSnapshot read_run_snapshot(const std::filesystem::path& metrics_file) {
 }
 
 std::string format_active_run(const ActiveRun& run, size_t width) {
+  if (run.evaluation) {
+    return fmt::format("{:<{}}  evaluating {}: {} of {} lengths done", run.label, width,
+                       run.evaluation->weights, run.evaluation->lengths_done,
+                       run.evaluation->lengths);
+  }
   if (run.now.step == 0) return fmt::format("{:<{}}  starting", run.label, width);
   return fmt::format("{:<{}}  step {:>{}}/{}  loss {:.4f}  {:6.1f} steps/s", run.label, width,
                      run.now.step, std::to_string(run.steps).size(), run.steps, run.now.loss,
@@ -50,9 +55,15 @@ double sweep_eta_seconds(const std::vector<ActiveRun>& active, int64_t waiting_s
   return rate > 0 ? static_cast<double>(left) / rate : NAN;
 }
 
-std::string format_sweep_total(int done, int total, size_t active, double eta_seconds) {
-  return fmt::format("runs {} of {} done, {} training; ETA {}", done, total, active,
-                     std::isfinite(eta_seconds) ? format_duration(eta_seconds) : "-");
+std::string format_sweep_total(int done, int total, size_t training, size_t evaluating,
+                               double eta_seconds) {
+  const std::string eta = std::isfinite(eta_seconds) ? format_duration(eta_seconds) : "-";
+  if (evaluating == 0) {
+    return fmt::format("runs {} of {} done, {} training; ETA {}", done, total, training, eta);
+  }
+  // While runs evaluate, the ETA is only that of the training left: said so.
+  return fmt::format("runs {} of {} done, {} training, {} evaluating; training ETA {}", done, total,
+                     training, evaluating, eta);
 }
 
 SweepProgress::SweepProgress(std::FILE* out, bool terminal, double interval)

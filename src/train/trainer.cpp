@@ -23,6 +23,7 @@
 #include "core/parallel.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/base/interrupts.hpp"
+#include "normlab/eval/eval_progress.hpp"
 #include "normlab/eval/evaluator.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
@@ -399,7 +400,11 @@ void evaluate_run(const fs::path& run_dir, bool progress) {
     Model<float> model(loaded.config);
     model.params() = std::move(loaded.values);
     if (w != "raw") model.apply_weight_constraints();  // nGPT: averages leave the sphere
+    EvalProgress where{w, 0, static_cast<int>(config.lengths.size())};
+    write_eval_progress(run_dir, where);
     const auto results = evaluate(model, *task, config, [&](const LengthResult& r) {
+      ++where.lengths_done;
+      write_eval_progress(run_dir, where);
       if (progress) {
         std::fprintf(stderr, "\r%s  eval %s length %lld: %.1f s   ", spec.label.c_str(), w.c_str(),
                      static_cast<long long>(r.length), r.seconds);
@@ -409,6 +414,7 @@ void evaluate_run(const fs::path& run_dir, bool progress) {
     write_file_atomic(run_dir / ("eval_" + w + ".json"),
                       nlohmann::json{{"weights", w}, {"results", eval_json(results)}}.dump(2));
   }
+  remove_eval_progress(run_dir);
   if (progress) std::fprintf(stderr, "\n");
 }
 
@@ -457,6 +463,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       fs::exists(run_dir / "final" / kModelFile)) {
     return finished_outcome(run_dir);
   }
+  remove_eval_progress(run_dir);  // an earlier evaluation's, stopped: this run trains first
   const TrainConfig& tc = spec.train;
   auto task = make_task_from_json(spec.task);
   if (task->vocab() != spec.model.vocab) {

@@ -49,6 +49,7 @@ TEST(KeptRuns, ALostResultsFolderIsRestoredWithTheSameTables) {
     EXPECT_FALSE(fs::exists(kept / "final")) << name;
     EXPECT_FALSE(fs::exists(kept / "train.log")) << name;
     EXPECT_FALSE(fs::exists(kept / ".lock")) << name;
+    EXPECT_FALSE(fs::exists(kept / "evaluating.json")) << name;  // removed once evaluated
     EXPECT_EQ(testing::slurp(kept / "run.json"),
               testing::slurp(dir / "first" / "runs" / name / "run.json"));
   }

@@ -56,17 +56,38 @@ TEST(SweepProgress, SnapshotIsTheNewestCompleteRecord) {
 }
 
 TEST(SweepProgress, EtaIsStepsLeftOverTheSummedRate) {
-  std::vector<ActiveRun> active{{"pre seed 1", 1000, {400, 0.5, 20.0}},
-                                {"post seed 1", 1000, {900, 0.6, 30.0}}};
+  std::vector<ActiveRun> active{{"pre seed 1", 1000, {400, 0.5, 20.0}, std::nullopt},
+                                {"post seed 1", 1000, {900, 0.6, 30.0}, std::nullopt}};
   // (600 + 100 + 2000 waiting) steps at 50 steps/s.
   EXPECT_DOUBLE_EQ(sweep_eta_seconds(active, 2000), 54.0);
-  EXPECT_TRUE(std::isnan(sweep_eta_seconds({{"a", 10, {}}}, 0)));  // no rate yet
+  EXPECT_TRUE(std::isnan(sweep_eta_seconds({{"a", 10, {}, std::nullopt}}, 0)));  // no rate yet
   EXPECT_EQ(sweep_eta_seconds({}, 0), 0.0);
-  EXPECT_EQ(format_sweep_total(3, 20, 2, 750), "runs 3 of 20 done, 2 training; ETA 12m30s");
-  EXPECT_EQ(format_sweep_total(0, 4, 2, NAN), "runs 0 of 4 done, 2 training; ETA -");
+  EXPECT_EQ(format_sweep_total(3, 20, 2, 0, 750), "runs 3 of 20 done, 2 training; ETA 12m30s");
+  EXPECT_EQ(format_sweep_total(0, 4, 2, 0, NAN), "runs 0 of 4 done, 2 training; ETA -");
+  EXPECT_EQ(format_sweep_total(4, 20, 1, 1, 750),
+            "runs 4 of 20 done, 1 training, 1 evaluating; training ETA 12m30s");
   EXPECT_EQ(format_active_run(active[0], 11),
             "pre seed 1   step  400/1000  loss 0.5000    20.0 steps/s");
-  EXPECT_EQ(format_active_run({"x", 10, {}}, 3), "x    starting");
+  EXPECT_EQ(format_active_run({"x", 10, {}, std::nullopt}, 3), "x    starting");
+  const ActiveRun evaluating{"pre seed 1", 1000, {1000, 0.1, 20.0}, EvalProgress{"raw", 12, 17}};
+  EXPECT_EQ(format_active_run(evaluating, 11),
+            "pre seed 1   evaluating raw: 12 of 17 lengths done");
+}
+
+// RUN/evaluating.json as `normlab train` writes it, and nothing while it is absent or torn.
+TEST(SweepProgress, EvaluationProgressIsReadBack) {
+  TempDir dir;
+  EXPECT_FALSE(read_eval_progress(dir.path()).has_value());
+  write_eval_progress(dir.path(), {"ema", 3, 17});
+  const std::optional<EvalProgress> p = read_eval_progress(dir.path());
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->weights, "ema");
+  EXPECT_EQ(p->lengths_done, 3);
+  EXPECT_EQ(p->lengths, 17);
+  std::ofstream(dir / "evaluating.json") << "{\"weights\":\"raw\",\"lengths_d";
+  EXPECT_FALSE(read_eval_progress(dir.path()).has_value());
+  remove_eval_progress(dir.path());
+  EXPECT_FALSE(std::filesystem::exists(dir / "evaluating.json"));
 }
 
 TEST(Progress, RecentRateIsTheSpeedOverTheLastWindow) {
@@ -100,7 +121,8 @@ TEST(Progress, RecentRateIsTheSpeedOverTheLastWindow) {
 TEST(SweepProgress, PlainOutputPrintsBlocksAndMessages) {
   std::FILE* f = std::tmpfile();
   SweepProgress p(f, false, 0.0);
-  p.update({{"pre seed 1", 100, {50, 0.25, 10.0}}}, "runs 0 of 2 done, 1 training; ETA 15s");
+  p.update({{"pre seed 1", 100, {50, 0.25, 10.0}, std::nullopt}},
+           "runs 0 of 2 done, 1 training; ETA 15s");
   p.message("[1/2] finished post seed 1 in 3.0 s");
   p.clear();  // nothing to clear in a log
   EXPECT_EQ(contents(f),
@@ -113,7 +135,7 @@ TEST(SweepProgress, PlainOutputPrintsBlocksAndMessages) {
 TEST(SweepProgress, TerminalOutputRedrawsInPlace) {
   std::FILE* f = std::tmpfile();
   SweepProgress p(f, true, 0.0);
-  const std::vector<ActiveRun> two{{"a", 10, {}}, {"b", 10, {}}};
+  const std::vector<ActiveRun> two{{"a", 10, {}, std::nullopt}, {"b", 10, {}, std::nullopt}};
   p.update(two, "total");
   p.update(two, "total");  // moves up 3 lines and erases before drawing again
   p.message("done a");

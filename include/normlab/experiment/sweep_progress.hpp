@@ -13,8 +13,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "normlab/eval/eval_progress.hpp"
 
 namespace normlab {
 
@@ -30,17 +33,21 @@ struct ActiveRun {
   std::string label;  // "pre seed 1"
   int64_t steps = 0;  // the run's total steps
   RunSnapshot now;
+  std::optional<EvalProgress> evaluation;  // set once training ended and evaluation began
 };
 
-// "pre seed 1    step  1200/4000  loss 0.5312   41.2 steps/s" (label padded to `width`).
+// "pre seed 1    step  1200/4000  loss 0.5312   41.2 steps/s" (label padded to `width`); once
+// the run evaluates, "pre seed 1    evaluating raw: 12 of 17 lengths done".
 std::string format_active_run(const ActiveRun& run, size_t width);
 
 // Seconds until every run is done: the steps left (of the active runs and of `waiting_steps`,
 // the runs not started) over the active runs' summed steps/s; NaN while no rate is known.
 double sweep_eta_seconds(const std::vector<ActiveRun>& active, int64_t waiting_steps);
 
-// "runs 3 of 20 done, 2 training; ETA 12m30s"
-std::string format_sweep_total(int done, int total, size_t active, double eta_seconds);
+// "runs 3 of 20 done, 2 training; ETA 12m30s", or with runs evaluating "runs 3 of 20 done,
+// 1 training, 1 evaluating; training ETA 12m30s" (the ETA counts training steps only).
+std::string format_sweep_total(int done, int total, size_t training, size_t evaluating,
+                               double eta_seconds);
 
 class SweepProgress {
  public:
