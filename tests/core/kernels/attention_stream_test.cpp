@@ -3,7 +3,7 @@
 // sixteen keys' dot products together, keeps columns in registers across keys and sums the
 // weights after their exps; every query's products, sums, maxima and exps are the reference's,
 // in the reference's order, so any difference is a bug (no tolerance). Cases cross the
-// 256-key blocks, the 16-key groups and the 16-column blocks (head widths 8, 24, 64, 80, 144),
+// 256-key blocks, the 16-key groups and the 16-column blocks (head widths 8, 24, 32 … 144),
 // with ALiBi, causal and bidirectional, and a subset of rows.
 #include <gtest/gtest.h>
 
@@ -102,6 +102,7 @@ void expect_same_bits(const StreamCase& c, uint64_t seed) {
 
 const StreamCase kCases[] = {
     {2, 5, 8, 1, true, false, false},     // head width 8: the loops for any width
+    {1, 70, 64, 2, true, false, false},   // 32: two blocks
     {1, 40, 48, 2, true, false, false},   // 24: one block of 16 and a tail of 8
     {1, 300, 64, 1, true, false, true},   // 64: four blocks; 256-key blocks crossed
     {2, 530, 64, 1, false, false, true},  // bidirectional, three key blocks
