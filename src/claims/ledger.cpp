@@ -430,7 +430,7 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   size_t name_width = 0;
   for (const StudyRun& s : studies) name_width = std::max(name_width, name_of(s).size());
   name_width = std::min<size_t>(name_width, 64);
-  double seconds = 0;
+  double seconds = 0, eval_seconds = 0;
   int to_do = 0;
   StepRates rates;  // shared: the studies of one task and model time its step once
   for (const StudyRun& s : studies) {
@@ -455,10 +455,12 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
           e, s.folder, jobs, measure, tables.empty() ? tables : tables / "runs", &rates);
       to_do += t.to_do;
       seconds += t.seconds;
+      eval_seconds += t.eval_seconds;
       line = fmt::format("{} runs, {} to do", t.runs, t.to_do);
       if (measure && t.to_do > 0) {
-        line += fmt::format(": about {} of training at {} at a time", training_duration(t.seconds),
-                            t.at_once);
+        line +=
+            fmt::format(": about {} of training and {} of evaluation at {} at a time",
+                        training_duration(t.seconds), training_duration(t.eval_seconds), t.at_once);
       }
     }
     report += fmt::format("  {:<{}} {}\n", name, name_width, line);
@@ -470,8 +472,8 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   }
   report += fmt::format("in all: {} runs to do", to_do);
   if (measure) {
-    report += fmt::format(", about {} of training, {} (evaluation and probes come on top)",
-                          training_duration(seconds),
+    report += fmt::format(", about {} of training and {} of evaluation, {} (probes come on top)",
+                          training_duration(seconds), training_duration(eval_seconds),
                           o.jobs > 0 ? fmt::format("{} runs at a time", o.jobs)
                                      : std::string("each study's file's jobs at a time"));
   }

@@ -7,8 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "normlab/base/rng.hpp"
 #include "normlab/bench/train_bench.hpp"
+#include "normlab/core/threads.hpp"
+#include "normlab/io/progress.hpp"
 #include "normlab/io/toml_reader.hpp"
+#include "normlab/model/model.hpp"
 #include "normlab/model/model_config.hpp"
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/trainer.hpp"
@@ -93,11 +97,34 @@ RunState run_state(const Variant& v, uint64_t seed, const fs::path& out) {
   return r;
 }
 
+namespace {
+
+// Seconds to evaluate one sequence of task length n: its scored rows through the variant's
+// model (Model::forward_rows, as the evaluation runs it), with weights as initialized (the
+// cost does not depend on their values).
+double seconds_per_sequence(const Variant& v, const Task& task, int64_t n) {
+  set_num_threads(v.train.threads);
+  Model<float> model(v.model);
+  model.init(1);
+  Rng rng(1);
+  const Batch batch = task.make_batch(n, 1, rng, /*validation=*/true);
+  std::vector<int64_t> rows;
+  for (int64_t k = 0; k < batch.len; ++k) {
+    if (batch.weight[k] > 0) rows.push_back(k);
+  }
+  const double start = steady_seconds();
+  model.forward_rows(batch.tokens.data(), 1, batch.len, batch.fields, rows);
+  return steady_seconds() - start;
+}
+
+}  // namespace
+
 TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int jobs, bool measure,
                                    const fs::path& kept, StepRates* rates) {
   TrainingEstimate t;
   t.runs = static_cast<int>(e.variants.size() * e.seeds.size());
   std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
+  std::map<std::string, int> runs_to_do;       // variant label → its runs not ended
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
       const RunState r = run_state(v, seed, out);
@@ -107,6 +134,7 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
         if (fs::exists(k / "run.json") && read_run_status(k) == RunStatus::finished) continue;
       }
       ++t.to_do;
+      ++runs_to_do[v.label];
       steps_to_do[v.label] += r.steps_left;
     }
   }
@@ -134,8 +162,18 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
     }
     t.seconds += static_cast<double>(steps_to_do[v.label]) / rate_of[key];
     t.rates += fmt::format("{}{} {:.0f}", t.rates.empty() ? "" : ", ", v.label, rate_of[key]);
+    // Evaluation: each length's samples at the time of one sequence, for every weights.
+    double per_run = 0;
+    for (int64_t n : e.eval.lengths) {
+      const std::string eval_key =
+          fmt::format("eval|{}|{}|{}|{}", task_key, to_json(v.model).dump(), n, v.train.threads);
+      if (rate_of.count(eval_key) == 0) rate_of[eval_key] = seconds_per_sequence(v, *task, n);
+      per_run += rate_of[eval_key] * static_cast<double>(e.eval.samples);
+    }
+    t.eval_seconds += per_run * static_cast<double>(e.weights.size()) * runs_to_do[v.label];
   }
   t.seconds /= t.at_once;
+  t.eval_seconds /= t.at_once;
   return t;
 }
 
@@ -159,8 +197,9 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
   if (!estimate) return report;
   report += fmt::format(
       "\n{} runs to do: about {} of training at {} at a time (steps/s measured here at the mean "
-      "training length: {}); evaluation and probes come on top\n",
-      t.to_do, training_duration(t.seconds), t.at_once, t.rates);
+      "training length: {}), and {} of evaluation (one sequence timed at each length); probes "
+      "come on top\n",
+      t.to_do, training_duration(t.seconds), t.at_once, t.rates, training_duration(t.eval_seconds));
   return report;
 }
 

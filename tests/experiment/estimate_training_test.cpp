@@ -1,5 +1,5 @@
-// The dry run's training estimate: which runs are left, and a step timed once for every
-// study that trains it.
+// The dry run's estimate: which runs are left, a step and an evaluated sequence timed once for
+// every study that runs them, and the evaluation's time from them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,18 +36,41 @@ TEST(EstimateTraining, TimesAStepOnceForEveryStudyThatTrainsIt) {
   StepRates rates;
   const TrainingEstimate ta = estimate_training(a, out / "a", 1, true, {}, &rates);
   EXPECT_EQ(ta.to_do, 4);
-  EXPECT_EQ(rates.size(), 2u);  // pre and post
+  EXPECT_EQ(rates.size(), 6u);  // pre and post: a step, and a sequence at lengths 2 and 5
   const TrainingEstimate tb = estimate_training(b, out / "b", 1, true, {}, &rates);
-  EXPECT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates.size(), 6u);
   EXPECT_EQ(tb.seconds, ta.seconds);  // the same steps at the rates timed for a
   EXPECT_GT(tb.seconds, 0.0);
+  EXPECT_EQ(tb.eval_seconds, ta.eval_seconds);
   estimate_training(c, out / "c", 1, true, {}, &rates);
-  EXPECT_EQ(rates.size(), 4u);
+  EXPECT_EQ(rates.size(), 12u);
 
   // Without a shared StepRates each call times its own steps, and `rates` is left alone.
   const StepRates before = rates;
   estimate_training(b, out / "b", 1, true);
   EXPECT_EQ(rates, before);
+}
+
+// The evaluation: for each variant's two runs, 32 sequences at each length at the time of one,
+// for the one weights; two runs at a time take half as long.
+TEST(EstimateTraining, EvaluationIsEachLengthsSamplesAtTheTimeOfOneSequence) {
+  TempDir out;
+  const Experiment e = tiny_with("lr = 0.01", "lr = 0.01");
+  StepRates rates;
+  const TrainingEstimate one = estimate_training(e, out / "e", 1, true, {}, &rates);
+  double per_sequence = 0;  // over both variants and both lengths
+  int timed = 0;
+  for (const auto& [key, seconds] : rates) {
+    if (key.rfind("eval|", 0) != 0) continue;
+    per_sequence += seconds;
+    ++timed;
+  }
+  EXPECT_EQ(timed, 4);
+  EXPECT_GT(one.eval_seconds, 0.0);
+  EXPECT_NEAR(one.eval_seconds, per_sequence * 32 * 2, 1e-12 * one.eval_seconds);
+  const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
+  EXPECT_DOUBLE_EQ(two.eval_seconds, one.eval_seconds / 2);
+  EXPECT_EQ(estimate_training(e, out / "e", 1, false).eval_seconds, 0.0);  // not measured
 }
 
 }  // namespace

@@ -28,8 +28,9 @@ struct RunState {
 RunState run_state(const Variant& v, uint64_t seed, const std::filesystem::path& out);
 
 // Training rates in steps/s, by what sets a step's work: the task, the model, the batch, the
-// length and the threads (the learning rate and the seed do not). A ledger's dry run shares
-// one across its studies, so that a step that several studies train is timed once.
+// length and the threads (the learning rate and the seed do not); and the seconds to evaluate
+// one sequence, by task, model, length and threads ("eval|..." keys). A ledger's dry run
+// shares one across its studies, so that what several studies run is timed once.
 using StepRates = std::map<std::string, double>;
 
 // The runs of a study not yet ended under `out` (nor finished in `kept`, the folder of kept
@@ -43,6 +44,9 @@ struct TrainingEstimate {
   int at_once = 1;     // min(jobs, to_do), at least 1
   double seconds = 0;  // 0 without `measure`
   std::string rates;   // "label steps/s, ..." as measured
+  // The evaluation of the runs to do at `jobs` at a time: each [eval] length's samples at the
+  // time of one sequence, timed here (0 without `measure`). Probes are not in it.
+  double eval_seconds = 0;
 };
 TrainingEstimate estimate_training(const Experiment& e, const std::filesystem::path& out, int jobs,
                                    bool measure = true, const std::filesystem::path& kept = {},
