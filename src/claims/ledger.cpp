@@ -21,6 +21,7 @@
 #include "normlab/claims/design_rules.hpp"
 #include "normlab/experiment/dry_run.hpp"
 #include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/part_of.hpp"
 #include "normlab/experiment/run_rows.hpp"
 #include "normlab/experiment/sweep.hpp"
 #include "normlab/io/atomic_file.hpp"
@@ -106,8 +107,20 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
 // (the same config hash, the kept file read as this version reads it: an older normlab's
 // tables of the same experiment count), kept_tables_match is true, and reuse_kept_tables copies
 // the kept tables into the folder, where they are used instead of training the study again
-// (false, and nothing copied, otherwise).
-bool kept_tables_match(const StudyRun& s, const fs::path& tables) {
+// (false, and nothing copied, otherwise). A study its pilot decided (design rule D6) kept the
+// pilot's tables: they match when the pilot's runs are runs of the study now (runs_are_part_of)
+// and the pilot still decides the study's `claims` (all the ledger's that it decides).
+// Whether the kept tables' record says their study was decided by its pilot (D6).
+bool kept_pilot(const fs::path& tables) {
+  try {
+    return parse_json_file(tables / kStudyRecord).value("decided_by_pilot", false);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+bool kept_tables_match(const StudyRun& s, const fs::path& tables,
+                       const std::vector<Claim>& claims) {
   if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
       fs::exists(tables / "runs") || !fs::exists(tables / kStudyRecord) ||
       !fs::exists(tables / "experiment.json")) {
@@ -120,18 +133,21 @@ bool kept_tables_match(const StudyRun& s, const fs::path& tables) {
         [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
     e.tier = s.tier;
     e.sets = s.sets;
-    if (experiment_config_hash(to_json(e)) != experiment_config_hash(experiment_json_as_read(
-                                                  parse_json_file(tables / "experiment.json")))) {
-      return false;
+    const nlohmann::json study = to_json(e);
+    const nlohmann::json kept =
+        experiment_json_as_read(parse_json_file(tables / "experiment.json"));
+    if (kept_pilot(tables)) {
+      return runs_are_part_of(kept, study) && decided_by_pilot(claims, tables);
     }
+    return experiment_config_hash(study) == experiment_config_hash(kept);
   } catch (const std::exception&) {
     return false;  // unreadable kept tables: the study runs
   }
-  return true;
 }
 
-bool reuse_kept_tables(const StudyRun& s, const fs::path& tables) {
-  if (!kept_tables_match(s, tables)) return false;
+bool reuse_kept_tables(const StudyRun& s, const fs::path& tables,
+                       const std::vector<Claim>& claims) {
+  if (!kept_tables_match(s, tables, claims)) return false;
   fs::create_directories(s.folder);
   for (const fs::directory_entry& e : fs::directory_iterator(tables)) {
     if (e.is_regular_file()) write_file_atomic(s.folder / e.path().filename(), read_file(e.path()));
@@ -416,7 +432,8 @@ fs::path ledger_out(const LedgerOptions& o) {
 }  // namespace
 
 std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
-  const std::vector<Claim> claims = select_claims(read_ledger(o.claims_dir), o.paper, o.claim);
+  const std::vector<Paper> papers = read_ledger(o.claims_dir);
+  const std::vector<Claim> claims = select_claims(papers, o.paper, o.claim);
   const fs::path out = ledger_out(o);
   std::vector<size_t> study_of;
   const std::vector<StudyRun> studies = plan_studies(claims, o.tier, out, o.jobs, study_of);
@@ -443,8 +460,10 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       line = "cannot run: " + s.failure;
     } else if (recorded.ran && recorded.ok) {
       line = recorded.decided_by_pilot ? "decided by its pilot (D6)" : "finished";
-    } else if (kept_tables_match(s, tables)) {
-      line = "finished in an earlier ledger run: its kept tables are used";
+    } else if (kept_tables_match(s, tables, ledger_claims_of(papers, s))) {
+      line = kept_pilot(tables)
+                 ? "decided by its pilot (D6) in an earlier ledger run: its kept tables are used"
+                 : "finished in an earlier ledger run: its kept tables are used";
     } else if (!s.trains) {
       line = "not a training study: no estimate";
     } else {
@@ -520,11 +539,19 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     // With --tables, each study keeps its runs in its tables' folder until it has finished.
     const fs::path tables = o.tables.empty() ? fs::path() : o.tables / s.folder.filename();
     const fs::path kept = tables.empty() || !s.trains ? fs::path() : tables / "runs";
-    if (reuse_kept_tables(s, tables)) {
-      std::printf(
-          "study %s: finished in an earlier ledger run; its kept tables %s are the same "
-          "experiment and are used, not run again\n",
-          s.folder.filename().string().c_str(), tables.string().c_str());
+    if (reuse_kept_tables(s, tables, ledger_claims_of(papers, s))) {
+      if (kept_pilot(tables)) {
+        std::printf(
+            "study %s: decided by its pilot (design rule D6) in an earlier ledger run; its kept "
+            "tables %s are the pilot's runs of this study, which still decide its claims, and "
+            "are used: no arm runs\n",
+            s.folder.filename().string().c_str(), tables.string().c_str());
+      } else {
+        std::printf(
+            "study %s: finished in an earlier ledger run; its kept tables %s are the same "
+            "experiment and are used, not run again\n",
+            s.folder.filename().string().c_str(), tables.string().c_str());
+      }
       std::fflush(stdout);
       read_study_record(s);
       continue;

@@ -219,6 +219,79 @@ TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
   EXPECT_EQ(kept.at("claims").at(0).at("verdict"), "untestable (ceiling)") << kept.dump();
 }
 
+// D6 on another machine: the pilot that decided its study is kept in --tables (its runs' tables,
+// ledger_study.json with decided_by_pilot), and a ledger with an empty OUT uses them, trains
+// nothing and decides as the first did. The pilot is a real one (pre alone, five seeds), its
+// TVD set to the ceiling's 0.01. Kept tables whose pilot no longer decides the study, or whose
+// runs are not the study's (another learning rate), are not used.
+TEST(ClaimsSeeds, AKeptPilotDecidesItsStudyOnAnotherMachine) {
+  TempDir tmp;
+  const fs::path study_file = tmp / "claims_tiny_study.toml";
+  const std::string text = testing::slurp(kTinyStudy);
+  testing::write_bytes(study_file, text);
+  std::string claim = post_vs_pre_claim();
+  claim.replace(claim.find(kTinyStudy.string()), kTinyStudy.string().size(), study_file.string());
+  testing::write_bytes(tmp / "claims" / "tiny.toml", kTinyPaper + claim);
+  const fs::path kept = tmp / "kept" / "claims_tiny-quick";
+  auto r = run_normlab({"run", study_file.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+                        "--set", "seeds=[1, 2, 3, 4, 5]", "--out",
+                        (tmp / "first" / "claims_tiny-quick").string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  testing::write_bytes(tmp / "first" / "claims_tiny-quick" / "results.csv",
+                       pilot_table({0.01, 0.01, 0.01, 0.01, 0.01}));
+  const auto ledger = [&](const std::string& out, bool dry) {
+    std::vector<std::string> args = {"claims",   "run",
+                                     "--tier",   "quick",
+                                     "--claims", (tmp / "claims").string(),
+                                     "--out",    (tmp / out).string(),
+                                     "--tables", (tmp / "kept").string()};
+    if (dry) args.push_back("--dry-run");
+    return run_normlab(args);
+  };
+  r = ledger("first", false);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  ASSERT_NE(r.out.find("study claims_tiny-quick: decided by its pilot (design rule D6)"),
+            std::string::npos)
+      << r.out;
+  ASSERT_TRUE(fs::exists(kept / "ledger_study.json"));
+
+  r = ledger("second", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("decided by its pilot (D6) in an earlier ledger run: its kept tables are "
+                       "used"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("in all: 0 runs to do"), std::string::npos) << r.out;
+  r = ledger("second", false);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: decided by its pilot (design rule D6) in an "
+                       "earlier ledger run"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err.find("runs ("), std::string::npos) << r.err;  // nothing trained
+  EXPECT_FALSE(fs::exists(tmp / "second" / "claims_tiny-quick" / "runs"));
+  const auto second = nlohmann::json::parse(testing::slurp(tmp / "second" / "claims.json"));
+  EXPECT_EQ(second.at("claims").at(0).at("verdict"), "untestable (ceiling)") << second.dump();
+
+  // A pilot whose TVD spreads below the ceiling does not decide the study: its 4 runs are to do.
+  const std::string ceiling = testing::slurp(kept / "results.csv");
+  testing::write_bytes(kept / "results.csv", pilot_table({0.10, 0.20, 0.30, 0.20, 0.10}));
+  r = ledger("third", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("4 runs, 4 to do"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kept tables are used"), std::string::npos) << r.out;
+
+  // The study file changed (another learning rate): the pilot's runs are not its runs.
+  testing::write_bytes(kept / "results.csv", ceiling);
+  const size_t lr = text.find("lr = 0.01");
+  ASSERT_NE(lr, std::string::npos);
+  testing::write_bytes(study_file, text.substr(0, lr) + "lr = 0.02" + text.substr(lr + 9));
+  r = ledger("fourth", true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("4 runs, 4 to do"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kept tables are used"), std::string::npos) << r.out;
+}
+
 // D6 with a grid's reference column: beside the claim D1 finds untestable, a finding that reads
 // pre alone (no D1 check). The pilot holds every row it reads, so the pilot still decides the
 // study and the finding is measured on the pilot's five seeds. A reference column on post, an
