@@ -101,15 +101,6 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
   }
 }
 
-// With --tables: a training study that finished in an earlier ledger run, perhaps on another
-// machine, has its tables kept in `tables` and no runs there any more. When its folder here has
-// no record of its own and the kept experiment.json is the experiment the study would run now
-// (the same config hash, the kept file read as this version reads it: an older normlab's
-// tables of the same experiment count), kept_tables_match is true, and reuse_kept_tables copies
-// the kept tables into the folder, where they are used instead of training the study again
-// (false, and nothing copied, otherwise). A study its pilot decided (design rule D6) kept the
-// pilot's tables: they match when the pilot's runs are runs of the study now (runs_are_part_of)
-// and the pilot still decides the study's `claims` (all the ledger's that it decides).
 // Whether the kept tables' record says their study was decided by its pilot (D6).
 bool kept_pilot(const fs::path& tables) {
   try {
@@ -119,6 +110,15 @@ bool kept_pilot(const fs::path& tables) {
   }
 }
 
+// With --tables: a training study that finished in an earlier ledger run, perhaps on another
+// machine, has its tables kept in `tables` and no runs there any more. When its folder here has
+// no record of its own and the kept experiment.json is the experiment the study would run now
+// (the same config hash, the kept file read as this version reads it: an older normlab's
+// tables of the same experiment count), kept_tables_match is true, and reuse_kept_tables copies
+// the kept tables into the folder, where they are used instead of training the study again
+// (false, and nothing copied, otherwise). A study its pilot decided (design rule D6) kept the
+// pilot's tables: they match when the pilot's runs are runs of the study now (runs_are_part_of)
+// and the pilot still decides the study's `claims` (all the ledger's that it decides).
 bool kept_tables_match(const StudyRun& s, const fs::path& tables,
                        const std::vector<Claim>& claims) {
   if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
