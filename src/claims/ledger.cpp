@@ -136,7 +136,7 @@ bool kept_tables_match(const StudyRun& s, const fs::path& tables,
     const nlohmann::json study = to_json(e);
     const nlohmann::json kept =
         experiment_json_as_read(parse_json_file(tables / "experiment.json"));
-    if (kept_pilot(tables)) {
+    if (record.value("decided_by_pilot", false)) {
       return runs_are_part_of(kept, study) && decided_by_pilot(claims, tables);
     }
     return experiment_config_hash(study) == experiment_config_hash(kept);

@@ -276,20 +276,20 @@ TEST(ClaimsSeeds, AKeptPilotDecidesItsStudyOnAnotherMachine) {
   // A pilot whose TVD spreads below the ceiling does not decide the study: its 4 runs are to do.
   const std::string ceiling = testing::slurp(kept / "results.csv");
   testing::write_bytes(kept / "results.csv", pilot_table({0.10, 0.20, 0.30, 0.20, 0.10}));
-  r = ledger("third", true);
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-  EXPECT_NE(r.out.find("4 runs, 4 to do"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("kept tables are used"), std::string::npos) << r.out;
+  const auto expect_the_study_to_run = [&](const std::string& out) {
+    const auto dry = ledger(out, true);
+    ASSERT_TRUE(dry.exited && dry.exit_code == 0) << dry.describe();
+    EXPECT_NE(dry.out.find("4 runs, 4 to do"), std::string::npos) << dry.out;
+    EXPECT_EQ(dry.out.find("kept tables are used"), std::string::npos) << dry.out;
+  };
+  expect_the_study_to_run("third");
 
   // The study file changed (another learning rate): the pilot's runs are not its runs.
   testing::write_bytes(kept / "results.csv", ceiling);
   const size_t lr = text.find("lr = 0.01");
   ASSERT_NE(lr, std::string::npos);
   testing::write_bytes(study_file, text.substr(0, lr) + "lr = 0.02" + text.substr(lr + 9));
-  r = ledger("fourth", true);
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-  EXPECT_NE(r.out.find("4 runs, 4 to do"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("kept tables are used"), std::string::npos) << r.out;
+  expect_the_study_to_run("fourth");
 }
 
 // D6 with a grid's reference column: beside the claim D1 finds untestable, a finding that reads
