@@ -27,6 +27,7 @@
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
 #include "normlab/io/toml_reader.hpp"
+#include "normlab/particles/study.hpp"
 #include "normlab/store/provenance.hpp"
 
 extern char** environ;
@@ -110,7 +111,7 @@ bool kept_pilot(const fs::path& tables) {
   }
 }
 
-// With --tables: a training study that finished in an earlier ledger run, perhaps on another
+// With --tables: a study that finished in an earlier ledger run, perhaps on another
 // machine, has its tables kept in `tables` and no runs there any more. When its folder here has
 // no record of its own and the kept experiment.json is the experiment the study would run now
 // (the same config hash, the kept file read as this version reads it: an older normlab's
@@ -118,17 +119,26 @@ bool kept_pilot(const fs::path& tables) {
 // the kept tables into the folder, where they are used instead of training the study again
 // (false, and nothing copied, otherwise). A study its pilot decided (design rule D6) kept the
 // pilot's tables: they match when the pilot's runs are runs of the study now (runs_are_part_of)
-// and the pilot still decides the study's `claims` (all the ledger's that it decides).
+// and the pilot still decides the study's `claims` (all the ledger's that it decides). A
+// particle study (kind "particles") matches when its kept summary.json holds the runs the file
+// would integrate now, each under its key (particles::summary_holds_runs).
 bool kept_tables_match(const StudyRun& s, const fs::path& tables,
                        const std::vector<Claim>& claims) {
-  if (tables.empty() || !s.trains || fs::exists(s.folder / kStudyRecord) ||
-      fs::exists(tables / "runs") || !fs::exists(tables / kStudyRecord) ||
-      !fs::exists(tables / "experiment.json")) {
+  const fs::path settings = s.trains ? tables / "experiment.json" : tables / "summary.json";
+  if (tables.empty() || fs::exists(s.folder / kStudyRecord) || fs::exists(tables / "runs") ||
+      !fs::exists(tables / kStudyRecord) || !fs::exists(settings)) {
     return false;
   }
   try {
     const nlohmann::json record = parse_json_file(tables / kStudyRecord);
     if (!record.value("ok", false)) return false;
+    if (!s.trains) {
+      auto document = load_experiment_document(s.file, s.tier, s.sets);
+      TomlSection top(document.get(), s.file.string(), "top level");
+      top.get_string("kind", "");
+      return particles::summary_holds_runs(parse_json_file(settings),
+                                           particles::study_run_keys(top));
+    }
     Experiment e = read_swept_experiment(
         [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
     e.tier = s.tier;

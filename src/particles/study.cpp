@@ -136,6 +136,31 @@ std::vector<RunSpec> read_runs(TomlSection& top) {
   return runs;
 }
 
+// A study file's top-level settings and its runs.
+struct StudySettings {
+  std::string title;
+  int64_t jobs = 1;  // the file's runs at a time
+  bool scalar_check = true;
+  double early_t = 1.0;
+  std::vector<RunSpec> runs;
+};
+
+// Reads the rest of a study file (the caller has read `kind`) and rejects unknown keys.
+StudySettings read_study(TomlSection& top) {
+  StudySettings study;
+  study.title = top.get_string("title", "");
+  study.jobs = top.get_int("jobs", 1, {1, 256});
+  study.scalar_check = top.get_bool("scalar_check", true);
+  study.early_t = top.get_double("early_t", 1.0);
+  if (!(study.early_t > 0)) {
+    throw UsageError(
+        fmt::format("{}key 'early_t' must be > 0, got {}", top.where("early_t"), study.early_t));
+  }
+  study.runs = read_runs(top);
+  top.finish();
+  return study;
+}
+
 std::string num(double x, int digits = 4) {
   if (std::isnan(x)) return "n/a";
   return fmt::format("{:.{}g}", x, digits);
@@ -235,7 +260,7 @@ void write_plots(const std::vector<RunResult>& results, const std::filesystem::p
        [](const Observation& o) { return o.mean_radius; });
 }
 
-nlohmann::json result_json(const RunResult& r, double early_t) {
+nlohmann::json result_json(const RunResult& r, const std::string& key, double early_t) {
   const ParticlesConfig& c = r.spec.config;
   const TerminalPrediction p = predicted_terminal(c);
   const Observation& first = r.trajectory.rows.front();
@@ -247,6 +272,7 @@ nlohmann::json result_json(const RunResult& r, double early_t) {
   j["seed"] = c.seed;
   j["qkv_depth"] = to_string(resolved_qkv_depth(c));
   j["config"] = describe(c);
+  j["key"] = key;  // finished_run_key: what the run depends on (summary_holds_runs)
   j["scheme"] = to_string(c.scheme);
   j["initial_velocity"] = first.dcos_dt;
   j["predicted_initial_velocity"] = r.has_prediction ? number(r.predicted_velocity) : nullptr;
@@ -364,18 +390,39 @@ void print_table(const std::vector<RunResult>& results, double early_t) {
 
 }  // namespace
 
-void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs) {
-  const std::string title = top.get_string("title", "");
-  const int64_t file_jobs = top.get_int("jobs", 1, {1, 256});
-  if (jobs <= 0) jobs = static_cast<int>(file_jobs);
-  const bool scalar_check = top.get_bool("scalar_check", true);
-  const double early_t = top.get_double("early_t", 1.0);
-  if (!(early_t > 0)) {
-    throw UsageError(
-        fmt::format("{}key 'early_t' must be > 0, got {}", top.where("early_t"), early_t));
+std::vector<RunKey> study_run_keys(TomlSection& top) {
+  const StudySettings study = read_study(top);
+  std::vector<RunKey> keys;
+  for (const RunSpec& spec : study.runs) {
+    keys.push_back(
+        {spec.name, finished_run_key(spec.config, spec.fit, study.early_t, study.scalar_check)});
   }
-  const std::vector<RunSpec> runs = read_runs(top);
-  top.finish();
+  return keys;
+}
+
+bool summary_holds_runs(const nlohmann::json& summary, const std::vector<RunKey>& keys) {
+  if (!summary.is_object() || !summary.contains("runs") || !summary.at("runs").is_array()) {
+    return false;
+  }
+  const nlohmann::json& runs = summary.at("runs");
+  if (runs.size() != keys.size()) return false;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const nlohmann::json& run = runs[i];
+    if (!run.is_object() || run.value("name", "") != keys[i].name ||
+        run.value("key", "") != keys[i].key) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs) {
+  const StudySettings study = read_study(top);
+  const std::string& title = study.title;
+  if (jobs <= 0) jobs = static_cast<int>(study.jobs);
+  const bool scalar_check = study.scalar_check;
+  const double early_t = study.early_t;
+  const std::vector<RunSpec>& runs = study.runs;
 
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -443,7 +490,9 @@ void run_study(TomlSection& top, const std::filesystem::path& out_dir, int jobs)
   summary["title"] = title;
   summary["file"] = top.file();
   summary["runs"] = nlohmann::json::array();
-  for (const RunResult& r : results) summary["runs"].push_back(result_json(r, early_t));
+  for (size_t i = 0; i < results.size(); ++i) {
+    summary["runs"].push_back(result_json(results[i], keys[i], early_t));
+  }
   summary["seconds"] = std::chrono::duration<double>(Clock::now() - study_start).count();
   write_file_atomic(out_dir / "summary.json", summary.dump(2) + "\n");
   write_file_atomic(out_dir / "summary.csv", summary_csv(results));

@@ -13,6 +13,9 @@
 namespace normlab::claims {
 namespace {
 
+using testing::run_normlab;
+using testing::TempDir;
+
 // One claims.json entry; a negative n writes the null effect of a claim without pairs.
 nlohmann::json entry(const std::string& id, const std::string& verdict, double effect, int n) {
   const bool have = n > 0;

@@ -10,6 +10,7 @@
 
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/csv.hpp"
+#include "normlab/particles/study.hpp"
 #include "particles/test_util.hpp"
 
 namespace normlab::particles {
@@ -178,6 +179,26 @@ TEST(Study, BadRunIsNamed) {
             std::string::npos)
       << r.output;
   std::filesystem::remove_all(dir);
+}
+
+// A summary holds a study's runs when it lists the same names in the same order, each under the
+// same key; anything else (another key, order or count, no keys) is another study.
+TEST(Study, SummaryHoldsRunsOnlyWithEveryNameAndKey) {
+  const std::vector<RunKey> keys = {{"post", "beta = 2\n"}, {"pre", "beta = 2\nr0 = 2\n"}};
+  const nlohmann::json summary = {{"runs",
+                                   {{{"name", "post"}, {"key", "beta = 2\n"}},
+                                    {{"name", "pre"}, {"key", "beta = 2\nr0 = 2\n"}}}}};
+  EXPECT_TRUE(summary_holds_runs(summary, keys));
+  nlohmann::json other_key = summary;
+  other_key["runs"][1]["key"] = "beta = 3\nr0 = 2\n";
+  EXPECT_FALSE(summary_holds_runs(other_key, keys));
+  const std::vector<RunKey> swapped = {keys[1], keys[0]};
+  EXPECT_FALSE(summary_holds_runs(summary, swapped));
+  EXPECT_FALSE(summary_holds_runs(summary, {keys[0]}));
+  nlohmann::json no_keys = summary;
+  for (nlohmann::json& run : no_keys["runs"]) run.erase("key");
+  EXPECT_FALSE(summary_holds_runs(no_keys, keys));
+  EXPECT_FALSE(summary_holds_runs(nlohmann::json::object(), keys));
 }
 
 }  // namespace
