@@ -2,7 +2,7 @@
 // docs/tasks.md, "Floor and ceiling". Chance is a uniform guess: over the vocabulary for the
 // distributional metrics (TVD: the evaluator's chance row; loss), over the tokens that can be
 // the answer for the argmax metrics; for the Chomsky-hierarchy tasks, whose classes are not
-// all equally frequent, the best constant answer.
+// all equally frequent, the best answer that does not read the input (a class per position).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -74,12 +74,14 @@ std::optional<MetricScale> metric_scale(const nlohmann::json& task, const std::s
     if (metric == "accuracy") return constant(1.0 / V, 1.0, fmt::format("1/V (V = {:g})", V));
   } else if (const auto task_object = make_task_from_json(task);
              const auto* chomsky = dynamic_cast<const ChomskyTask*>(task_object.get())) {
-    // The Chomsky-hierarchy tasks: the best constant answer among the K output classes.
+    // The Chomsky-hierarchy tasks: the best answer that does not read the input, a class per
+    // output position (ChomskyTask::chance).
     if (metric == "accuracy") {
-      return constant(chomsky->chance(n), 1.0,
-                      fmt::format("the best constant class's share of the scored positions at "
-                                  "length {} (K = {} classes)",
-                                  n, chomsky->output_classes()));
+      return constant(
+          chomsky->chance(n), 1.0,
+          fmt::format("the accuracy of the best class per output position, the input unread, at "
+                      "length {} (K = {} classes)",
+                      n, chomsky->output_classes()));
     }
   }
   return std::nullopt;

@@ -54,24 +54,40 @@ double ChomskyTask::chance(int64_t L) const {
   const std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_pair(name_, L);
   if (const auto found = computed.find(key); found != computed.end()) return found->second;
-  Rng rng(0xC4A2CE);
+  const int64_t N = input_length(L), O = output_length(N);
   std::vector<int32_t> input, output;
-  std::vector<int64_t> count(output_classes_, 0);
-  int64_t scored = 0;
-  while (scored < kChancePositions) {
+  // count[o * K + k]: how often class k is the answer at output position o, where scored.
+  std::vector<int64_t> count(O * output_classes_, 0);
+  Rng choose(0xC4A2CE);
+  for (int64_t s = 0; s < kChanceSequences; ++s) {
     input.clear();
     output.clear();
-    sample(input_length(L), rng, input, output);
-    for (const int32_t k : output) {
-      ++count[k];
-      ++scored;
-      if (k == termination_) break;
+    sample(N, choose, input, output);
+    for (int64_t o = 0; o < O; ++o) {
+      ++count[o * output_classes_ + output[o]];
+      if (output[o] == termination_) break;
     }
   }
-  const double share = static_cast<double>(*std::max_element(count.begin(), count.end())) /
-                       static_cast<double>(scored);
-  computed.emplace(key, share);
-  return share;
+  std::vector<int32_t> answer(O);  // the most frequent class at each position
+  for (int64_t o = 0; o < O; ++o) {
+    const auto first = count.begin() + o * output_classes_;
+    answer[o] = static_cast<int32_t>(std::max_element(first, first + output_classes_) - first);
+  }
+  Rng score(0xC4A2CF);
+  int64_t right = 0, scored = 0;
+  for (int64_t s = 0; s < kChanceSequences || scored < kChancePositions; ++s) {
+    input.clear();
+    output.clear();
+    sample(N, score, input, output);
+    for (int64_t o = 0; o < O; ++o) {
+      right += output[o] == answer[o];
+      ++scored;
+      if (output[o] == termination_) break;
+    }
+  }
+  const double accuracy = static_cast<double>(right) / static_cast<double>(scored);
+  computed.emplace(key, accuracy);
+  return accuracy;
 }
 
 }  // namespace normlab
