@@ -102,6 +102,27 @@ void copy_study_tables(const fs::path& folder, const fs::path& dest) {
   }
 }
 
+// The experiment the study would run now (experiment.json's form).
+nlohmann::json study_experiment_json(const StudyRun& s) {
+  Experiment e = read_swept_experiment(
+      [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
+  e.tier = s.tier;
+  e.sets = s.sets;
+  return to_json(e);
+}
+
+// Whether the runs in the study's folder (a pilot's, for design rule D6) are runs of the study
+// now (runs_are_part_of): a pilot of another experiment, e.g. of a study file changed since,
+// decides nothing.
+bool folder_runs_are_part_of_study(const StudyRun& s) {
+  try {
+    return runs_are_part_of(experiment_json_as_read(parse_json_file(s.folder / "experiment.json")),
+                            study_experiment_json(s));
+  } catch (const std::exception&) {
+    return false;  // no or unreadable experiment.json: no pilot to read
+  }
+}
+
 // Whether the kept tables' record says their study was decided by its pilot (D6).
 bool kept_pilot(const fs::path& tables) {
   try {
@@ -139,11 +160,7 @@ bool kept_tables_match(const StudyRun& s, const fs::path& tables,
       return particles::summary_holds_runs(parse_json_file(settings),
                                            particles::study_run_keys(top));
     }
-    Experiment e = read_swept_experiment(
-        [&] { return load_experiment_document(s.file, s.tier, s.sets); }, s.file.string());
-    e.tier = s.tier;
-    e.sets = s.sets;
-    const nlohmann::json study = to_json(e);
+    const nlohmann::json study = study_experiment_json(s);
     const nlohmann::json kept =
         experiment_json_as_read(parse_json_file(tables / "experiment.json"));
     if (record.value("decided_by_pilot", false)) {
@@ -566,7 +583,8 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       read_study_record(s);
       continue;
     }
-    if (!ran_every_arm(s) && decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
+    if (!ran_every_arm(s) && folder_runs_are_part_of_study(s) &&
+        decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {
       run_study(s, o.program, kept,

@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "normlab/experiment/experiment.hpp"
+#include "normlab/experiment/overrides.hpp"
+#include "normlab/experiment/sweep.hpp"
 #include "support/cli.hpp"
 #include "support/tiny_study.hpp"
 
@@ -39,13 +42,20 @@ std::string pilot_table(const std::vector<double>& per_seed) {
   return csv;
 }
 
+// The experiment.json `normlab run` writes for the tiny study's quick tier with `sets`.
+nlohmann::json tiny_experiment_json(const std::vector<std::string>& sets) {
+  Experiment e = read_swept_experiment(
+      [&] { return load_experiment_document(kTinyStudy, "quick", sets); }, kTinyStudy.string());
+  e.tier = "quick";
+  for (const std::string& set : sets) e.sets.push_back(normalized_set(set));
+  return to_json(e);
+}
+
+// A pilot of pre alone (the study's runs but post's) with `per_seed` as its table.
 void write_pilot(const fs::path& folder, const std::vector<double>& per_seed) {
   testing::write_bytes(folder / "results.csv", pilot_table(per_seed));
-  testing::write_bytes(folder / "experiment.json", R"({"name": "claims_tiny",
-    "task": {"name": "set_complement", "v": 8, "targets": "sampled"},
-    "train": {"max_len": 4, "min_len": 1, "steps": 300, "schedule": "linear", "warmup": 20},
-    "eval": {"lengths": [2, 6, 7], "samples": 100, "seed": 20251010, "max_rows": 65536},
-    "tier": "quick", "sets": []})");
+  testing::write_bytes(folder / "experiment.json",
+                       tiny_experiment_json({"schemes=[\"pre\"]"}).dump(2));
 }
 
 // The claim D1 governs: post against pre, TVD beyond the training lengths.
@@ -217,6 +227,22 @@ TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   const auto kept = nlohmann::json::parse(testing::slurp(tmp / "kept" / "claims.json"));
   EXPECT_EQ(kept.at("claims").at(0).at("verdict"), "untestable (ceiling)") << kept.dump();
+}
+
+// D6 reads a pilot only when its runs are runs of the study now: the same pilot at the ceiling,
+// but of the study with another learning rate (its file changed since), decides nothing, and
+// the ledger trains the study.
+TEST(ClaimsSeeds, APilotOfAnotherExperimentDecidesNothing) {
+  TempDir tmp;
+  write_claim(tmp / "claims");
+  const fs::path study = tmp / "out" / "claims_tiny-quick";
+  write_pilot(study, {0.01, 0.01, 0.01, 0.01, 0.01});
+  testing::write_bytes(study / "experiment.json",
+                       tiny_experiment_json({"schemes=[\"pre\"]", "train.lr=0.02"}).dump(2));
+  const auto r = run_normlab({"claims", "run", "--tier", "quick", "--claims",
+                              (tmp / "claims").string(), "--out", (tmp / "out").string()});
+  EXPECT_EQ(r.out.find("decided by its pilot"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("runs ("), std::string::npos) << r.err;  // the study trained
 }
 
 // D6 on another machine: the pilot that decided its study is kept in --tables (its runs' tables,
