@@ -56,17 +56,23 @@ double ChomskyTask::chance(int64_t L) const {
   if (const auto found = computed.find(key); found != computed.end()) return found->second;
   const int64_t N = input_length(L), O = output_length(N);
   std::vector<int32_t> input, output;
+  // Draws one sequence into `output`; returns its scored positions (score()'s: up to and
+  // including the end class, where the task has one).
+  const auto draw = [&](Rng& rng) {
+    input.clear();
+    output.clear();
+    sample(N, rng, input, output);
+    for (int64_t o = 0; o < O; ++o) {
+      if (output[o] == termination_) return o + 1;
+    }
+    return O;
+  };
   // count[o * K + k]: how often class k is the answer at output position o, where scored.
   std::vector<int64_t> count(O * output_classes_, 0);
   Rng choose(0xC4A2CE);
   for (int64_t s = 0; s < kChanceSequences; ++s) {
-    input.clear();
-    output.clear();
-    sample(N, choose, input, output);
-    for (int64_t o = 0; o < O; ++o) {
-      ++count[o * output_classes_ + output[o]];
-      if (output[o] == termination_) break;
-    }
+    const int64_t m = draw(choose);
+    for (int64_t o = 0; o < m; ++o) ++count[o * output_classes_ + output[o]];
   }
   std::vector<int32_t> answer(O);  // the most frequent class at each position
   for (int64_t o = 0; o < O; ++o) {
@@ -76,14 +82,9 @@ double ChomskyTask::chance(int64_t L) const {
   Rng score(0xC4A2CF);
   int64_t right = 0, scored = 0;
   for (int64_t s = 0; s < kChanceSequences || scored < kChancePositions; ++s) {
-    input.clear();
-    output.clear();
-    sample(N, score, input, output);
-    for (int64_t o = 0; o < O; ++o) {
-      right += output[o] == answer[o];
-      ++scored;
-      if (output[o] == termination_) break;
-    }
+    const int64_t m = draw(score);
+    for (int64_t o = 0; o < m; ++o) right += output[o] == answer[o];
+    scored += m;
   }
   const double accuracy = static_cast<double>(right) / static_cast<double>(scored);
   computed.emplace(key, accuracy);
