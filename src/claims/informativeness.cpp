@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "normlab/claims/evaluate.hpp"
 #include "normlab/claims/informativeness.hpp"
 #include "normlab/eval/evaluator.hpp"
+#include "tasks/chomsky/blind_answer.hpp"
 
 namespace normlab::claims {
 
@@ -62,23 +65,51 @@ double mean_of(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
-// The chance rows the table lacks, from the study's task and eval settings: the same samples
-// (the evaluator seeds them by the eval seed and the length only), the uniform predictor.
-std::map<int64_t, double> recomputed_chance(const nlohmann::json& experiment,
-                                            const std::string& chance_row,
-                                            const std::vector<int64_t>& lengths) {
-  const std::unique_ptr<Task> task = make_task_from_json(experiment.at("task"));
+// The evaluation settings of a study's experiment.json at `lengths`: evaluate() draws the same
+// samples from them (seeded by the eval seed and the length only).
+EvalConfig eval_config_of(const nlohmann::json& experiment, const std::vector<int64_t>& lengths) {
   const nlohmann::json& eval = experiment.at("eval");
   EvalConfig config;
   config.lengths = lengths;
   config.samples = eval.at("samples").get<int64_t>();
   config.seed = eval.at("seed").get<uint64_t>();
   config.max_rows = eval.value("max_rows", config.max_rows);
+  return config;
+}
+
+// The chance rows the table lacks, from the study's task and eval settings: the same samples,
+// the uniform predictor.
+std::map<int64_t, double> recomputed_chance(const nlohmann::json& experiment,
+                                            const std::string& chance_row,
+                                            const std::vector<int64_t>& lengths) {
+  const std::unique_ptr<Task> task = make_task_from_json(experiment.at("task"));
   std::map<int64_t, double> out;
-  for (const LengthResult& r : evaluate_chance(*task, config)) {
+  for (const LengthResult& r : evaluate_chance(*task, eval_config_of(experiment, lengths))) {
     for (const MetricResult& m : r.metrics) {
       if (m.name == chance_row) out[r.length] = m.value;
     }
+  }
+  return out;
+}
+
+// At each length, the accuracy of the best answer that does not read the input on the study's
+// own evaluation sequences (BlindAnswer): every seed is scored on the same sequences, so a
+// model that ignores the input scores at most this there, whatever the sampling made them.
+std::map<int64_t, double> blind_answer_accuracy(const nlohmann::json& experiment,
+                                                const std::vector<int64_t>& lengths) {
+  const std::unique_ptr<Task> task = make_task_from_json(experiment.at("task"));
+  const auto* chomsky = dynamic_cast<const ChomskyTask*>(task.get());
+  if (chomsky == nullptr) {
+    throw std::logic_error(task->label() + " has no blind answer: not a Chomsky-hierarchy task");
+  }
+  const EvalConfig config = eval_config_of(experiment, lengths);
+  std::map<int64_t, double> out;
+  for (int64_t n : lengths) {
+    BlindAnswer answer(*chomsky, n);
+    for_each_eval_batch(
+        *task, config, n,
+        [&](const Batch& batch, int64_t, const std::vector<int64_t>&) { answer.add(batch); });
+    out[n] = answer.accuracy();
   }
   return out;
 }
@@ -170,7 +201,6 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
   // m(n): per length, per pair the mean of the baseline's rows, then the mean over pairs.
   const size_t length_column = table.column("length"), pair_column = table.column(c.pair_by);
   std::map<int64_t, std::map<std::string, std::vector<double>>> by_length;
-  std::map<int64_t, std::vector<double>> chance_rows;
   const nlohmann::json& task = experiment.at("task");
   for (const Term* t : baseline) {
     const size_t value_column = table.column(t->value);
@@ -187,9 +217,10 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
   std::vector<int64_t> lengths;
   for (const auto& [n, pairs] : by_length) lengths.push_back(n);
 
-  // f per length: a constant of the task, or the mean of the chance rows at n.
+  // f per length: a constant of the task, the mean of the chance rows at n, or the best blind
+  // answer's accuracy on the study's sequences at n. The kind and its rule are the same at
+  // every length.
   std::map<int64_t, MetricScale> scales;
-  std::string chance_row;
   for (int64_t n : lengths) {
     const std::optional<MetricScale> s = metric_scale(task, out.metric, n);
     if (!s) {
@@ -197,28 +228,34 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
                              task.at("name").get<std::string>(), out.metric));
     }
     scales[n] = *s;
-    chance_row = s->chance_row;
-    out.floor_rule = s->rule;
   }
-  std::map<int64_t, double> chance;
-  if (!chance_row.empty()) {
+  const MetricScale& kind = scales.begin()->second;
+  out.floor_rule = kind.rule;
+  std::map<int64_t, double> floor_at;
+  if (kind.blind_answer) {
+    floor_at = blind_answer_accuracy(experiment, lengths);
+  } else if (!kind.chance_row.empty()) {
+    std::map<int64_t, std::vector<double>> chance_rows;
     for (const Term* t : baseline) {
       const size_t value_column = table.column(t->value);
-      for_each_matching_row(*t, table, facts, chance_row, [&](const std::vector<std::string>& row) {
-        const auto n = cell_integer(row[length_column]);
-        const auto v = cell_number(row[value_column]);
-        if (n && v) chance_rows[*n].push_back(*v);
-      });
+      for_each_matching_row(*t, table, facts, kind.chance_row,
+                            [&](const std::vector<std::string>& row) {
+                              const auto n = cell_integer(row[length_column]);
+                              const auto v = cell_number(row[value_column]);
+                              if (n && v) chance_rows[*n].push_back(*v);
+                            });
     }
     if (chance_rows.empty()) {
-      chance = recomputed_chance(experiment, chance_row, lengths);
+      floor_at = recomputed_chance(experiment, kind.chance_row, lengths);
       out.floor_rule = fmt::format(
           "the uniform-over-the-vocabulary predictor's {} on the study's evaluation samples, "
           "recomputed from experiment.json (the table has no {} rows)",
-          out.metric, chance_row);
+          out.metric, kind.chance_row);
     } else {
-      for (const auto& [n, values] : chance_rows) chance[n] = mean_of(values);
+      for (const auto& [n, values] : chance_rows) floor_at[n] = mean_of(values);
     }
+  } else {
+    for (const auto& [n, s] : scales) floor_at[n] = s.floor;
   }
 
   for (int64_t n : lengths) {
@@ -228,13 +265,9 @@ Informativeness check_informativeness(const Claim& c, const CsvTable& table,
     for (const auto& [pair, values] : by_length[n]) pair_means.push_back(mean_of(values));
     l.baseline = mean_of(pair_means);
     l.ceiling = scales[n].ceiling;
-    if (chance_row.empty()) {
-      l.floor = scales[n].floor;
-    } else {
-      const auto it = chance.find(n);
-      if (it == chance.end()) throw fail(fmt::format("no {} row at length {}", chance_row, n));
-      l.floor = it->second;
-    }
+    const auto it = floor_at.find(n);
+    if (it == floor_at.end()) throw fail(fmt::format("no {} row at length {}", kind.chance_row, n));
+    l.floor = it->second;
     if (!std::isfinite(l.baseline) || !std::isfinite(l.floor) || l.floor == l.ceiling) {
       throw fail(
           fmt::format("at length {} the baseline mean {} and floor {} (ceiling {}) leave "

@@ -2,7 +2,8 @@
 // docs/tasks.md, "Floor and ceiling". Chance is a uniform guess: over the vocabulary for the
 // distributional metrics (TVD: the evaluator's chance row; loss), over the tokens that can be
 // the answer for the argmax metrics; for the Chomsky-hierarchy tasks, whose classes are not
-// all equally frequent, the best answer that does not read the input (a class per position).
+// all equally frequent, the best answer that does not read the input on the study's own
+// evaluation sequences (a class per position, BlindAnswer).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -42,7 +43,7 @@ std::optional<MetricScale> metric_scale(const nlohmann::json& task, const std::s
       // A uniform guess among the v elements is one of the v − s absent ones (s = n).
       const double v = param("v");
       return constant((v - static_cast<double>(n)) / v, 1.0,
-                      fmt::format("(v − s)/v (v = {:g}, s = {})", v, n));
+                      fmt::format("(v − s)/v (v = {:g}, s = n)", v));
     }
   } else if (name == "max_retrieval") {
     if (metric == "accuracy") {
@@ -73,15 +74,17 @@ std::optional<MetricScale> metric_scale(const nlohmann::json& task, const std::s
     if (metric == "bpc") return constant(std::log2(V), 0.0, fmt::format("log2 V (V = {:g})", V));
     if (metric == "accuracy") return constant(1.0 / V, 1.0, fmt::format("1/V (V = {:g})", V));
   } else if (const auto task_object = make_task_from_json(task);
-             const auto* chomsky = dynamic_cast<const ChomskyTask*>(task_object.get())) {
+             dynamic_cast<const ChomskyTask*>(task_object.get()) != nullptr) {
     // The Chomsky-hierarchy tasks: the best answer that does not read the input, a class per
-    // output position (ChomskyTask::chance).
+    // output position, fitted to and scored on the study's own evaluation sequences.
     if (metric == "accuracy") {
-      return constant(
-          chomsky->chance(n), 1.0,
-          fmt::format("the accuracy of the best class per output position, the input unread, at "
-                      "length {} (K = {} classes)",
-                      n, chomsky->output_classes()));
+      MetricScale s;
+      s.ceiling = 1.0;
+      s.blind_answer = true;
+      s.rule =
+          "the accuracy of the best class per output position, the input unread, on the study's "
+          "own evaluation sequences at each length (recomputed from experiment.json)";
+      return s;
     }
   }
   return std::nullopt;

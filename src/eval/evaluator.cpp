@@ -21,26 +21,6 @@ std::vector<std::string> chance_metrics_of(const Task& task) {
   return out;
 }
 
-// Calls score(batch, B, rows) for every batch of the config's samples at length n, drawn in the
-// order evaluate() draws them (one Rng per length, seeded by the seed and n); `rows` are the
-// scored positions (b·T + t), grouped by sequence in order.
-template <class Score>
-void for_each_eval_batch(const Task& task, const EvalConfig& config, int64_t n, int64_t seq_len,
-                         Score&& score) {
-  const int64_t per_call = std::clamp<int64_t>(config.max_rows / seq_len, 1, config.samples);
-  Rng rng(config.seed ^ (static_cast<uint64_t>(n) * 0x9e3779b97f4a7c15ULL));
-  std::vector<int64_t> rows;
-  for (int64_t done = 0; done < config.samples; done += per_call) {
-    const int64_t B = std::min(per_call, config.samples - done);
-    const Batch batch = task.make_batch(n, B, rng, /*validation=*/true);
-    rows.clear();
-    for (int64_t k = 0; k < B * batch.len; ++k) {
-      if (batch.weight[k] > 0) rows.push_back(k);
-    }
-    score(batch, B, rows);
-  }
-}
-
 // Hands each sequence of the batch its own rows of `logits` (rows × V, in `rows` order); with
 // `logits` null, V equal logits per row (the uniform predictor).
 void score_sequences(const Task& task, const Batch& batch, int64_t B,
@@ -73,6 +53,23 @@ void append_chance_rows(const MetricAccumulator& chance, const std::vector<std::
 
 }  // namespace
 
+void for_each_eval_batch(const Task& task, const EvalConfig& config, int64_t n,
+                         const EvalBatchVisitor& visit) {
+  const int64_t seq_len = task.sequence_length(n);
+  const int64_t per_call = std::clamp<int64_t>(config.max_rows / seq_len, 1, config.samples);
+  Rng rng(config.seed ^ (static_cast<uint64_t>(n) * 0x9e3779b97f4a7c15ULL));
+  std::vector<int64_t> rows;
+  for (int64_t done = 0; done < config.samples; done += per_call) {
+    const int64_t B = std::min(per_call, config.samples - done);
+    const Batch batch = task.make_batch(n, B, rng, /*validation=*/true);
+    rows.clear();
+    for (int64_t k = 0; k < B * batch.len; ++k) {
+      if (batch.weight[k] > 0) rows.push_back(k);
+    }
+    visit(batch, B, rows);
+  }
+}
+
 const std::vector<std::string>& sample_dependent_chance_metrics() {
   static const std::vector<std::string> names = {"tvd"};
   return names;
@@ -93,15 +90,15 @@ std::vector<LengthResult> evaluate(Model<float>& model, const Task& task, const 
     r.length = n;
     r.seq_len = task.sequence_length(n);
     MetricAccumulator metrics, chance;
-    for_each_eval_batch(task, config, n, r.seq_len,
-                        [&](const Batch& batch, int64_t B, const std::vector<int64_t>& rows) {
-                          const float* logits = model.forward_rows(batch.tokens.data(), B,
-                                                                   batch.len, batch.fields, rows);
-                          score_sequences(task, batch, B, rows, logits, metrics);
-                          if (!chance_names.empty()) {
-                            score_sequences(task, batch, B, rows, nullptr, chance);
-                          }
-                        });
+    for_each_eval_batch(
+        task, config, n, [&](const Batch& batch, int64_t B, const std::vector<int64_t>& rows) {
+          const float* logits =
+              model.forward_rows(batch.tokens.data(), B, batch.len, batch.fields, rows);
+          score_sequences(task, batch, B, rows, logits, metrics);
+          if (!chance_names.empty()) {
+            score_sequences(task, batch, B, rows, nullptr, chance);
+          }
+        });
     r.metrics = metrics.results();
     append_chance_rows(chance, chance_names, r.metrics);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -120,7 +117,7 @@ std::vector<LengthResult> evaluate_chance(const Task& task, const EvalConfig& co
     r.length = n;
     r.seq_len = task.sequence_length(n);
     MetricAccumulator chance;
-    for_each_eval_batch(task, config, n, r.seq_len,
+    for_each_eval_batch(task, config, n,
                         [&](const Batch& batch, int64_t B, const std::vector<int64_t>& rows) {
                           score_sequences(task, batch, B, rows, nullptr, chance);
                         });

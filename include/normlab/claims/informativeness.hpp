@@ -36,7 +36,12 @@ struct MetricScale {
   // Non-empty: the floor depends on the samples and is the mean of this metric's rows at the
   // same length (the evaluator's chance row, e.g. "tvd_chance"); `floor` is then unused.
   std::string chance_row;
-  std::string rule;  // how the floor is defined, for the ledger's text, e.g. "1/v (v = 32)"
+  // How the floor is defined, the same text at every length, for the ledger, e.g. "1/v (v = 32)"
+  std::string rule;
+  // True: the floor depends on the samples and is the accuracy, on the study's own evaluation
+  // sequences at the length (recomputed from experiment.json), of the best answer that does
+  // not read the input (BlindAnswer, the Chomsky-hierarchy tasks); `floor` is then unused.
+  bool blind_answer = false;
 };
 
 // The scale of `metric` for the task of an experiment.json ({"name": ..., parameters}) at task

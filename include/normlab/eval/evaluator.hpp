@@ -42,6 +42,15 @@ struct LengthResult {
 std::vector<LengthResult> evaluate(Model<float>& model, const Task& task, const EvalConfig& config,
                                    const std::function<void(const LengthResult&)>& progress = {});
 
+// The samples evaluate() scores at task length n: calls visit(batch, B, rows) for each batch of
+// B sequences, in order (one Rng per length, seeded by config.seed and n; at most
+// config.max_rows rows per batch); `rows` are the scored positions b·T + t, grouped by sequence
+// in order.
+using EvalBatchVisitor =
+    std::function<void(const Batch& batch, int64_t B, const std::vector<int64_t>& rows)>;
+void for_each_eval_batch(const Task& task, const EvalConfig& config, int64_t n,
+                         const EvalBatchVisitor& visit);
+
 // The metrics that get a chance row ("tvd") and a chance row's name ("tvd" → "tvd_chance").
 const std::vector<std::string>& sample_dependent_chance_metrics();
 std::string chance_metric_name(const std::string& metric);

@@ -67,20 +67,6 @@ class ChomskyTask : public Task {
   // The end class after which no position is scored; −1 for the tasks without one.
   int32_t termination_class() const { return termination_; }
   int32_t class_token(int32_t k) const { return input_ids_ + 1 + k; }
-  // Chance at task length L: the accuracy of the best answer that does not read the input, a
-  // class for each output position at the length, as score() counts the positions. Each
-  // position's class is the one most frequent there among kChanceSequences sequences drawn
-  // from one fixed seed; its accuracy is measured on sequences drawn from another, at least
-  // kChanceSequences and kChancePositions scored positions (choosing and measuring on separate
-  // draws keeps the estimate unbiased where the classes are uniform: 1/K in expectation).
-  // About ½ on the three tasks whose K = 3 classes are two bits and a rare end class, where
-  // 1/K would place a model that learned only the bits' frequency above chance; on
-  // bucket_sort, whose sorted output makes each position's likely symbol known without the
-  // input, about 0.78 at L = 41 and 0.94 at L = 500 (docs/tasks.md, "Chance"). Computed once
-  // per (task, L).
-  static constexpr int64_t kChanceSequences = 1024;
-  static constexpr int64_t kChancePositions = int64_t(1) << 15;
-  double chance(int64_t L) const;
 
  private:
   std::string name_;
