@@ -35,7 +35,8 @@ namespace {
 
 void run_train_study(const std::string& file, const std::string& tier,
                      const std::vector<std::string>& sets, const std::string& out_opt, int jobs,
-                     const std::string& keep, const std::vector<std::string>& reuse, bool dry_run) {
+                     const std::string& keep, const std::vector<std::string>& reuse, bool dry_run,
+                     bool only_kept) {
   Experiment e =
       read_swept_experiment([&] { return load_experiment_document(file, tier, sets); }, file);
   e.tier = tier;
@@ -47,6 +48,7 @@ void run_train_study(const std::string& file, const std::string& tier,
   o.jobs = jobs;
   o.keep = keep;
   o.reuse.assign(reuse.begin(), reuse.end());
+  o.only_kept = only_kept;
   o.shard = shard_from_environment();
   if (dry_run) {
     std::printf("%s", dry_run_report(*load_experiment_document(file, tier, sets), e, o.out,
@@ -141,6 +143,7 @@ void add_run_command(CLI::App& app) {
   auto keep = std::make_shared<std::string>();
   auto reuse = std::make_shared<std::vector<std::string>>();
   auto dry_run = std::make_shared<bool>(false);
+  auto only_kept = std::make_shared<bool>(false);
   auto tier = std::make_shared<std::string>();
   auto sets = std::make_shared<std::vector<std::string>>();
   cmd->add_option("FILE", *file, "Experiment file")->required();
@@ -172,7 +175,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--dry-run", *dry_run,
                 "Train nothing: print every resolved value and where it was written, each run "
                 "and its state in the results folder, and an estimate of the training time");
+  cmd->add_flag("--only-kept", *only_kept,
+                "Train nothing: restore the runs kept in --keep's folder that the results folder "
+                "lacks and write the tables from the runs there (docs/experiments.md, \"Keeping "
+                "runs\")");
   cmd->callback([=] {
+    if (*only_kept && keep->empty()) {
+      throw UsageError("--only-kept restores kept runs: name their folder with --keep");
+    }
     const std::vector<std::string> tiers = tier_names(*parse_experiment_file(*file), *file);
     std::string applied;
     auto table = load_experiment_document(*file, *tier, *sets, &applied);
@@ -185,7 +195,7 @@ void add_run_command(CLI::App& app) {
     TomlSection top(table.get(), *file, "top level");
     const std::string kind = top.get_choice("kind", "train", {"train", "particles"});
     if (kind == "train") {
-      run_train_study(*file, applied, *sets, *out, *jobs, *keep, *reuse, *dry_run);
+      run_train_study(*file, applied, *sets, *out, *jobs, *keep, *reuse, *dry_run, *only_kept);
     } else {
       if (launched_by_mpirun()) {
         throw UsageError("a particle study runs in one process; start it without mpirun");

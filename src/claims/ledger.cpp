@@ -2,6 +2,7 @@
 #include "normlab/base/interrupts.hpp"
 #include "normlab/io/shell_quote.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -20,12 +21,14 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/claims/design_rules.hpp"
 #include "normlab/experiment/dry_run.hpp"
+#include "normlab/experiment/kept_runs.hpp"
 #include "normlab/experiment/overrides.hpp"
 #include "normlab/experiment/part_of.hpp"
 #include "normlab/experiment/run_rows.hpp"
 #include "normlab/experiment/sweep.hpp"
 #include "normlab/io/atomic_file.hpp"
 #include "normlab/io/json_file.hpp"
+#include "normlab/io/temp_folder.hpp"
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/particles/study.hpp"
 #include "normlab/store/provenance.hpp"
@@ -40,7 +43,9 @@ namespace {
 // Runs `program args...` with this process's stdout and stderr; returns the wait status. The
 // child gets SIGTERM when this process ends, however it ends, so a killed ledger leaves no study
 // training with its folder locked (the study's own runs die with it the same way).
-int run_child(const fs::path& program, const std::vector<std::string>& args) {
+// With `output` (not empty), the child's stdout and stderr go to that file instead.
+int run_child(const fs::path& program, const std::vector<std::string>& args,
+              const fs::path& output = {}) {
   std::vector<std::string> all = {program.string()};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -55,6 +60,13 @@ int run_child(const fs::path& program, const std::vector<std::string>& args) {
     // Only async-signal-safe calls between fork and exec.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);  // the parent ended before the line above
+    if (!output.empty()) {
+      const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) ::_exit(127);
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
     ::execve(all[0].c_str(), argv.data(), environ);
     ::_exit(127);
   }
@@ -111,12 +123,12 @@ nlohmann::json study_experiment_json(const StudyRun& s) {
   return to_json(e);
 }
 
-// Whether the runs in the study's folder (a pilot's, for design rule D6) are runs of the study
+// Whether the runs in `folder` (a pilot's, for design rule D6) are runs of the study
 // now (runs_are_part_of): a pilot of another experiment, e.g. of a study file changed since,
 // decides nothing.
-bool folder_runs_are_part_of_study(const StudyRun& s) {
+bool folder_runs_are_part_of_study(const StudyRun& s, const fs::path& folder) {
   try {
-    return runs_are_part_of(experiment_json_as_read(parse_json_file(s.folder / "experiment.json")),
+    return runs_are_part_of(experiment_json_as_read(parse_json_file(folder / "experiment.json")),
                             study_experiment_json(s));
   } catch (const std::exception&) {
     return false;  // no or unreadable experiment.json: no pilot to read
@@ -130,6 +142,37 @@ bool kept_pilot(const fs::path& tables) {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// Design rule D6 on the runs in `folder`: they are runs of the study now, and they decide
+// every claim of the study in the whole ledger (`claims`).
+bool pilot_decides(const StudyRun& s, const std::vector<Claim>& claims, const fs::path& folder) {
+  return folder_runs_are_part_of_study(s, folder) && decided_by_pilot(claims, folder);
+}
+
+// Whether `kept` (a study's kept runs, DIR/<study>/runs with --tables) holds a kept run.
+bool holds_kept_runs(const fs::path& kept) {
+  if (kept.empty() || !fs::is_directory(kept)) return false;
+  for (const fs::directory_entry& e : fs::directory_iterator(kept)) {
+    if (is_kept_run(e.path())) return true;
+  }
+  return false;
+}
+
+// Restores the study's runs kept in `kept` that `folder` lacks and writes its tables there,
+// training nothing (`normlab run --only-kept`, into the study's own folder or a dry run's
+// scratch folder): a pilot kept only there, e.g. from another machine, is then where design
+// rule D6 reads it. With `output`, the child's output goes to that file. Whether it succeeded
+// (where it did not, the study's own run meets the same cause and reports it).
+bool restore_kept_runs(const StudyRun& s, const fs::path& program, const fs::path& kept,
+                       const fs::path& folder, const fs::path& output = {}) {
+  std::vector<std::string> args = s.args;
+  const auto out = std::find(args.begin(), args.end(), "--out");
+  if (out == args.end() || out + 1 == args.end()) return false;
+  *(out + 1) = folder.string();
+  args.insert(args.end(), {"--keep", kept.string(), "--only-kept"});
+  const int status = run_child(program, args, output);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // With --tables: a study that finished in an earlier ledger run, perhaps on another
@@ -452,6 +495,21 @@ std::vector<StudyRun> plan_studies(const std::vector<Claim>& claims, const std::
   return studies;
 }
 
+// A dry run's design rule D6: whether the study's pilot decides it, read from its kept runs
+// under `tables` restored into a scratch folder (the study's own folder is left as it is), or
+// from its folder where nothing is kept.
+bool pilot_decides_dry(const StudyRun& s, const std::vector<Paper>& papers, const fs::path& program,
+                       const fs::path& tables) {
+  const std::vector<Claim> claims = ledger_claims_of(papers, s);
+  const fs::path kept = tables.empty() ? fs::path() : tables / "runs";
+  if (!holds_kept_runs(kept)) return pilot_decides(s, claims, s.folder);
+  const TempFolder scratch("normlab_dry_run_pilot");
+  if (scratch.path().empty()) return pilot_decides(s, claims, s.folder);
+  const fs::path folder = scratch.path() / s.folder.filename();
+  return restore_kept_runs(s, program, kept, folder, scratch.path() / "restore.log") &&
+         pilot_decides(s, claims, folder);
+}
+
 fs::path ledger_out(const LedgerOptions& o) {
   return o.out.empty() ? fs::path("results") / ("claims-" + o.tier) : o.out;
 }
@@ -491,6 +549,8 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       line = kept_pilot(tables)
                  ? "decided by its pilot (D6) in an earlier ledger run: its kept tables are used"
                  : "finished in an earlier ledger run: its kept tables are used";
+    } else if (s.trains && !recorded.ok && pilot_decides_dry(s, papers, o.program, tables)) {
+      line = "decided by its pilot (D6): no other arm would run";
     } else if (!s.trains) {
       line = "not a training study: no estimate";
     } else {
@@ -583,8 +643,13 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       read_study_record(s);
       continue;
     }
-    if (!ran_every_arm(s) && folder_runs_are_part_of_study(s) &&
-        decided_by_pilot(ledger_claims_of(papers, s), s.folder)) {
+    if (!ran_every_arm(s) && holds_kept_runs(kept)) {
+      std::printf("study %s: restoring its kept runs from %s before design rule D6 reads them\n",
+                  s.folder.filename().string().c_str(), kept.string().c_str());
+      std::fflush(stdout);
+      restore_kept_runs(s, o.program, kept, s.folder);
+    }
+    if (!ran_every_arm(s) && pilot_decides(s, ledger_claims_of(papers, s), s.folder)) {
       keep_pilot(s);
     } else {
       run_study(s, o.program, kept,

@@ -290,6 +290,12 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
         "(--reuse)",
         reused.size());
   }
+  if (o.only_kept) {
+    std::fprintf(stderr, "%s%s: %d runs (%d done%s; %zu not trained: --only-kept); results in %s\n",
+                 e.name.c_str(), shard_note.c_str(), total, skipped, restored_note.c_str(),
+                 todo.size(), o.out.string().c_str());
+    return 0;
+  }
   std::fprintf(stderr, "%s%s: %d runs (%zu to do, %d already done%s%s), %s; results in %s\n",
                e.name.c_str(), shard_note.c_str(), total, todo.size(), skipped,
                restored_note.c_str(), resuming_note.c_str(), where.c_str(), o.out.string().c_str());

@@ -1,4 +1,5 @@
 #include "normlab/probes/probe_plots.hpp"
+#include "normlab/io/temp_folder.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -53,22 +54,6 @@ std::string quote(const std::string& s) {
 std::string val(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : "NaN";
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "normlab_plot_XXXXXX").string();
-    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Runs `script` (which refers to the data files as DATA(name) → their path) with the output
 // set to a temporary PNG beside `png`, then renames it into place.
@@ -132,7 +117,7 @@ class Plot {
 
  private:
   std::string png_;
-  TempDir dir_;
+  TempFolder dir_{"normlab_plot"};
   std::vector<std::pair<std::string, std::string>> files_;
 };
 

@@ -395,5 +395,73 @@ TEST(ClaimsSeeds, AStudyTheLedgerFinishedIsNotDecidedByItsPilotLater) {
   EXPECT_EQ(r.out.find("decided by its pilot"), std::string::npos) << r.describe();
 }
 
+// D6 with the pilot kept only in --tables (its runs kept as they ended, from another machine,
+// the ledger's OUT empty): the ledger restores the kept runs into OUT before D6 reads them
+// (`normlab run --only-kept`), so the pilot decides the study and no other arm trains. The
+// pilot is a real one (pre alone, seeds 1–5, kept with --keep), its kept TVD set to 0.01 at
+// every length (the ceiling's side of ε). A dry run says so too, leaving OUT untouched.
+TEST(ClaimsSeeds, APilotKeptOnlyAsRunsDecidesItsStudy) {
+  TempDir tmp;
+  const fs::path study_file = tmp / "claims_tiny_study.toml";
+  std::string text = testing::slurp(kTinyStudy);
+  const size_t seeds = text.find("seeds = [1, 2]");
+  ASSERT_NE(seeds, std::string::npos);
+  text.replace(seeds, 14, "seeds = [1, 2, 3, 4, 5]");
+  testing::write_bytes(study_file, text);
+  std::string claim = post_vs_pre_claim();
+  claim.replace(claim.find(kTinyStudy.string()), kTinyStudy.string().size(), study_file.string());
+  testing::write_bytes(tmp / "claims" / "tiny.toml", kTinyPaper + claim);
+  const fs::path kept = tmp / "kept" / "claims_tiny-quick" / "runs";
+  auto r = run_normlab({"run", study_file.string(), "--tier", "quick", "--set", "schemes=[\"pre\"]",
+                        "--out", (tmp / "pilot").string(), "--keep", kept.string()});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  int runs = 0;
+  for (const fs::directory_entry& run : fs::directory_iterator(kept)) {
+    ++runs;
+    const fs::path eval = run.path() / "eval_raw.json";
+    nlohmann::json j = nlohmann::json::parse(testing::slurp(eval));
+    for (nlohmann::json& length : j.at("results")) {
+      for (const char* key : {"value", "ci_low", "ci_high"}) {
+        length.at("metrics").at("tvd")[key] = 0.01;
+      }
+    }
+    testing::write_bytes(eval, j.dump(2));
+  }
+  ASSERT_EQ(runs, 5);
+  const auto ledger = [&](bool dry) {
+    std::vector<std::string> args = {"claims",   "run",
+                                     "--tier",   "quick",
+                                     "--claims", (tmp / "claims").string(),
+                                     "--out",    (tmp / "out").string(),
+                                     "--tables", (tmp / "kept").string()};
+    if (dry) args.push_back("--dry-run");
+    return run_normlab(args);
+  };
+  const fs::path study = tmp / "out" / "claims_tiny-quick";
+  r = ledger(true);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("decided by its pilot (D6): no other arm would run"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("in all: 0 runs to do"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(study / "results.csv"));
+
+  r = ledger(false);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+  EXPECT_NE(r.out.find("study claims_tiny-quick: restoring its kept runs"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("study claims_tiny-quick: decided by its pilot (design rule D6)"),
+            std::string::npos)
+      << r.out;
+  const auto status = [&](const std::string& run) {
+    return nlohmann::json::parse(testing::slurp(study / "runs" / run / "run.json"))
+        .value("status", "");
+  };
+  EXPECT_EQ(status("pre__seed5"), "finished");
+  EXPECT_EQ(status("post__seed1"), "pending") << "post trained";
+  EXPECT_FALSE(fs::exists(study / "runs" / "post__seed1" / "metrics.jsonl")) << "post trained";
+  const auto out = nlohmann::json::parse(testing::slurp(tmp / "out" / "claims.json"));
+  EXPECT_EQ(out.at("claims").at(0).at("verdict"), "untestable (ceiling)") << out.dump();
+}
+
 }  // namespace
 }  // namespace normlab

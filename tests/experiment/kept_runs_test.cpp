@@ -79,6 +79,32 @@ TEST(KeptRuns, ALostResultsFolderIsRestoredWithTheSameTables) {
   EXPECT_EQ(count.out, "COUNT(DISTINCT run_hash)\n4\n");
 }
 
+// --only-kept restores the kept runs and trains nothing: the run not kept stays to do, with no
+// rows in the tables; without --keep there is nothing to restore.
+TEST(KeptRuns, OnlyKeptRestoresTheKeptRunsAndTrainsNothing) {
+  TempDir dir;
+  const std::string file = write_study_with_dilution(dir);
+  const fs::path keep = dir / "kept";
+  ASSERT_EQ(run(file, dir / "first", keep).exit_code, 0);
+  fs::remove(keep / "post__seed2" / "run.json");
+  const fs::path second = dir / "second";
+  const auto restored = run(file, second, keep, {"--only-kept"});
+  ASSERT_TRUE(restored.exited && restored.exit_code == 0) << restored.describe();
+  EXPECT_NE(restored.err.find("4 runs (3 done, 3 of them restored from "), std::string::npos)
+      << restored.err;
+  EXPECT_NE(restored.err.find("; 1 not trained: --only-kept)"), std::string::npos) << restored.err;
+  EXPECT_FALSE(fs::exists(second / "runs" / "post__seed2" / "metrics.jsonl"));
+  const std::string results = testing::slurp(second / "results.csv");
+  EXPECT_NE(results.find(",post,post,rmsnorm,1,"), std::string::npos) << results;
+  EXPECT_EQ(results.find(",post,post,rmsnorm,2,"), std::string::npos) << results;
+
+  const auto refused = run_normlab({"run", file, "--out", (dir / "third").string(), "--only-kept"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.describe();
+  EXPECT_NE(refused.err.find("--only-kept restores kept runs: name their folder with --keep"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST(KeptRuns, RunsThatEndedBeforeKeepingAreKeptWhenTheStudyResumes) {
   TempDir dir;
   const std::string file = write_study_with_dilution(dir);

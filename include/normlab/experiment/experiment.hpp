@@ -136,6 +136,9 @@ struct StudyOptions {
   // there with this run's settings is restored from it instead of trained (kept_runs.hpp,
   // restore_reused_run). Not for a study with a [probe] table, whose probes need weights.
   std::vector<std::filesystem::path> reuse;
+  // Restore the runs kept in `keep` that the folder lacks and train nothing: the other runs
+  // stay to do (`normlab run --only-kept`).
+  bool only_kept = false;
 };
 
 // Runs (or resumes) the experiment, or this shard of it; under MPI, as rank 0: trains `jobs`
