@@ -29,6 +29,7 @@
 #include "normlab/base/errors.hpp"
 #include "normlab/claims/claims_file.hpp"
 #include "normlab/claims/design_rules.hpp"
+#include "normlab/claims/informativeness.hpp"
 #include "normlab/claims/ledger.hpp"
 #include "normlab/claims/ledger_diff.hpp"
 #include "normlab/io/atomic_file.hpp"
@@ -127,22 +128,29 @@ std::map<std::string, claims::KeptInterval> read_kept_intervals(const fs::path& 
 void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
                        const std::string& claim, const std::string& tier, const fs::path& out,
                        const fs::path& ledger) {
-  const std::vector<claims::Claim> selected =
-      claims::select_claims(claims::read_ledger(claims_dir), paper, claim);
+  const std::vector<claims::Paper> papers = claims::read_ledger(claims_dir);
+  const std::vector<claims::Claim> selected = claims::select_claims(papers, paper, claim);
   const std::map<std::string, claims::KeptInterval> kept = read_kept_intervals(ledger);
   struct FolderCount {
     int seeds = 0;
     int without_pilot = 0;  // claims whose count waits for a pilot (or could not be read)
-    fs::path dir;
-    std::vector<claims::Claim> claims;  // the selected claims of the folder, for D6
+    claims::StudyRun study;
   };
   std::map<std::string, FolderCount> per_folder;
   for (const claims::Claim& c : selected) {
     const claims::StudyRun study = claims::plan_study(c.study, c.sets, tier, out, 0);
     const std::string folder = study.folder.filename().string();
     const auto k = kept.find(c.id);
-    per_folder[folder].dir = study.folder;
-    per_folder[folder].claims.push_back(c);
+    per_folder[folder].study = study;
+    if (claims::informativeness_applies(c) && fs::exists(study.folder / "experiment.json") &&
+        !claims::folder_runs_are_part_of_study(study, study.folder)) {
+      std::printf(
+          "%s  %s: the runs there are not runs of the study now (its file or settings changed "
+          "since they ran): no pilot to read\n",
+          c.id.c_str(), folder.c_str());
+      ++per_folder[folder].without_pilot;
+      continue;
+    }
     try {
       const claims::SeedCount s = claims::seed_count(
           c, study.folder,
@@ -168,7 +176,7 @@ void print_seed_counts(const fs::path& claims_dir, const std::string& paper,
     if (f.without_pilot > 0) {
       std::printf("  %-48s none yet: %d claim(s) wait for the pilot (D3, above)\n", folder.c_str(),
                   f.without_pilot);
-    } else if (claims::decided_by_pilot(f.claims, f.dir)) {
+    } else if (claims::pilot_decides(f.study, papers, f.study.folder)) {
       std::printf("  %-48s %d, decided by its pilot (D6): no other arm runs\n", folder.c_str(),
                   f.seeds);
     } else {

@@ -123,18 +123,6 @@ nlohmann::json study_experiment_json(const StudyRun& s) {
   return to_json(e);
 }
 
-// Whether the runs in `folder` (a pilot's, for design rule D6) are runs of the study
-// now (runs_are_part_of): a pilot of another experiment, e.g. of a study file changed since,
-// decides nothing.
-bool folder_runs_are_part_of_study(const StudyRun& s, const fs::path& folder) {
-  try {
-    return runs_are_part_of(experiment_json_as_read(parse_json_file(folder / "experiment.json")),
-                            study_experiment_json(s));
-  } catch (const std::exception&) {
-    return false;  // no or unreadable experiment.json: no pilot to read
-  }
-}
-
 // Whether the kept tables' record says their study was decided by its pilot (D6).
 bool kept_pilot(const fs::path& tables) {
   try {
@@ -142,12 +130,6 @@ bool kept_pilot(const fs::path& tables) {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-// Design rule D6 on the runs in `folder`: they are runs of the study now, and they decide
-// every claim of the study in the whole ledger (`claims`).
-bool pilot_decides(const StudyRun& s, const std::vector<Claim>& claims, const fs::path& folder) {
-  return folder_runs_are_part_of_study(s, folder) && decided_by_pilot(claims, folder);
 }
 
 // Whether `kept` (a study's kept runs, DIR/<study>/runs with --tables) holds a kept run.
@@ -393,6 +375,20 @@ bool ran_every_arm(const StudyRun& s) {
 
 }  // namespace
 
+bool folder_runs_are_part_of_study(const StudyRun& s, const fs::path& folder) {
+  try {
+    return runs_are_part_of(experiment_json_as_read(parse_json_file(folder / "experiment.json")),
+                            study_experiment_json(s));
+  } catch (const std::exception&) {
+    return false;  // no or unreadable experiment.json: no pilot to read
+  }
+}
+
+bool pilot_decides(const StudyRun& s, const std::vector<Paper>& papers, const fs::path& folder) {
+  return folder_runs_are_part_of_study(s, folder) &&
+         decided_by_pilot(ledger_claims_of(papers, s), folder);
+}
+
 // The study's output folder is named OUT/<study folder>, OUT the ledger's --out: records and
 // reports are kept and copied (docs/full-tier), so they name no path of the machine that ran.
 std::string StudyRun::command() const {
@@ -500,14 +496,13 @@ std::vector<StudyRun> plan_studies(const std::vector<Claim>& claims, const std::
 // from its folder where nothing is kept.
 bool pilot_decides_dry(const StudyRun& s, const std::vector<Paper>& papers, const fs::path& program,
                        const fs::path& tables) {
-  const std::vector<Claim> claims = ledger_claims_of(papers, s);
   const fs::path kept = tables.empty() ? fs::path() : tables / "runs";
-  if (!holds_kept_runs(kept)) return pilot_decides(s, claims, s.folder);
+  if (!holds_kept_runs(kept)) return pilot_decides(s, papers, s.folder);
   const TempFolder scratch("normlab_dry_run_pilot");
-  if (scratch.path().empty()) return pilot_decides(s, claims, s.folder);
+  if (scratch.path().empty()) return pilot_decides(s, papers, s.folder);
   const fs::path folder = scratch.path() / s.folder.filename();
   return restore_kept_runs(s, program, kept, folder, scratch.path() / "restore.log") &&
-         pilot_decides(s, claims, folder);
+         pilot_decides(s, papers, folder);
 }
 
 fs::path ledger_out(const LedgerOptions& o) {
@@ -649,7 +644,7 @@ LedgerResult run_ledger(const LedgerOptions& o) {
       std::fflush(stdout);
       restore_kept_runs(s, o.program, kept, s.folder);
     }
-    if (!ran_every_arm(s) && pilot_decides(s, ledger_claims_of(papers, s), s.folder)) {
+    if (!ran_every_arm(s) && pilot_decides(s, papers, s.folder)) {
       keep_pilot(s);
     } else {
       run_study(s, o.program, kept,

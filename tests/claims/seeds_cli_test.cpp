@@ -230,8 +230,8 @@ TEST(ClaimsSeeds, APilotAtTheCeilingDecidesItsStudy) {
 }
 
 // D6 reads a pilot only when its runs are runs of the study now: the same pilot at the ceiling,
-// but of the study with another learning rate (its file changed since), decides nothing, and
-// the ledger trains the study.
+// but of the study with another learning rate (its file changed since), decides nothing: `claims
+// seeds` reads no pilot there, and the ledger trains the study.
 TEST(ClaimsSeeds, APilotOfAnotherExperimentDecidesNothing) {
   TempDir tmp;
   write_claim(tmp / "claims");
@@ -239,6 +239,15 @@ TEST(ClaimsSeeds, APilotOfAnotherExperimentDecidesNothing) {
   write_pilot(study, {0.01, 0.01, 0.01, 0.01, 0.01});
   testing::write_bytes(study / "experiment.json",
                        tiny_experiment_json({"schemes=[\"pre\"]", "train.lr=0.02"}).dump(2));
+  const auto seeds =
+      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
+                   "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
+  ASSERT_TRUE(seeds.exited && seeds.exit_code == 0) << seeds.describe();
+  EXPECT_EQ(seeds.out.find("decided by its pilot"), std::string::npos) << seeds.out;
+  EXPECT_NE(seeds.out.find("tiny.post_vs_pre  claims_tiny-quick: the runs there are not runs of "
+                           "the study now"),
+            std::string::npos)
+      << seeds.out;
   const auto r = run_normlab({"claims", "run", "--tier", "quick", "--claims",
                               (tmp / "claims").string(), "--out", (tmp / "out").string()});
   EXPECT_EQ(r.out.find("decided by its pilot"), std::string::npos) << r.out;
@@ -369,15 +378,24 @@ TEST(ClaimsSeeds, AReferenceColumnOnThePilotsArmLetsThePilotDecide) {
   }
 }
 
+// The same with only the claim D1 finds untestable selected (--claim): the study's other claim
+// still keeps it running, since D6 reads every claim of the ledger the study decides.
 TEST(ClaimsSeeds, AReferenceColumnOnAnotherArmKeepsTheStudyRunning) {
   TempDir tmp;
   write_claims_with_reference(tmp / "claims", "post");
   write_pilot(tmp / "out" / "claims_tiny-quick", {0.01, 0.01, 0.01, 0.01, 0.01});
-  const auto r =
-      run_normlab({"claims", "seeds", "--tier", "quick", "--claims", (tmp / "claims").string(),
-                   "--out", (tmp / "out").string(), "--ledger", (tmp / "none.json").string()});
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
-  EXPECT_EQ(r.out.find("decided by its pilot (D6): no other arm runs"), std::string::npos) << r.out;
+  for (const std::string& only : {std::string(), std::string("tiny.post_vs_pre")}) {
+    std::vector<std::string> args = {"claims",   "seeds",
+                                     "--tier",   "quick",
+                                     "--claims", (tmp / "claims").string(),
+                                     "--out",    (tmp / "out").string(),
+                                     "--ledger", (tmp / "none.json").string()};
+    if (!only.empty()) args.insert(args.end(), {"--claim", only});
+    const auto r = run_normlab(args);
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
+    EXPECT_EQ(r.out.find("decided by its pilot (D6): no other arm runs"), std::string::npos)
+        << r.out;
+  }
 }
 
 // A study an earlier ledger run finished (its record: ok, not by its pilot) is not decided by

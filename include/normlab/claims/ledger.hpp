@@ -79,6 +79,14 @@ StudyRun plan_study(const std::filesystem::path& file, const std::vector<std::st
 // `decide_only`, reads each study's record instead of running it.
 LedgerResult run_ledger(const LedgerOptions& options);
 
+// Whether the runs in `folder` (the study's own, or a copy) are runs of the study now
+// (experiment/part_of.hpp): a pilot of a study file changed since is not.
+bool folder_runs_are_part_of_study(const StudyRun& s, const std::filesystem::path& folder);
+// Design rule D6 on the runs in `folder`: they are runs of the study now, and they decide every
+// claim of the whole ledger (`papers`) that the study decides, whichever were selected.
+bool pilot_decides(const StudyRun& s, const std::vector<Paper>& papers,
+                   const std::filesystem::path& folder);
+
 // `normlab claims run --dry-run`: each selected study as `out` has it (finished, decided by
 // its pilot, finished earlier with its kept tables in `tables`), or its runs still to train
 // (counting those finished among the kept runs as done) and, with `measure`, an estimate of
