@@ -527,7 +527,9 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   size_t name_width = 0;
   for (const StudyRun& s : studies) name_width = std::max(name_width, name_of(s).size());
   name_width = std::min<size_t>(name_width, 64);
-  double seconds = 0, eval_seconds = 0;
+  double seconds = 0, eval_seconds = 0, probe_seconds = 0;
+  bool any_variance = false;         // a study to do runs the variance probe
+  std::vector<std::string> untimed;  // the probes not timed, over every study
   int to_do = 0;
   StepRates rates;  // shared: the studies of one task and model time its step once
   for (const StudyRun& s : studies) {
@@ -557,11 +559,17 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       to_do += t.to_do;
       seconds += t.seconds;
       eval_seconds += t.eval_seconds;
+      probe_seconds += t.probe_seconds;
+      any_variance = any_variance || e.probe_variance;
+      for (const std::string& p : t.untimed_probes) {
+        if (std::find(untimed.begin(), untimed.end(), p) == untimed.end()) untimed.push_back(p);
+      }
       line = fmt::format("{} runs, {} to do", t.runs, t.to_do);
       if (measure && t.to_do > 0) {
-        line +=
-            fmt::format(": about {} of training and {} of evaluation at {} at a time",
-                        training_duration(t.seconds), training_duration(t.eval_seconds), t.at_once);
+        line += fmt::format(
+            ": about {} at {} at a time{}",
+            estimate_amounts(t.seconds, t.eval_seconds, e.probe_variance, t.probe_seconds),
+            t.at_once, t.untimed_probes.empty() ? "" : "; " + probes_on_top(t.untimed_probes));
       }
     }
     report += fmt::format("  {:<{}} {}\n", name, name_width, line);
@@ -573,10 +581,11 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   }
   report += fmt::format("in all: {} runs to do", to_do);
   if (measure) {
-    report += fmt::format(", about {} of training and {} of evaluation, {} (probes come on top)",
-                          training_duration(seconds), training_duration(eval_seconds),
+    report += fmt::format(", about {}, {}",
+                          estimate_amounts(seconds, eval_seconds, any_variance, probe_seconds),
                           o.jobs > 0 ? fmt::format("{} runs at a time", o.jobs)
                                      : std::string("each study's file's jobs at a time"));
+    if (!untimed.empty()) report += " (" + probes_on_top(untimed) + ")";
   }
   return report + "\n";
 }

@@ -14,6 +14,8 @@
 #include "normlab/io/toml_reader.hpp"
 #include "normlab/model/model.hpp"
 #include "normlab/model/model_config.hpp"
+#include "normlab/probes/length_sweep.hpp"
+#include "normlab/probes/probe_input.hpp"
 #include "normlab/tasks/task.hpp"
 #include "normlab/train/trainer.hpp"
 
@@ -117,7 +119,68 @@ double seconds_per_sequence(const Variant& v, const Task& task, int64_t n) {
   return steady_seconds() - start;
 }
 
+// Seconds of the variance probe on one run: at each [probe] length, probe_samples sequences at
+// the time of one, timed by the probe's own sweep (run_length_sweep, one sequence per length,
+// the variant's model as initialized) and kept in `rate_of` ("variance|" keys).
+double variance_probe_seconds(const Experiment& e, const Variant& v, const Task& task,
+                              const std::string& task_key, StepRates& rate_of) {
+  const auto key_of = [&](int64_t n) {
+    return fmt::format("variance|{}|{}|{}|{}", task_key, to_json(v.model).dump(), n,
+                       v.train.threads);
+  };
+  SweepConfig sweep;
+  sweep.samples = 1;
+  sweep.seed = e.eval.seed;
+  for (int64_t n : e.probe_lengths) {
+    if (rate_of.count(key_of(n)) == 0) sweep.lengths.push_back(n);
+  }
+  if (!sweep.lengths.empty()) {
+    set_num_threads(v.train.threads);
+    Model<float> model(v.model);
+    model.init(1);
+    const ProbeInput input = ProbeInput::from_task(task);
+    for (const SweepLength& l : run_length_sweep(model, input, sweep, [](const SweepSample&) {})) {
+      rate_of[key_of(l.length)] = l.seconds;
+    }
+  }
+  double seconds = 0;
+  for (int64_t n : e.probe_lengths) {
+    seconds += rate_of[key_of(n)] * static_cast<double>(e.probe_samples);
+  }
+  return seconds;
+}
+
+// The probes a study runs that the estimate does not time, in the order they run.
+std::vector<std::string> untimed_probes(const Experiment& e) {
+  std::vector<std::string> names;
+  if (e.probe_depth) names.push_back("depth");
+  if (e.probe_dilution) names.push_back("dilution");
+  if (e.probe_bridge) names.push_back("bridge");
+  return names;
+}
+
 }  // namespace
+
+std::string estimate_amounts(double seconds, double eval_seconds, bool variance,
+                             double probe_seconds) {
+  if (!variance) {
+    return fmt::format("{} of training and {} of evaluation", training_duration(seconds),
+                       training_duration(eval_seconds));
+  }
+  return fmt::format("{} of training, {} of evaluation and {} of the variance probe",
+                     training_duration(seconds), training_duration(eval_seconds),
+                     training_duration(probe_seconds));
+}
+
+std::string probes_on_top(const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string list = names.front();
+  for (size_t i = 1; i < names.size(); ++i) {
+    list += (i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return fmt::format("the {} probe{} come{} on top", list, names.size() > 1 ? "s" : "",
+                     names.size() > 1 ? "" : "s");
+}
 
 TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int jobs, bool measure,
                                    const fs::path& kept, StepRates* rates) {
@@ -139,6 +202,7 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
     }
   }
   t.at_once = std::max(1, std::min(jobs, t.to_do));
+  t.untimed_probes = untimed_probes(e);
   if (t.to_do == 0 || !measure) return t;
   // Training time: each variant's steps left at its measured rate, spread over `jobs`. Variants
   // that differ only in what does not change a step's work (learning rate, seeds) are timed
@@ -171,9 +235,14 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
       per_run += rate_of[eval_key] * static_cast<double>(e.eval.samples);
     }
     t.eval_seconds += per_run * static_cast<double>(e.weights.size()) * runs_to_do[v.label];
+    if (e.probe_variance) {
+      t.probe_seconds +=
+          variance_probe_seconds(e, v, *task, task_key, rate_of) * runs_to_do[v.label];
+    }
   }
   t.seconds /= t.at_once;
   t.eval_seconds /= t.at_once;
+  t.probe_seconds /= t.at_once;
   return t;
 }
 
@@ -197,10 +266,15 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
   if (!estimate) return report;
   report += fmt::format(
       "\n{} runs to do: about {} of training at {} at a time (steps/s measured here at the mean "
-      "training length: {}), and {} of evaluation (one sequence timed at each length); probes "
-      "come on top\n",
-      t.to_do, training_duration(t.seconds), t.at_once, t.rates, training_duration(t.eval_seconds));
-  return report;
+      "training length: {}), {}{} of evaluation (one sequence timed at each length)",
+      t.to_do, training_duration(t.seconds), t.at_once, t.rates, e.probe_variance ? "" : "and ",
+      training_duration(t.eval_seconds));
+  if (e.probe_variance) {
+    report += fmt::format(" and {} of the variance probe (one sequence timed at each probe length)",
+                          training_duration(t.probe_seconds));
+  }
+  if (!t.untimed_probes.empty()) report += "; " + probes_on_top(t.untimed_probes);
+  return report + "\n";
 }
 
 }  // namespace normlab

@@ -1,8 +1,9 @@
-// The dry run's estimate: which runs are left, a step and an evaluated sequence timed once for
-// every study that runs them, and the evaluation's time from them.
+// The dry run's estimate: which runs are left, a step, an evaluated sequence and a probed one
+// timed once for every study that runs them, and the evaluation's and the probe's time from them.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "normlab/experiment/dry_run.hpp"
 #include "support/experiment_file.hpp"
@@ -71,6 +72,48 @@ TEST(EstimateTraining, EvaluationIsEachLengthsSamplesAtTheTimeOfOneSequence) {
   const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
   EXPECT_DOUBLE_EQ(two.eval_seconds, one.eval_seconds / 2);
   EXPECT_EQ(estimate_training(e, out / "e", 1, false).eval_seconds, 0.0);  // not measured
+}
+
+// The variance probe: for each variant's two runs, 16 sequences at each probe length at the
+// time of one through the probe's own sweep, timed once per length; the depth probe is named,
+// not timed.
+TEST(EstimateTraining, VarianceProbeIsEachLengthsSamplesAtTheTimeOfOneSequence) {
+  TempDir out;
+  const Experiment e = tiny_with(
+      "samples = 32\n",
+      "samples = 32\n\n[probe]\nvariance = true\nlengths = [2, 5]\nsamples = 16\ndepth = true\n");
+  StepRates rates;
+  const TrainingEstimate one = estimate_training(e, out / "e", 1, true, {}, &rates);
+  double per_sequence = 0;  // over both variants and both probe lengths
+  int timed = 0;
+  for (const auto& [key, seconds] : rates) {
+    if (key.rfind("variance|", 0) != 0) continue;
+    per_sequence += seconds;
+    ++timed;
+  }
+  EXPECT_EQ(timed, 4);
+  EXPECT_GT(one.probe_seconds, 0.0);
+  EXPECT_NEAR(one.probe_seconds, per_sequence * 16 * 2, 1e-12 * one.probe_seconds);
+  EXPECT_EQ(one.untimed_probes, std::vector<std::string>{"depth"});
+  const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
+  EXPECT_DOUBLE_EQ(two.probe_seconds, one.probe_seconds / 2);
+
+  // A study without [probe] variance has no probe time.
+  const Experiment plain = tiny_with("lr = 0.01", "lr = 0.01");
+  const TrainingEstimate none = estimate_training(plain, out / "plain", 1, true, {}, &rates);
+  EXPECT_EQ(none.probe_seconds, 0.0);
+  EXPECT_TRUE(none.untimed_probes.empty());
+}
+
+TEST(EstimateTraining, NamesTheProbesItDoesNotTime) {
+  EXPECT_EQ(probes_on_top({}), "");
+  EXPECT_EQ(probes_on_top({"depth"}), "the depth probe comes on top");
+  EXPECT_EQ(probes_on_top({"depth", "bridge"}), "the depth and bridge probes come on top");
+  EXPECT_EQ(probes_on_top({"depth", "dilution", "bridge"}),
+            "the depth, dilution and bridge probes come on top");
+  EXPECT_EQ(estimate_amounts(3600, 60, false, 0), "1 h 00 min of training and 1 min of evaluation");
+  EXPECT_EQ(estimate_amounts(3600, 60, true, 120),
+            "1 h 00 min of training, 1 min of evaluation and 2 min of the variance probe");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <toml++/toml.h>
 
@@ -45,12 +46,26 @@ struct TrainingEstimate {
   double seconds = 0;  // 0 without `measure`
   std::string rates;   // "label steps/s, ..." as measured
   // The evaluation of the runs to do at `jobs` at a time: each [eval] length's samples at the
-  // time of one sequence, timed here (0 without `measure`). Probes are not in it.
+  // time of one sequence, timed here (0 without `measure`).
   double eval_seconds = 0;
+  // The variance probe of the runs to do at `jobs` at a time: each [probe] length's samples at
+  // the time of one sequence through the probe's sweep, timed here (0 without `measure` or
+  // without [probe] variance).
+  double probe_seconds = 0;
+  // The other probes the study runs, not timed: "depth", "dilution", "bridge".
+  std::vector<std::string> untimed_probes;
 };
 TrainingEstimate estimate_training(const Experiment& e, const std::filesystem::path& out, int jobs,
                                    bool measure = true, const std::filesystem::path& kept = {},
                                    StepRates* rates = nullptr);
+
+// "1 h 05 min of training and 12 min of evaluation", with ", ... and 3 min of the variance
+// probe" where `variance` (the study runs it).
+std::string estimate_amounts(double seconds, double eval_seconds, bool variance,
+                             double probe_seconds);
+
+// "the depth probe comes on top", "the depth and bridge probes come on top"; "" for none.
+std::string probes_on_top(const std::vector<std::string>& names);
 
 // The report of --dry-run: the resolved values, then each run with its folder under `out`
 // and its state there (to do, at step S of N, finished, diverged), then an estimate of the
