@@ -26,6 +26,22 @@ Experiment tiny_with(const std::string& from, const std::string& to) {
   return e;
 }
 
+// The timings in `rates` whose key starts with `prefix` ("eval|", "variance|"): their sum and
+// how many there are.
+struct Timings {
+  double seconds = 0;
+  int count = 0;
+};
+Timings timings_of(const StepRates& rates, const std::string& prefix) {
+  Timings t;
+  for (const auto& [key, seconds] : rates) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    t.seconds += seconds;
+    ++t.count;
+  }
+  return t;
+}
+
 // Two studies of one task and model (they differ in the learning rate, which does not change
 // a step's work) share their timings through one StepRates; a study of another task is timed
 // again.
@@ -59,16 +75,10 @@ TEST(EstimateTraining, EvaluationIsEachLengthsSamplesAtTheTimeOfOneSequence) {
   const Experiment e = tiny_with("lr = 0.01", "lr = 0.01");
   StepRates rates;
   const TrainingEstimate one = estimate_training(e, out / "e", 1, true, {}, &rates);
-  double per_sequence = 0;  // over both variants and both lengths
-  int timed = 0;
-  for (const auto& [key, seconds] : rates) {
-    if (key.rfind("eval|", 0) != 0) continue;
-    per_sequence += seconds;
-    ++timed;
-  }
-  EXPECT_EQ(timed, 4);
+  const Timings per_sequence = timings_of(rates, "eval|");  // over both variants and both lengths
+  EXPECT_EQ(per_sequence.count, 4);
   EXPECT_GT(one.eval_seconds, 0.0);
-  EXPECT_NEAR(one.eval_seconds, per_sequence * 32 * 2, 1e-12 * one.eval_seconds);
+  EXPECT_NEAR(one.eval_seconds, per_sequence.seconds * 32 * 2, 1e-12 * one.eval_seconds);
   const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
   EXPECT_DOUBLE_EQ(two.eval_seconds, one.eval_seconds / 2);
   EXPECT_EQ(estimate_training(e, out / "e", 1, false).eval_seconds, 0.0);  // not measured
@@ -84,16 +94,11 @@ TEST(EstimateTraining, VarianceProbeIsEachLengthsSamplesAtTheTimeOfOneSequence) 
       "samples = 32\n\n[probe]\nvariance = true\nlengths = [2, 5]\nsamples = 16\ndepth = true\n");
   StepRates rates;
   const TrainingEstimate one = estimate_training(e, out / "e", 1, true, {}, &rates);
-  double per_sequence = 0;  // over both variants and both probe lengths
-  int timed = 0;
-  for (const auto& [key, seconds] : rates) {
-    if (key.rfind("variance|", 0) != 0) continue;
-    per_sequence += seconds;
-    ++timed;
-  }
-  EXPECT_EQ(timed, 4);
+  const Timings per_sequence =
+      timings_of(rates, "variance|");  // over both variants and both probe lengths
+  EXPECT_EQ(per_sequence.count, 4);
   EXPECT_GT(one.probe_seconds, 0.0);
-  EXPECT_NEAR(one.probe_seconds, per_sequence * 16 * 2, 1e-12 * one.probe_seconds);
+  EXPECT_NEAR(one.probe_seconds, per_sequence.seconds * 16 * 2, 1e-12 * one.probe_seconds);
   EXPECT_EQ(one.untimed_probes, std::vector<std::string>{"depth"});
   const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
   EXPECT_DOUBLE_EQ(two.probe_seconds, one.probe_seconds / 2);
