@@ -528,6 +528,7 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
   for (const StudyRun& s : studies) name_width = std::max(name_width, name_of(s).size());
   name_width = std::min<size_t>(name_width, 64);
   double seconds = 0, eval_seconds = 0, probe_seconds = 0;
+  double longest_run = 0;            // the training left of the longest run, over every study
   bool any_variance = false;         // a study to do runs the variance probe
   std::vector<std::string> untimed;  // the probes not timed, over every study
   int to_do = 0;
@@ -560,6 +561,7 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       seconds += t.seconds;
       eval_seconds += t.eval_seconds;
       probe_seconds += t.probe_seconds;
+      longest_run = std::max(longest_run, t.longest_run_seconds);
       any_variance = any_variance || e.probe_variance;
       for (const std::string& p : t.untimed_probes) {
         if (std::find(untimed.begin(), untimed.end(), p) == untimed.end()) untimed.push_back(p);
@@ -567,9 +569,10 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
       line = fmt::format("{} runs, {} to do", t.runs, t.to_do);
       if (measure && t.to_do > 0) {
         line += fmt::format(
-            ": about {} at {} at a time{}",
+            ": about {} at {} at a time, the longest run {}{}",
             estimate_amounts(t.seconds, t.eval_seconds, e.probe_variance, t.probe_seconds),
-            t.at_once, t.untimed_probes.empty() ? "" : "; " + probes_on_top(t.untimed_probes));
+            t.at_once, training_duration(t.longest_run_seconds),
+            t.untimed_probes.empty() ? "" : "; " + probes_on_top(t.untimed_probes));
       }
     }
     report += fmt::format("  {:<{}} {}\n", name, name_width, line);
@@ -586,6 +589,7 @@ std::string ledger_dry_run(const LedgerOptions& o, bool measure) {
                           o.jobs > 0 ? fmt::format("{} runs at a time", o.jobs)
                                      : std::string("each study's file's jobs at a time"));
     if (!untimed.empty()) report += " (" + probes_on_top(untimed) + ")";
+    report += "; the longest run " + training_duration(longest_run);
   }
   return report + "\n";
 }

@@ -64,6 +64,11 @@ std::string training_duration(double seconds) {
   return fmt::format("{} s", static_cast<int>(seconds + 0.5));
 }
 
+std::string rate_text(double steps_per_s) {
+  if (steps_per_s >= 10) return fmt::format("{:.0f}", steps_per_s);
+  return fmt::format("{:.2g}", steps_per_s);
+}
+
 std::string resolved_values(const toml::table& doc, const std::string& file) {
   std::vector<std::pair<std::string, std::string>> leaves;
   list_leaves(doc, "", file, leaves);
@@ -188,6 +193,7 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
   t.runs = static_cast<int>(e.variants.size() * e.seeds.size());
   std::map<std::string, int64_t> steps_to_do;  // variant label → steps left over its seeds
   std::map<std::string, int> runs_to_do;       // variant label → its runs not ended
+  std::map<std::string, int64_t> most_left;    // variant label → the most steps one run has left
   for (const Variant& v : e.variants) {
     for (uint64_t seed : e.seeds) {
       const RunState r = run_state(v, seed, out);
@@ -199,6 +205,7 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
       ++t.to_do;
       ++runs_to_do[v.label];
       steps_to_do[v.label] += r.steps_left;
+      most_left[v.label] = std::max(most_left[v.label], r.steps_left);
     }
   }
   t.at_once = std::max(1, std::min(jobs, t.to_do));
@@ -225,7 +232,10 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
           run_train_bench(preset, v.train.threads, 2, 10, 0.3, task.get(), len).steps_per_s;
     }
     t.seconds += static_cast<double>(steps_to_do[v.label]) / rate_of[key];
-    t.rates += fmt::format("{}{} {:.0f}", t.rates.empty() ? "" : ", ", v.label, rate_of[key]);
+    t.longest_run_seconds =
+        std::max(t.longest_run_seconds, static_cast<double>(most_left[v.label]) / rate_of[key]);
+    t.rates +=
+        fmt::format("{}{} {}", t.rates.empty() ? "" : ", ", v.label, rate_text(rate_of[key]));
     // Evaluation: each length's samples at the time of one sequence, for every weights.
     double per_run = 0;
     for (int64_t n : e.eval.lengths) {
@@ -265,10 +275,11 @@ std::string dry_run_report(const toml::table& doc, const Experiment& e, const fs
   if (t.to_do == 0) return report + "\nnothing to train: every run has ended\n";
   if (!estimate) return report;
   report += fmt::format(
-      "\n{} runs to do: about {} of training at {} at a time (steps/s measured here at the mean "
-      "training length: {}), {}{} of evaluation (one sequence timed at each length)",
-      t.to_do, training_duration(t.seconds), t.at_once, t.rates, e.probe_variance ? "" : "and ",
-      training_duration(t.eval_seconds));
+      "\n{} runs to do: about {} of training at {} at a time, the longest run {} (steps/s "
+      "measured here at the mean training length: {}), {}{} of evaluation (one sequence timed "
+      "at each length)",
+      t.to_do, training_duration(t.seconds), t.at_once, training_duration(t.longest_run_seconds),
+      t.rates, e.probe_variance ? "" : "and ", training_duration(t.eval_seconds));
   if (e.probe_variance) {
     report += fmt::format(" and {} of the variance probe (one sequence timed at each probe length)",
                           training_duration(t.probe_seconds));

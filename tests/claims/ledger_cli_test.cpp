@@ -358,6 +358,8 @@ TEST(ClaimsRun, DryRunListsWhatIsLeftAndWritesNothing) {
   EXPECT_NE(r.out.find("claims_tiny-quick"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("4 runs, 4 to do: about "), std::string::npos) << r.out;  // 2 × 2
   EXPECT_NE(r.out.find("in all: 4 runs to do, about "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at a time, the longest run "), std::string::npos) << r.out;  // the study's
+  EXPECT_NE(r.out.find("; the longest run "), std::string::npos) << r.out;  // over every study
   EXPECT_FALSE(fs::exists(tmp / "first"));
   EXPECT_FALSE(fs::exists(tables));
 

@@ -34,6 +34,7 @@ TEST(DryRun, SaysWhereEachValueComesFromAndWhatIsLeftToDo) {
   EXPECT_NE(r.out.find("2 runs (2 variants × 1 seeds)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("runs/pre__seed1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 runs to do: about "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" at a time, the longest run "), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out)) << "a dry run trained or wrote something";
 
   // After the runs: each says so, and there is nothing to estimate.

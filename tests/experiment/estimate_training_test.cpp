@@ -2,6 +2,8 @@
 // timed once for every study that runs them, and the evaluation's and the probe's time from them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,34 @@ TEST(EstimateTraining, VarianceProbeIsEachLengthsSamplesAtTheTimeOfOneSequence) 
   const TrainingEstimate none = estimate_training(plain, out / "plain", 1, true, {}, &rates);
   EXPECT_EQ(none.probe_seconds, 0.0);
   EXPECT_TRUE(none.untimed_probes.empty());
+}
+
+// The longest run: the 40 steps of one run at the slower variant's rate, at any `jobs`.
+TEST(EstimateTraining, TheLongestRunIsOneRunsStepsLeftAtItsVariantsRate) {
+  TempDir out;
+  const Experiment e = tiny_with("lr = 0.01", "lr = 0.01");
+  StepRates rates;
+  const TrainingEstimate one = estimate_training(e, out / "e", 1, true, {}, &rates);
+  double slowest = std::numeric_limits<double>::infinity();  // steps/s of the slower variant
+  int steps_timings = 0;
+  for (const auto& [key, value] : rates) {
+    if (key.rfind("eval|", 0) == 0 || key.rfind("variance|", 0) == 0) continue;
+    slowest = std::min(slowest, value);
+    ++steps_timings;
+  }
+  ASSERT_EQ(steps_timings, 2);  // pre and post
+  EXPECT_DOUBLE_EQ(one.longest_run_seconds, 40 / slowest);
+  const TrainingEstimate two = estimate_training(e, out / "e", 2, true, {}, &rates);
+  EXPECT_DOUBLE_EQ(two.longest_run_seconds, one.longest_run_seconds);
+  EXPECT_LT(two.longest_run_seconds, one.seconds);  // four runs, one at a time
+  EXPECT_EQ(estimate_training(e, out / "e", 1, false).longest_run_seconds, 0.0);  // not measured
+}
+
+TEST(EstimateTraining, PrintsASlowRateWithoutRoundingItToZero) {
+  EXPECT_EQ(rate_text(54.9), "55");
+  EXPECT_EQ(rate_text(10), "10");
+  EXPECT_EQ(rate_text(1.26), "1.3");
+  EXPECT_EQ(rate_text(0.412), "0.41");
 }
 
 TEST(EstimateTraining, NamesTheProbesItDoesNotTime) {

@@ -19,6 +19,10 @@ std::string resolved_values(const toml::table& doc, const std::string& file);
 // "1 h 05 min", "12 min", "40 s".
 std::string training_duration(double seconds);
 
+// A training rate as the estimate prints it: whole steps/s from 10 up, two significant digits
+// below ("55", "1.3", "0.41"), so that a slow model's rate does not read as 0.
+std::string rate_text(double steps_per_s);
+
 // One run of a study as its folder under `out` has it: "to do", "to resume from step S of N",
 // "finished" or "diverged", and the training steps it has left.
 struct RunState {
@@ -45,6 +49,10 @@ struct TrainingEstimate {
   int at_once = 1;     // min(jobs, to_do), at least 1
   double seconds = 0;  // 0 without `measure`
   std::string rates;   // "label steps/s, ..." as measured
+  // The training left of the run that has the most, at its variant's rate: a run trains on
+  // one thread whatever `jobs` is, so no run finishes sooner (0 without `measure`). What a
+  // batch system's time limit, or a machine that lives a few hours, must hold.
+  double longest_run_seconds = 0;
   // The evaluation of the runs to do at `jobs` at a time: each [eval] length's samples at the
   // time of one sequence, timed here (0 without `measure`).
   double eval_seconds = 0;
