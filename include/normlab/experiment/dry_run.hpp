@@ -50,8 +50,9 @@ struct TrainingEstimate {
   double seconds = 0;  // 0 without `measure`
   std::string rates;   // "label steps/s, ..." as measured
   // The training left of the run that has the most, at its variant's rate: a run trains on
-  // one thread whatever `jobs` is, so no run finishes sooner (0 without `measure`). What a
-  // batch system's time limit, or a machine that lives a few hours, must hold.
+  // its own `train.threads` whatever `jobs` is, so no run finishes sooner (0 without
+  // `measure`). What a batch system's time limit, or a machine that lives a few hours, must
+  // hold.
   double longest_run_seconds = 0;
   // The evaluation of the runs to do at `jobs` at a time: each [eval] length's samples at the
   // time of one sequence, timed here (0 without `measure`).
