@@ -1,8 +1,9 @@
-// `normlab train RUN_DIR [--resume]`: trains the run described by RUN_DIR/run.json (written
-// by `normlab run` for every scheme and seed of an experiment), then evaluates it if the run
-// has evaluation settings. With --resume, continues from the run's last checkpoint and
-// reaches the same final weights as an uninterrupted run; a run whose training had finished
-// is only evaluated.
+// `normlab train RUN_DIR [--resume] [--checkpoint-minutes M]`: trains the run described by
+// RUN_DIR/run.json (written by `normlab run` for every scheme and seed of an experiment), then
+// evaluates it if the run has evaluation settings. With --resume, continues from the run's last
+// checkpoint and reaches the same final weights as an uninterrupted run; a run whose training
+// had finished is only evaluated. A checkpoint is written every checkpoint_every steps and at
+// least every M minutes (default 10).
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -16,7 +17,9 @@
 #include "commands.hpp"
 #include "normlab/base/errors.hpp"
 #include "normlab/base/interrupts.hpp"
+#include "normlab/train/train_config.hpp"
 #include "normlab/train/trainer.hpp"
+#include "validators.hpp"
 
 namespace normlab::cli {
 
@@ -27,10 +30,16 @@ void add_train_command(CLI::App& app) {
   auto kill_at = std::make_shared<int64_t>(0);
   auto interrupt_at = std::make_shared<int64_t>(0);
   auto parent = std::make_shared<pid_t>(0);
+  auto checkpoint_minutes = std::make_shared<double>(TrainHooks{}.checkpoint_seconds / 60);
   cmd->add_option("RUN_DIR", *dir, "Run directory holding run.json")->required();
   cmd->add_flag("--resume", *resume,
                 "Continue from the last checkpoint if there is one; a finished run is only "
                 "evaluated");
+  cmd->add_option("--checkpoint-minutes", *checkpoint_minutes,
+                  "Also write a checkpoint once this many minutes of training have passed since "
+                  "the last one, whatever checkpoint_every says (0: after every step)")
+      ->check(real_in(train_limits::nonnegative))
+      ->capture_default_str();
   // Internal options (tests, `normlab run`): accepted, not listed in --help.
   cmd->add_option("--kill-at-step", *kill_at,
                   "Testing aid: the process kills itself with SIGKILL after this step")
@@ -54,6 +63,7 @@ void add_train_command(CLI::App& app) {
       hooks.wait_for_run_lock = true;
     }
     hooks.progress = ::isatty(2) != 0;
+    hooks.checkpoint_seconds = *checkpoint_minutes * 60;
     hooks.kill_at_step = *kill_at;
     hooks.interrupt_at_step = *interrupt_at;
     // The same aid for runs `normlab run` starts (tests/experiment/interrupt_test.cpp).

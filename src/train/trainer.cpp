@@ -45,15 +45,12 @@ namespace {
 constexpr const char* kRunFile = "run.json";
 constexpr const char* kMetricsFile = "metrics.jsonl";
 
-// What a run that diverges after `step` completed steps leaves: its last checkpoint (written
-// every `every` steps, never of non-finite weights), or nothing when none was written yet.
-// When the loss went non-finite, a checkpoint of `step` itself holds the very weights that
-// gave that loss, so it is named as such, not as a good state.
-std::string what_divergence_keeps(int64_t step, int64_t every, bool loss_went_non_finite) {
-  const int64_t last = step - step % every;
-  if (last == 0) {
-    return fmt::format("no checkpoint was kept (the first would have been at step {})", every);
-  }
+// What a run that diverges after `step` completed steps leaves: its last checkpoint, of step
+// `last` (never of non-finite weights), or nothing when none was written yet (last = 0). When
+// the loss went non-finite, a checkpoint of `step` itself holds the very weights that gave that
+// loss, so it is named as such, not as a good state.
+std::string what_divergence_keeps(int64_t step, int64_t last, bool loss_went_non_finite) {
+  if (last == 0) return "no checkpoint was kept (none had been written yet)";
   if (loss_went_non_finite && last == step) {
     return fmt::format(
         "the checkpoint of step {} is kept, but it holds the weights that gave "
@@ -532,11 +529,19 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  // Stops before the next step: the state saved, the run interrupted (resumable).
-  auto interrupt = [&] {
+  // The resumable state of step st.step, and when and of which step it was last written.
+  int64_t checkpointed_step = resumed ? st.step : 0;
+  auto checkpointed_at = t0;
+  auto checkpoint = [&] {
     const uint64_t* s = rng.state();
     std::copy(s, s + 4, st.rng);
     save_state(run_dir, model, adam, avg, st);
+    checkpointed_step = st.step;
+    checkpointed_at = std::chrono::steady_clock::now();
+  };
+  // Stops before the next step: the state saved, the run interrupted (resumable).
+  auto interrupt = [&] {
+    checkpoint();
     out.status = RunStatus::interrupted;
   };
   while (st.step < tc.steps) {
@@ -570,7 +575,7 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
       out.message = fmt::format(
           "{} at step {}; {}",
           loss_finite ? "the weights became NaN or Inf" : fmt::format("the loss became {}", r.loss),
-          st.step + 1, what_divergence_keeps(st.step, tc.checkpoint_every, !loss_finite));
+          st.step + 1, what_divergence_keeps(st.step, checkpointed_step, !loss_finite));
       break;
     }
     ++st.step;
@@ -600,10 +605,11 @@ RunOutcome train_run(const fs::path& run_dir, bool resume, const TrainHooks& hoo
         std::fflush(stderr);
       }
     }
-    if (st.step % tc.checkpoint_every == 0 && st.step < tc.steps) {
-      const uint64_t* s = rng.state();
-      std::copy(s, s + 4, st.rng);
-      save_state(run_dir, model, adam, avg, st);
+    const double since_checkpoint =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - checkpointed_at).count();
+    if ((st.step % tc.checkpoint_every == 0 || since_checkpoint >= hooks.checkpoint_seconds) &&
+        st.step < tc.steps) {
+      checkpoint();
     }
     if (hooks.kill_at_step > 0 && st.step == hooks.kill_at_step) {
       std::fclose(metrics);

@@ -1,6 +1,7 @@
 // A run killed with SIGKILL and resumed reaches final weights bit-identical to an
-// uninterrupted run, with the same periodic validation losses; periodic validation does not
-// change training; a diverging run stops with its last good checkpoint kept.
+// uninterrupted run, with the same periodic validation losses, whether its last checkpoint is
+// of a multiple of checkpoint_every or a timed one; periodic validation does not change
+// training; a diverging run stops with its last good checkpoint kept.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -134,6 +135,42 @@ TEST_P(Resume, KilledAndResumedRunMatchesUninterruptedRun) {
 
 INSTANTIATE_TEST_SUITE_P(Schemes, Resume, ::testing::Values(Scheme::pre, Scheme::ngpt),
                          [](const auto& info) { return to_string(info.param); });
+
+// --checkpoint-minutes 0 writes a checkpoint after every step whatever checkpoint_every (10)
+// says: killed after step 37, the run has a checkpoint of step 37, where without it (a period
+// no test reaches) it has one of step 30; resumed from 37, it ends with the uninterrupted
+// run's final weights and logs each step once.
+TEST(Resume, ATimedCheckpointFallsBetweenTheStepCheckpoints) {
+  TempDir tmp;
+  const RunSpec spec = small_run(Scheme::pre);
+  for (const char* dir : {"whole", "by_steps", "timed"}) prepare_run(tmp / dir, spec);
+  const auto whole = run_normlab({"train", (tmp / "whole").string()});
+  ASSERT_TRUE(whole.exited && whole.exit_code == 0) << whole.describe();
+
+  const std::pair<const char*, const char*> kills[] = {{"by_steps", "100000"}, {"timed", "0"}};
+  for (const auto& [dir, minutes] : kills) {
+    const auto killed = run_normlab(
+        {"train", (tmp / dir).string(), "--checkpoint-minutes", minutes, "--kill-at-step", "37"});
+    ASSERT_EQ(killed.signal, SIGKILL) << killed.describe();
+  }
+  EXPECT_EQ(checkpoint_step(tmp / "by_steps"), 30);
+  EXPECT_EQ(checkpoint_step(tmp / "timed"), 37);
+
+  const auto resumed = run_normlab({"train", (tmp / "timed").string(), "--resume"});
+  ASSERT_TRUE(resumed.exited && resumed.exit_code == 0) << resumed.describe();
+  for (const char* file : {"model.safetensors", "ema.safetensors", "bema.safetensors"}) {
+    EXPECT_TRUE(slurp(tmp / "whole" / "final" / file) == slurp(tmp / "timed" / "final" / file))
+        << file << " differs between the uninterrupted and the resumed run";
+  }
+  const auto a = lines_with(tmp / "whole" / "metrics.jsonl", "loss");
+  const auto b = lines_with(tmp / "timed" / "metrics.jsonl", "loss");
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i]["loss"], a[i]["loss"]) << "line " << i;
+
+  const auto negative =
+      run_normlab({"train", (tmp / "whole").string(), "--checkpoint-minutes", "-1"});
+  EXPECT_TRUE(negative.exited && negative.exit_code == 2) << negative.describe();
+}
 
 TEST(Validation, PeriodicValidationDoesNotChangeTraining) {
   TempDir tmp;
@@ -345,10 +382,30 @@ TEST(Divergence, BeforeTheFirstCheckpointNothingIsKept) {
   const auto r = run_normlab({"train", (tmp / "run").string()});
   ASSERT_TRUE(r.exited) << r.describe();
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("no checkpoint was kept (the first would have been at step 1000)"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("no checkpoint was kept (none had been written yet)"), std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(tmp / "run" / "checkpoint" / "model.safetensors"));
+}
+
+// The message names the checkpoint that was written, not a multiple of checkpoint_every: with
+// checkpoint_every 1000 and a checkpoint after every step (--checkpoint-minutes 0), the loss
+// that overflows at step 2 was given by the checkpoint of step 1.
+TEST(Divergence, TheMessageNamesATimedCheckpoint) {
+  TempDir tmp;
+  RunSpec spec = small_run(Scheme::pre);
+  spec.model.norm = NormKind::none;
+  spec.train.adam.lr = 1e30;
+  spec.train.adam.clip_norm = 0;
+  spec.train.warmup = 0;
+  spec.train.checkpoint_every = 1000;
+  prepare_run(tmp / "run", spec);
+  const auto r = run_normlab({"train", (tmp / "run").string(), "--checkpoint-minutes", "0"});
+  ASSERT_TRUE(r.exited) << r.describe();
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the checkpoint of step 1 is kept, but it holds the weights that gave"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(checkpoint_step(tmp / "run"), 1);
 }
 
 // A damaged checkpoint state is refused in one line naming the file, before any step.

@@ -75,6 +75,11 @@ struct TrainHooks {
   bool progress = false;
   // Testing aid: the process sends itself SIGKILL after this step (0: never).
   int64_t kill_at_step = 0;
+  // A checkpoint also once this many seconds of training have passed since the last one (or
+  // since this process started the run), whatever checkpoint_every says, so a kill loses at
+  // most this much of a slow run; 0: after every step. The saved state resumes with the same
+  // bits whatever step it is of, so this changes no result.
+  double checkpoint_seconds = 600;
   // Stop at the end of the step during which SIGINT or SIGTERM arrived (catch_interrupts(),
   // base/interrupts.hpp): the state is saved as a checkpoint and the run marked interrupted,
   // so that resuming continues from that step with the same bits.
