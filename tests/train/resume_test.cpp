@@ -340,17 +340,22 @@ TEST(Resume, AFinishedRunIsNotTrainedAgain) {
 }
 
 // lr = 1e30 without norms: the weights after step 1 are finite but so large that the loss of
-// step 2 overflows. The message says exactly what is kept, and the kept checkpoint (the
-// weights of step 1) is refused by forward with one line instead of printing null logits.
-TEST(Divergence, NonFiniteLossStopsTheRunAndSaysWhatIsKept) {
-  TempDir tmp;
+// step 2 overflows.
+RunSpec overflowing_run(int64_t checkpoint_every) {
   RunSpec spec = small_run(Scheme::pre);
   spec.model.norm = NormKind::none;  // nothing bounds the activations
   spec.train.adam.lr = 1e30;
   spec.train.adam.clip_norm = 0;
   spec.train.warmup = 0;
-  spec.train.checkpoint_every = 1;
-  prepare_run(tmp / "run", spec);
+  spec.train.checkpoint_every = checkpoint_every;
+  return spec;
+}
+
+// The message says exactly what is kept, and the kept checkpoint (the weights of step 1) is
+// refused by forward with one line instead of printing null logits.
+TEST(Divergence, NonFiniteLossStopsTheRunAndSaysWhatIsKept) {
+  TempDir tmp;
+  prepare_run(tmp / "run", overflowing_run(1));
   const auto r = run_normlab({"train", (tmp / "run").string()});
   ASSERT_TRUE(r.exited) << r.describe();
   EXPECT_EQ(r.exit_code, 1);
@@ -372,13 +377,7 @@ TEST(Divergence, NonFiniteLossStopsTheRunAndSaysWhatIsKept) {
 // Diverging before the first checkpoint keeps nothing, and says so.
 TEST(Divergence, BeforeTheFirstCheckpointNothingIsKept) {
   TempDir tmp;
-  RunSpec spec = small_run(Scheme::pre);
-  spec.model.norm = NormKind::none;
-  spec.train.adam.lr = 1e30;
-  spec.train.adam.clip_norm = 0;
-  spec.train.warmup = 0;
-  spec.train.checkpoint_every = 1000;
-  prepare_run(tmp / "run", spec);
+  prepare_run(tmp / "run", overflowing_run(1000));
   const auto r = run_normlab({"train", (tmp / "run").string()});
   ASSERT_TRUE(r.exited) << r.describe();
   EXPECT_EQ(r.exit_code, 1);
@@ -392,13 +391,7 @@ TEST(Divergence, BeforeTheFirstCheckpointNothingIsKept) {
 // that overflows at step 2 was given by the checkpoint of step 1.
 TEST(Divergence, TheMessageNamesATimedCheckpoint) {
   TempDir tmp;
-  RunSpec spec = small_run(Scheme::pre);
-  spec.model.norm = NormKind::none;
-  spec.train.adam.lr = 1e30;
-  spec.train.adam.clip_norm = 0;
-  spec.train.warmup = 0;
-  spec.train.checkpoint_every = 1000;
-  prepare_run(tmp / "run", spec);
+  prepare_run(tmp / "run", overflowing_run(1000));
   const auto r = run_normlab({"train", (tmp / "run").string(), "--checkpoint-minutes", "0"});
   ASSERT_TRUE(r.exited) << r.describe();
   EXPECT_EQ(r.exit_code, 1);
