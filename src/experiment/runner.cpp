@@ -316,7 +316,9 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
   SweepProgress progress(stderr, terminal, progress_interval(terminal));
   // The live block: each active run's newest record with its recent speed, and the total with
   // its ETA.
-  std::map<size_t, RecentRate> recent;  // by index into `jobs`
+  std::map<size_t, RecentRate> recent;         // by index into `jobs`
+  std::vector<double> cost(jobs.size(), 0.0);  // step_cost of each run to do, by index into `jobs`
+  for (size_t i : todo) cost[i] = step_cost(*jobs[i].variant);
   auto show_progress = [&] {
     const double now = steady_seconds();
     std::vector<ActiveRun> views;
@@ -325,17 +327,19 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
       RecentRate& rate = recent[i];
       if (snapshot.step > 0) rate.observe(now, snapshot.step);
       snapshot.steps_per_s = rate.steps_per_s(snapshot.steps_per_s);
-      views.push_back(
-          {jobs[i].label, jobs[i].variant->train.steps, snapshot, read_eval_progress(jobs[i].dir)});
+      views.push_back({jobs[i].label, jobs[i].variant->train.steps, snapshot,
+                       read_eval_progress(jobs[i].dir), cost[i]});
     };
     for (const auto& [pid, a] : local) view(a.job);
     for (const auto& [rank, i] : remote) view(i);
-    int64_t waiting_steps = 0;
-    for (size_t k = next; k < todo.size(); ++k) waiting_steps += jobs[todo[k]].variant->train.steps;
+    double waiting_work = 0;
+    for (size_t k = next; k < todo.size(); ++k) {
+      waiting_work += static_cast<double>(jobs[todo[k]].variant->train.steps) * cost[todo[k]];
+    }
     const size_t evaluating = static_cast<size_t>(std::count_if(
         views.begin(), views.end(), [](const ActiveRun& r) { return r.evaluation.has_value(); }));
     progress.update(views, format_sweep_total(done, total, views.size() - evaluating, evaluating,
-                                              sweep_eta_seconds(views, waiting_steps)));
+                                              sweep_eta_seconds(views, waiting_work)));
   };
   auto started = [&](size_t i) {
     progress.message(fmt::format("[{}/{}] started  {}",

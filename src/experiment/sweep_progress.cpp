@@ -6,7 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "normlab/bench/flops.hpp"
 #include "normlab/io/progress.hpp"
+#include "normlab/model/model.hpp"
 
 namespace normlab {
 
@@ -44,15 +46,20 @@ std::string format_active_run(const ActiveRun& run, size_t width) {
                      run.now.steps_per_s);
 }
 
-double sweep_eta_seconds(const std::vector<ActiveRun>& active, int64_t waiting_steps) {
-  double rate = 0;
-  int64_t left = waiting_steps;
+double step_cost(const Variant& v) {
+  const int64_t mean_len = (v.train.min_len + v.train.max_len + 1) / 2;
+  return train_step_flops(v.model, v.train.batch, mean_len, param_layout_of(v.model).total());
+}
+
+double sweep_eta_seconds(const std::vector<ActiveRun>& active, double waiting_work) {
+  double rate = 0;  // work per second
+  double left = waiting_work;
   for (const ActiveRun& r : active) {
-    rate += r.now.steps_per_s;
-    left += std::max<int64_t>(r.steps - r.now.step, 0);
+    rate += r.now.steps_per_s * r.step_cost;
+    left += static_cast<double>(std::max<int64_t>(r.steps - r.now.step, 0)) * r.step_cost;
   }
   if (left == 0) return 0;
-  return rate > 0 ? static_cast<double>(left) / rate : NAN;
+  return rate > 0 ? left / rate : NAN;
 }
 
 std::string format_sweep_total(int done, int total, size_t training, size_t evaluating,

@@ -40,6 +40,39 @@ TEST(Progress, ForwardCostGrowsQuadraticallyOnlyBeyondTheWidth) {
   EXPECT_NEAR(forward_cost(1 << 16, 64) / forward_cost(1 << 15, 64), 4.0, 0.05);
 }
 
+TEST(SweepProgress, EtaWeighsEachRunByItsStepCost) {
+  // Two shallow runs (cost 1) train at 200 steps/s each, 400 work/s. Left: 500 steps of each
+  // (1000 work) and a waiting run of 1000 steps at cost 8 (8000 work): 22.5 s. Counting steps
+  // alone would give (1000 + 1000) / 400 = 5 s, eight times too short for the deep run.
+  const std::vector<ActiveRun> shallow{{"L=2 seed 1", 1000, {500, 0.5, 200.0}, std::nullopt, 1.0},
+                                       {"L=2 seed 2", 1000, {500, 0.5, 200.0}, std::nullopt, 1.0}};
+  EXPECT_DOUBLE_EQ(sweep_eta_seconds(shallow, 1000 * 8.0), 22.5);
+  // A deep run training at cost 8 and 25 steps/s (200 work/s) beside a shallow one at 200 steps/s
+  // (200 work/s): (500 · 8 + 500 · 1) work at 400 work/s.
+  const std::vector<ActiveRun> mixed{{"L=16 seed 1", 1000, {500, 0.5, 25.0}, std::nullopt, 8.0},
+                                     {"L=2 seed 1", 1000, {500, 0.5, 200.0}, std::nullopt, 1.0}};
+  EXPECT_DOUBLE_EQ(sweep_eta_seconds(mixed, 0), 11.25);
+}
+
+TEST(SweepProgress, StepCostGrowsWithTheLayers) {
+  // Layers add the same work each (flops.hpp: per-layer products, 12 FLOPs per parameter), so
+  // the cost is affine in the layers; and deeper is dearer.
+  auto cost = [](int layers) {
+    Variant v;
+    v.model.layers = layers;
+    v.model.width = 64;
+    v.model.heads = 4;
+    v.model.vocab = 10;
+    v.train.batch = 32;
+    v.train.min_len = 1;
+    v.train.max_len = 40;
+    return step_cost(v);
+  };
+  EXPECT_GT(cost(2), 0.0);
+  EXPECT_NEAR(cost(16) - cost(2), 14 * (cost(3) - cost(2)), 1e-9 * cost(16));
+  EXPECT_GT(cost(3) - cost(2), 0.0);
+}
+
 TEST(SweepProgress, SnapshotIsTheNewestCompleteRecord) {
   TempDir dir;
   const auto file = dir / "metrics.jsonl";
@@ -58,7 +91,7 @@ TEST(SweepProgress, SnapshotIsTheNewestCompleteRecord) {
 TEST(SweepProgress, EtaIsStepsLeftOverTheSummedRate) {
   std::vector<ActiveRun> active{{"pre seed 1", 1000, {400, 0.5, 20.0}, std::nullopt},
                                 {"post seed 1", 1000, {900, 0.6, 30.0}, std::nullopt}};
-  // (600 + 100 + 2000 waiting) steps at 50 steps/s.
+  // (600 + 100 + 2000 waiting) steps at 50 steps/s (every step_cost 1).
   EXPECT_DOUBLE_EQ(sweep_eta_seconds(active, 2000), 54.0);
   EXPECT_TRUE(std::isnan(sweep_eta_seconds({{"a", 10, {}, std::nullopt}}, 0)));  // no rate yet
   EXPECT_EQ(sweep_eta_seconds({}, 0), 0.0);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "normlab/eval/eval_progress.hpp"
+#include "normlab/experiment/experiment.hpp"
 
 namespace normlab {
 
@@ -34,15 +35,22 @@ struct ActiveRun {
   int64_t steps = 0;  // the run's total steps
   RunSnapshot now;
   std::optional<EvalProgress> evaluation;  // set once training ended and evaluation began
+  double step_cost = 1;  // the work of one training step (step_cost below), the ETA's weight
 };
+
+// The model FLOPs of one training step of `v` at its mean training length (bench/flops.hpp):
+// what the ETA weighs a run's steps by, so that a study whose variants differ in depth, width
+// or length does not extrapolate its slowest runs from its fastest.
+double step_cost(const Variant& v);
 
 // "pre seed 1    step  1200/4000  loss 0.5312   41.2 steps/s" (label padded to `width`); once
 // the run evaluates, "pre seed 1    evaluating raw: 12 of 17 lengths done".
 std::string format_active_run(const ActiveRun& run, size_t width);
 
-// Seconds until every run is done: the steps left (of the active runs and of `waiting_steps`,
-// the runs not started) over the active runs' summed steps/s; NaN while no rate is known.
-double sweep_eta_seconds(const std::vector<ActiveRun>& active, int64_t waiting_steps);
+// Seconds until every run is done: the work left (each active run's steps left times its
+// step_cost, plus `waiting_work`, the same sum over the runs not started) over the active runs'
+// summed work per second (steps/s times step_cost); NaN while no rate is known.
+double sweep_eta_seconds(const std::vector<ActiveRun>& active, double waiting_work);
 
 // "runs 3 of 20 done, 2 training; ETA 12m30s", or with runs evaluating "runs 3 of 20 done,
 // 1 training, 1 evaluating; training ETA 12m30s" (the ETA counts training steps only).
