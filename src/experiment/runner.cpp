@@ -341,10 +341,17 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     progress.update(views, format_sweep_total(done, total, views.size() - evaluating, evaluating,
                                               sweep_eta_seconds(views, waiting_work)));
   };
+  // " (from step S)" for a run that resumes from its checkpoint at S (its time counts from
+  // there), read before the run starts.
+  std::map<size_t, std::string> resumed;  // by index into `jobs`
+  auto note_resume = [&](size_t i) {
+    const int64_t from = checkpoint_step(jobs[i].dir);
+    resumed[i] = from > 0 ? fmt::format(" (from step {})", from) : "";
+  };
   auto started = [&](size_t i) {
-    progress.message(fmt::format("[{}/{}] started  {}",
+    progress.message(fmt::format("[{}/{}] started  {}{}",
                                  done + static_cast<int>(local.size() + remote.size()), total,
-                                 jobs[i].label));
+                                 jobs[i].label, resumed[i]));
   };
   // Records a run that ended (here or on another rank) and prints its line.
   auto ended = [&](size_t i, RunRows rows, const Ending& how, const std::string& log_line) {
@@ -355,8 +362,8 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     const Job& job = jobs[i];
     if (how.exited_ok && rows.run.status == to_string(RunStatus::finished) &&
         !rows.results.empty()) {
-      progress.message(
-          fmt::format("[{}/{}] finished {} in {:.1f} s", done, total, job.label, rows.run.seconds));
+      progress.message(fmt::format("[{}/{}] finished {} in {:.1f} s{}", done, total, job.label,
+                                   rows.run.seconds, resumed[i]));
     } else if (rows.run.status == to_string(RunStatus::diverged)) {
       progress.message(fmt::format("[{}/{}] diverged {}: {}", done, total, job.label, log_line));
     } else if (rows.run.status == to_string(RunStatus::interrupted)) {
@@ -382,6 +389,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     }
     if (next < todo.size()) {
       const size_t i = todo[next++];
+      note_resume(i);
       remote[m.source] = i;
       o.mpi->send(m.source, MpiComm::kJob, std::to_string(i));
       started(i);
@@ -403,6 +411,7 @@ int run_experiment(const Experiment& e, const StudyOptions& o) {
     }
     while (next < todo.size() && static_cast<int>(local.size()) < jobs_here) {
       const size_t i = todo[next++];
+      note_resume(i);
       local[spawn_run(o.program, jobs[i].dir)] = {i, std::chrono::steady_clock::now(), utc_now()};
       crash_point();
       started(i);

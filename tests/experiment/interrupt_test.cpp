@@ -44,6 +44,11 @@ TEST(Interrupt, AStudyStopsSavesAndResumesWithTheSameBits) {
   EXPECT_NE(r.err.find("(4 to do, 0 already done; resuming pre seed 1 from step 15)"),
             std::string::npos)
       << r.err;
+  // The resumed run's lines say where it started from; a run started afresh's do not.
+  EXPECT_NE(r.err.find("] started  pre seed 1 (from step 15)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("] finished pre seed 1 in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" s (from step 15)\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("] started  post seed 2\n"), std::string::npos) << r.err;
   EXPECT_EQ(testing::slurp(out / "results.csv"), testing::slurp(whole / "results.csv"));
   for (const char* run : {"pre__seed1", "post__seed2"}) {
     EXPECT_EQ(testing::slurp(out / "runs" / run / "final" / "model.safetensors"),
