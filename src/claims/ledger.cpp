@@ -286,9 +286,11 @@ std::vector<fs::path> runs_of_other_studies(const std::vector<fs::path>& roots,
 // ledger was stopped counts only the invocations that ended).
 // With `kept` (not empty), the study keeps its runs there as they end (`normlab run --keep`);
 // each of `reuse` is passed as `normlab run --reuse`.
-void run_study(StudyRun& s, const fs::path& program, const fs::path& kept,
+// `place` is "study 3 of 63" (the ledger's study order), printed with the command.
+void run_study(StudyRun& s, const std::string& place, const fs::path& program, const fs::path& kept,
                const std::vector<fs::path>& reuse) {
-  std::fprintf(stderr, "study %s: %s\n", s.folder.filename().string().c_str(), s.command().c_str());
+  std::fprintf(stderr, "study %s (%s): %s\n", s.folder.filename().string().c_str(), place.c_str(),
+               s.command().c_str());
   const std::string started_at = utc_now();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> args = s.args;
@@ -660,7 +662,8 @@ LedgerResult run_ledger(const LedgerOptions& o) {
     if (!ran_every_arm(s) && pilot_decides(s, papers, s.folder)) {
       keep_pilot(s);
     } else {
-      run_study(s, o.program, kept,
+      const size_t k = static_cast<size_t>(&s - r.studies.data());
+      run_study(s, fmt::format("study {} of {}", k + 1, r.studies.size()), o.program, kept,
                 s.trains ? runs_of_other_studies({out, o.tables}, s.folder.filename().string())
                          : std::vector<fs::path>{});
     }

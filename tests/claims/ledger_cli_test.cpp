@@ -76,6 +76,9 @@ choice = "a toy: v = 8 and 300 steps"
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.describe();
   const fs::path study = out / "claims_tiny-quick__eval.samples=60";
   EXPECT_NE(r.out.find("study claims_tiny-quick__eval.samples=60: "), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("study claims_tiny-quick__eval.samples=60 (study 1 of 1): normlab run "),
+            std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("(4 to do, 0 already done)"), std::string::npos) << r.err;
 
   // The study ran at the quick tier with the claim's set, and recorded both.
