@@ -222,8 +222,7 @@ TrainingEstimate estimate_training(const Experiment& e, const fs::path& out, int
     if (steps_to_do.count(v.label) == 0) continue;
     // The mean training length, or the next the task accepts (Dyck: even lengths).
     const int64_t len = std::min(
-        round_up_to_step(task->length_range(), (v.train.min_len + v.train.max_len + 1) / 2),
-        v.train.max_len);
+        round_up_to_step(task->length_range(), mean_training_length(v.train)), v.train.max_len);
     const std::string key = fmt::format("{}|{}|{}|{}|{}", task_key, to_json(v.model).dump(),
                                         v.train.batch, len, v.train.threads);
     if (rate_of.count(key) == 0) {

@@ -47,8 +47,8 @@ std::string format_active_run(const ActiveRun& run, size_t width) {
 }
 
 double step_cost(const Variant& v) {
-  const int64_t mean_len = (v.train.min_len + v.train.max_len + 1) / 2;
-  return train_step_flops(v.model, v.train.batch, mean_len, param_layout_of(v.model).total());
+  return train_step_flops(v.model, v.train.batch, mean_training_length(v.train),
+                          param_layout_of(v.model).total());
 }
 
 double sweep_eta_seconds(const std::vector<ActiveRun>& active, double waiting_work) {

@@ -73,6 +73,12 @@ struct TrainConfig {
   LossOver loss_over = LossOver::vocabulary;
 };
 
+// The mean of the uniform training lengths [min_len, max_len], rounded up: the length that
+// stands for a run's steps in cost estimates (dry runs, the ETA).
+inline int64_t mean_training_length(const TrainConfig& c) {
+  return (c.min_len + c.max_len + 1) / 2;
+}
+
 // run.json and the [train] table are written and read by walking visit_train_fields()
 // (train_fields.hpp), which declares every field once. The periodic-validation keys are
 // written only when eval_every > 0, stop_accuracy only when it is set, decay_fraction only
