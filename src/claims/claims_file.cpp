@@ -227,9 +227,10 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
         fmt::format("{}: 'claim' must be an array of tables, [[claim]]", at(file, node)));
   }
   const std::string what = "[[claim]]";
-  check_keys(file, *table, what,
-             {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
-              "deterministic", "negative_control", "drop_incomplete_pairs", "choice", "grid"});
+  check_keys(
+      file, *table, what,
+      {"id", "sentence", "study", "set", "source", "pair_by", "terms", "expect", "min_pairs",
+       "deterministic", "share", "negative_control", "drop_incomplete_pairs", "choice", "grid"});
   Claim c;
   c.paper = arxiv;
   c.where = at(file, *table);
@@ -281,6 +282,20 @@ Claim read_claim(const fs::path& file, const fs::path& root, const std::string& 
     }
     c.deterministic = *d->value<bool>();
     if (c.deterministic && table->get("min_pairs") == nullptr) c.min_pairs = 1;
+  }
+  if (const toml::node* sh = table->get("share")) {
+    if (!sh->is_boolean()) {
+      throw InputError(
+          fmt::format("{}: key 'share' in {} must be true or false", at(file, *sh), claim_what));
+    }
+    c.share = *sh->value<bool>();
+    if (c.share && c.deterministic) {
+      throw InputError(
+          fmt::format("{}: {} cannot be both a share and deterministic: a share's "
+                      "interval is the binomial one, a deterministic claim's the "
+                      "range of its values",
+                      at(file, *sh), claim_what));
+    }
   }
   if (const toml::node* d = table->get("drop_incomplete_pairs")) {
     if (!d->is_boolean()) {

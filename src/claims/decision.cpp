@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "normlab/probes/line_fit.hpp"
 
@@ -51,6 +52,41 @@ PairStatistic pair_statistic(const std::vector<double>& values) {
   const double half = student_t_quantile(0.975, s.n - 1) * sd / std::sqrt(double(s.n));
   s.low = s.effect - half;
   s.high = s.effect + half;
+  return s;
+}
+
+namespace {
+
+// B⁻¹(q; a, b): the x in [0, 1] with I_x(a, b) = q, by bisection (I_x is increasing in x);
+// 200 halvings reach double precision.
+double beta_quantile(double q, double a, double b) {
+  double lo = 0.0, hi = 1.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-16; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (incomplete_beta(a, b, mid) < q ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+PairStatistic share_statistic(const std::vector<double>& values) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  PairStatistic s;
+  s.n = static_cast<int>(values.size());
+  s.effect = s.low = s.high = kNaN;
+  if (values.empty()) return s;
+  int k = 0;
+  for (double v : values) {
+    if (v != 0.0 && v != 1.0) {
+      throw std::invalid_argument(fmt::format("a share needs values 0 or 1, not {}", v));
+    }
+    k += v == 1.0;
+  }
+  const double n = s.n;
+  s.effect = k / n;
+  s.low = k == 0 ? 0.0 : beta_quantile(0.025, k, n - k + 1);
+  s.high = k == s.n ? 1.0 : beta_quantile(0.975, k + 1, n - k);
   return s;
 }
 

@@ -296,7 +296,16 @@ ClaimEvaluation evaluate_claim(const Claim& c, const fs::path& study_dir, bool d
     e.pairs = pair_values(c, table, facts, &e.dropped);
     std::vector<double> values;
     for (const PairValue& p : e.pairs) values.push_back(p.value);
-    e.statistic = pair_statistic(values);
+    if (c.share) {
+      try {
+        e.statistic = share_statistic(values);
+      } catch (const std::invalid_argument& x) {
+        throw InputError(fmt::format("{}: claim '{}' (share = true): {}",
+                                     (study_dir / c.source).string(), c.id, x.what()));
+      }
+    } else {
+      e.statistic = pair_statistic(values);
+    }
     if (c.deterministic && !values.empty()) {
       // No sampling noise: the values themselves bound the effect.
       const auto [lo, hi] = std::minmax_element(values.begin(), values.end());

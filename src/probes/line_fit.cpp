@@ -37,7 +37,8 @@ double beta_fraction(double a, double b, double x) {
   return h;
 }
 
-// Regularized incomplete beta I_x(a, b).
+}  // namespace
+
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
@@ -46,8 +47,6 @@ double incomplete_beta(double a, double b, double x) {
   if (x < (a + 1.0) / (a + b + 2.0)) return std::exp(log_front) * beta_fraction(a, b, x) / a;
   return 1.0 - std::exp(log_front) * beta_fraction(b, a, 1.0 - x) / b;
 }
-
-}  // namespace
 
 double student_t_cdf(double t, double df) {
   if (!(df > 0) || std::isnan(t)) return kNaN;

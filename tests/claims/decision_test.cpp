@@ -1,7 +1,10 @@
-// The statistic over a claim's pairs (mean ± t_{0.975, n−1} s/√n) and the decision rules.
+// The statistic over a claim's pairs (mean ± t_{0.975, n−1} s/√n, or a share's exact binomial
+// interval) and the decision rules.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "normlab/claims/decision.hpp"
 #include "normlab/probes/line_fit.hpp"
@@ -29,6 +32,66 @@ TEST(PairStatistic, MeanAndStudentInterval) {
   EXPECT_EQ(one.n, 1);
   EXPECT_DOUBLE_EQ(one.effect, 5.0);
   EXPECT_TRUE(std::isnan(one.low));
+}
+
+// P(X ≤ k) for X ~ Binomial(n, p), summed term by term: independent of the incomplete beta
+// function the interval is computed with.
+double binomial_cdf(int k, int n, double p) {
+  double sum = 0, term = std::pow(1.0 - p, n);  // P(X = 0)
+  for (int i = 0; i <= k; ++i) {
+    sum += term;
+    term *= (n - i) / (i + 1.0) * p / (1.0 - p);  // P(X = i + 1) from P(X = i)
+  }
+  return sum;
+}
+
+std::vector<double> seeds(int k, int n) {
+  std::vector<double> v(n, 0.0);
+  for (int i = 0; i < k; ++i) v[i] = 1.0;
+  return v;
+}
+
+TEST(ShareStatistic, NoneOrAllHaveClosedForms) {
+  // k = 0: P(X ≤ 0) = (1 − p)^n = 0.025 at the upper end; k = n: p^n = 0.025 at the lower.
+  const PairStatistic none = share_statistic(seeds(0, 20));
+  EXPECT_EQ(none.n, 20);
+  EXPECT_EQ(none.effect, 0.0);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_NEAR(none.high, 1.0 - std::pow(0.025, 1.0 / 20), 1e-12);
+  EXPECT_NEAR(none.high, 0.16843, 1e-5);  // the figure docs/claims.md gives
+  const PairStatistic all = share_statistic(seeds(5, 5));
+  EXPECT_EQ(all.effect, 1.0);
+  EXPECT_NEAR(all.low, std::pow(0.025, 1.0 / 5), 1e-12);
+  EXPECT_EQ(all.high, 1.0);
+  const PairStatistic one_seed = share_statistic({0.0});
+  EXPECT_EQ(one_seed.low, 0.0);
+  EXPECT_NEAR(one_seed.high, 0.975, 1e-12);
+}
+
+TEST(ShareStatistic, EachEndLeavesTwoAndAHalfPercentInItsTail) {
+  // The interval's ends p_low and p_high are where P(X ≥ k) and P(X ≤ k) are 0.025. The ends
+  // are found to about 1e-16 in p; each tail's slope in p is below n · C(n, k) ≤ 20 · 184756,
+  // so the tail is within 1e-9 of 0.025 (the sums themselves err by about n · 1e-16).
+  for (int n : {2, 7, 20}) {
+    for (int k = 0; k <= n; ++k) {
+      const PairStatistic s = share_statistic(seeds(k, n));
+      EXPECT_DOUBLE_EQ(s.effect, double(k) / n);
+      EXPECT_LE(s.low, s.effect);
+      EXPECT_GE(s.high, s.effect);
+      if (k > 0) EXPECT_NEAR(1.0 - binomial_cdf(k - 1, n, s.low), 0.025, 1e-9) << k << "/" << n;
+      if (k < n) EXPECT_NEAR(binomial_cdf(k, n, s.high), 0.025, 1e-9) << k << "/" << n;
+    }
+  }
+  // A Student-t interval of 1 in 20 reaches below 0; the exact one does not.
+  EXPECT_LT(pair_statistic(seeds(1, 20)).low, 0.0);
+  EXPECT_GT(share_statistic(seeds(1, 20)).low, 0.0);
+}
+
+TEST(ShareStatistic, RefusesValuesOtherThanZeroAndOne) {
+  EXPECT_THROW(share_statistic({0.0, 0.5}), std::invalid_argument);
+  EXPECT_THROW(share_statistic({1.0, 2.0}), std::invalid_argument);
+  EXPECT_THROW(share_statistic({0.0, std::nan("")}), std::invalid_argument);
+  EXPECT_TRUE(std::isnan(share_statistic({}).effect));
 }
 
 PairStatistic interval(double low, double high) {

@@ -181,6 +181,44 @@ TEST(Evaluate, IncompletePairsDroppedWhenTheClaimSaysSo) {
   EXPECT_EQ(none.decision.verdict, Verdict::inconclusive) << none.decision.reason;
 }
 
+// A share (share = true): runs.csv's 0/1 column per seed, its share and exact binomial
+// interval; a value other than 0 or 1 is an error naming the claim.
+TEST(Evaluate, ShareOfSeedsHasTheExactBinomialInterval) {
+  TempDir tmp;
+  write_study(tmp, "");
+  write_bytes(tmp / "study" / "runs.csv",
+              "experiment,variant,scheme,seed,status,diverged\n"
+              "e,post,post,1,finished,0\ne,post,post,2,finished,0\ne,post,post,3,finished,0\n"
+              "e,post,post,4,finished,0\ne,post,post,5,finished,0\n");
+  const std::string body =
+      "source = \"runs.csv\"\n"
+      "terms = [{ filter = { variant = \"post\" }, value = \"diverged\" }]\n"
+      "expect = \"measure\"\n";
+  const ClaimEvaluation share =
+      evaluate_claim(read_one_claim(tmp, body + "share = true\n"), tmp / "study");
+  EXPECT_EQ(share.decision.verdict, Verdict::measured);
+  EXPECT_EQ(share.statistic.n, 5);
+  EXPECT_EQ(share.statistic.effect, 0.0);
+  EXPECT_EQ(share.statistic.low, 0.0);
+  EXPECT_NEAR(share.statistic.high, 1.0 - std::pow(0.025, 1.0 / 5), 1e-12);  // 0.522
+  // Without the mark, the Student-t interval of five zeros is [0, 0].
+  const ClaimEvaluation mean = evaluate_claim(read_one_claim(tmp, body), tmp / "study");
+  EXPECT_EQ(mean.statistic.high, 0.0);
+
+  write_bytes(tmp / "study" / "runs.csv",
+              "experiment,variant,scheme,seed,status,diverged\n"
+              "e,post,post,1,finished,0\ne,post,post,2,finished,0.5\n");
+  try {
+    evaluate_claim(read_one_claim(tmp, body + "share = true\n"), tmp / "study");
+    FAIL() << "a share of values other than 0 and 1 must not be decided";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("claim 'c' (share = true): a share needs values 0 or 1, not 0.5"),
+              std::string::npos)
+        << m;
+  }
+}
+
 // "second_half": the steps after half of train.steps = 10, so 6..10 and not 5; cv of the
 // training loss there, per seed.
 TEST(Evaluate, SecondHalfOfTraining) {
@@ -334,7 +372,7 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\n"), "");
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nexpct = 1\n"),
             ":8: unknown key 'expct' in [[claim]]; allowed: id, sentence, study, set, source, "
-            "pair_by, terms, expect, min_pairs, deterministic, negative_control, "
+            "pair_by, terms, expect, min_pairs, deterministic, share, negative_control, "
             "drop_incomplete_pairs, choice, grid");
   EXPECT_EQ(read_error(head + terms + "expect = \"lower\"\n"),
             ":7: key 'expect' in claim 'c' is not valid; allowed: \"negative\", \"positive\", "
@@ -394,6 +432,13 @@ TEST(ClaimsFile, StrictWithLineAndKey) {
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\ndeterministic = true\n"), "");
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\ndeterministic = 1\n")
                 .find("must be true or false"),
+            std::string::npos);
+  EXPECT_EQ(read_error(head + terms + "expect = \"measure\"\nshare = true\n"), "");
+  EXPECT_NE(read_error(head + terms + "expect = \"measure\"\nshare = \"yes\"\n")
+                .find("key 'share' in claim 'c' must be true or false"),
+            std::string::npos);
+  EXPECT_NE(read_error(head + terms + "expect = \"measure\"\ndeterministic = true\nshare = true\n")
+                .find("claim 'c' cannot be both a share and deterministic"),
             std::string::npos);
   EXPECT_EQ(read_error(head + terms + "expect = \"negative\"\nnegative_control = true\n"), "");
   EXPECT_NE(read_error(head + terms + "expect = \"negative\"\nnegative_control = \"yes\"\n")

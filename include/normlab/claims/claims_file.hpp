@@ -75,6 +75,10 @@ struct Claim {
   // initialization, the same for every seed): the interval is [min, max] of the pair values,
   // one pair is enough, and no Student-t widening applies.
   bool deterministic = false;
+  // Each pair's value is 0 or 1 (e.g. whether a seed's run diverged): the effect is the share
+  // of pairs with 1 and the interval the exact binomial one (Clopper–Pearson,
+  // claims/decision.hpp), not a Student-t interval, which is [0, 0] when no seed diverged.
+  bool share = false;
   // A negative control (design rule D4, docs/claims.md): the literature's negative result,
   // checked by the same machinery; the answer lists it apart from the papers' claims.
   bool negative_control = false;

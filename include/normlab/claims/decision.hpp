@@ -3,6 +3,11 @@
 //   values v_1..v_n (one per pair), effect = mean v̄, s² = Σ (v_i − v̄)² / (n − 1)
 //   95% interval: v̄ ± t_{0.975, n−1} · s / √n        (Student t, n − 1 degrees of freedom)
 //
+//   a share (share = true; every v_i 0 or 1, k of them 1): effect k / n and the exact
+//   (Clopper–Pearson) 95% interval, with B⁻¹(q; a, b) the q quantile of Beta(a, b):
+//     low = B⁻¹(0.025; k, n − k + 1) (0 when k = 0),  high = B⁻¹(0.975; k + 1, n − k) (1 when
+//     k = n): the p at which P(X ≥ k) and P(X ≤ k), X ~ Binomial(n, p), are each 0.025
+//
 //   expect negative: interval < 0 → reproduced; > 0 → contradicted; contains 0 → inconclusive
 //   expect positive: mirrored
 //   expect band [lo, hi]: interval ⊂ band → reproduced; disjoint → contradicted; else
@@ -46,6 +51,10 @@ struct PairStatistic {
 };
 
 PairStatistic pair_statistic(const std::vector<double>& values);
+
+// The statistic of a share: every value must be 0 or 1 (std::invalid_argument otherwise); the
+// interval is exact, so one pair gives one (e.g. [0, 0.975] for k = 0, n = 1).
+PairStatistic share_statistic(const std::vector<double>& values);
 
 struct Decision {
   Verdict verdict = Verdict::inconclusive;

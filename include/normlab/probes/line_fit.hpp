@@ -33,4 +33,8 @@ double student_t_quantile(double p, double df);
 // P(T ≤ t) for df degrees of freedom.
 double student_t_cdf(double t, double df);
 
+// The regularized incomplete beta function I_x(a, b) (a, b > 0; 0 for x ≤ 0, 1 for x ≥ 1):
+// the CDF of the Beta(a, b) distribution at x.
+double incomplete_beta(double a, double b, double x);
+
 }  // namespace normlab
