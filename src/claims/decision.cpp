@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 
@@ -36,26 +37,16 @@ const std::vector<std::string>& decided_verdicts() {
   return names;
 }
 
-PairStatistic pair_statistic(const std::vector<double>& values) {
+namespace {
+
+// n pairs; the effect and the interval NaN until computed.
+PairStatistic unset_statistic(size_t n) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   PairStatistic s;
-  s.n = static_cast<int>(values.size());
+  s.n = static_cast<int>(n);
   s.effect = s.low = s.high = kNaN;
-  if (values.empty()) return s;
-  double sum = 0;
-  for (double v : values) sum += v;
-  s.effect = sum / s.n;
-  if (s.n < 2) return s;
-  double ss = 0;
-  for (double v : values) ss += (v - s.effect) * (v - s.effect);
-  const double sd = std::sqrt(ss / (s.n - 1));
-  const double half = student_t_quantile(0.975, s.n - 1) * sd / std::sqrt(double(s.n));
-  s.low = s.effect - half;
-  s.high = s.effect + half;
   return s;
 }
-
-namespace {
 
 // B⁻¹(q; a, b): the x in [0, 1] with I_x(a, b) = q, by bisection (I_x is increasing in x);
 // 200 halvings reach double precision.
@@ -70,11 +61,24 @@ double beta_quantile(double q, double a, double b) {
 
 }  // namespace
 
+PairStatistic pair_statistic(const std::vector<double>& values) {
+  PairStatistic s = unset_statistic(values.size());
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.effect = sum / s.n;
+  if (s.n < 2) return s;
+  double ss = 0;
+  for (double v : values) ss += (v - s.effect) * (v - s.effect);
+  const double sd = std::sqrt(ss / (s.n - 1));
+  const double half = student_t_quantile(0.975, s.n - 1) * sd / std::sqrt(double(s.n));
+  s.low = s.effect - half;
+  s.high = s.effect + half;
+  return s;
+}
+
 PairStatistic share_statistic(const std::vector<double>& values) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-  PairStatistic s;
-  s.n = static_cast<int>(values.size());
-  s.effect = s.low = s.high = kNaN;
+  PairStatistic s = unset_statistic(values.size());
   if (values.empty()) return s;
   int k = 0;
   for (double v : values) {
